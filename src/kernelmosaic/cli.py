@@ -1,0 +1,35 @@
+"""The `kernelmosaic` command: one sub-command group per stage, each defined beside its stage."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from kernelmosaic.agent.cli import generate_command
+from kernelmosaic.store.cli import app as runs_app
+from kernelmosaic.tasks.cli import app as tasks_app
+from kernelmosaic.verify.cli import verify_batch_command, verify_command
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="kernelmosaic",
+    help="Write, verify, repair and optimize CUDA kernels; turn the loop into training data.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.command("verify")(verify_command)
+app.command("verify-batch")(verify_batch_command)
+app.command("generate")(generate_command)
+app.add_typer(tasks_app, name="tasks", help="List, check, audit, synthesize and convert tasks.")
+app.add_typer(runs_app, name="runs", help="Inspect and export recorded runs.")
+
+
+@app.callback()
+def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at DEBUG level.")) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+if __name__ == "__main__":
+    app()

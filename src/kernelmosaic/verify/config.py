@@ -1,0 +1,77 @@
+"""How the verifier judges: one typed config, every field documented, overridable from the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["VerifyConfig", "Precision", "TOLERANCES", "default_cache_dir"]
+
+Precision = Literal["fp32", "fp16", "bf16"]
+
+# (atol, rtol) per precision. fp32 is tight enough that a kernel silently computing in TF32 or
+# half precision fails on inputs of non-trivial magnitude (see threat-model.md, precision honesty).
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "fp32": (1e-4, 1e-4),
+    "fp16": (1e-2, 1e-2),
+    "bf16": (2e-2, 2e-2),
+}
+
+
+def default_cache_dir() -> Path:
+    return Path.home() / ".cache" / "kernelmosaic" / "build"
+
+
+class VerifyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    device: Literal["cuda", "cpu"] = "cuda"
+    """Where the candidate runs. `cpu` judges C++ `load_inline` candidates with host timers."""
+    precision: Precision = "fp32"
+    """Precision the task asks for: floating inputs and weights are cast to it; sets tolerances."""
+    trials: int = Field(5, ge=1)
+    """Correctness trials, each with fresh inputs and a fresh seed."""
+    seed: int = 0
+    """Base seed; trial k uses seed + k."""
+    atol: float | None = None
+    """Absolute tolerance; default from the precision."""
+    rtol: float | None = None
+    """Relative tolerance; default from the precision."""
+    timing: bool = True
+    """Time the accepted candidate against eager and torch.compile."""
+    compile_baseline: bool = True
+    """Also time a `torch.compile` build of the reference."""
+    timing_budget_ms: float = 400.0
+    """Target measured time per timed subject per round; repetitions are chosen from it."""
+    timing_rounds: int = 3
+    """Rounds of interleaved timing (candidate, eager, compile)."""
+    input_sets: int = 4
+    """Fresh input sets rotated across timed calls."""
+    compile_timeout_s: float = 600.0
+    """Building the candidate's extensions."""
+    load_timeout_s: float = 120.0
+    """Importing the candidate module (with a warm build cache)."""
+    init_timeout_s: float = 60.0
+    """Constructing `ModelNew` and copying weights."""
+    run_timeout_s: float = 120.0
+    """All correctness trials together."""
+    timing_timeout_s: float = 180.0
+    """All timing rounds together."""
+    memory_limit_gb: float = 16.0
+    """Address-space cap of CPU-device workers (not applied to CUDA workers: CUDA reserves huge virtual ranges)."""
+    host_rss_limit_gb: float = 32.0
+    """Resident memory above which a worker is killed as `resource_error` (watched, for CUDA workers)."""
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+    """Build directories keyed by content hash live here, shared across runs."""
+    keep_scratch: bool = False
+    """Keep the worker's scratch directory for inspection."""
+    static_checks: bool = True
+    """Run the static anti-hack analysis before compiling."""
+    sanitize: bool = False
+    """Run compute-sanitizer on accepted CUDA candidates (small shapes)."""
+
+    def tolerances(self) -> tuple[float, float]:
+        atol, rtol = TOLERANCES[self.precision]
+        return (self.atol if self.atol is not None else atol, self.rtol if self.rtol is not None else rtol)

@@ -1,0 +1,156 @@
+"""The Verdict: the one typed judgement the verifier returns for a (problem, candidate) pair.
+
+Its JSON form is the contract `kernelmosaic.verdict/1` described in DESIGN.md; every other stage
+(agent, store, sft, evaluate) reads this type and nothing else.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA",
+    "Status",
+    "Severity",
+    "Finding",
+    "Correctness",
+    "Timing",
+    "Stat",
+    "CompileInfo",
+    "Env",
+    "Verdict",
+]
+
+SCHEMA = "kernelmosaic.verdict/1"
+
+
+class Status(StrEnum):
+    accepted = "accepted"
+    static_reject = "static_reject"
+    compile_error = "compile_error"
+    load_error = "load_error"
+    init_error = "init_error"
+    runtime_error = "runtime_error"
+    cuda_error = "cuda_error"
+    crash = "crash"
+    timeout = "timeout"
+    resource_error = "resource_error"
+    shape_mismatch = "shape_mismatch"
+    dtype_mismatch = "dtype_mismatch"
+    output_mismatch = "output_mismatch"
+    nondeterministic = "nondeterministic"
+    integrity_violation = "integrity_violation"
+    timing_anomaly = "timing_anomaly"
+    no_custom_kernel = "no_custom_kernel"
+    bad_problem = "bad_problem"
+
+
+Severity = Literal["reject", "flag"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Finding(_Model):
+    rule: str
+    """Stable rule id, e.g. `torch-compute-in-forward`."""
+    severity: Severity
+    """`reject` makes the verdict fail; `flag` is recorded for people and filters."""
+    message: str
+    """One line: what was seen and why it matters."""
+    evidence: str = ""
+    """Where it was seen: `file:line: text`, a kernel name, a number."""
+
+
+class Correctness(_Model):
+    trials: int = 0
+    """Trials attempted (each with fresh inputs)."""
+    passed: int = 0
+    """Trials whose outputs matched the reference within tolerance."""
+    distributions: list[str] = Field(default_factory=list)
+    """Input distributions used across trials (e.g. `given`, `signed`, `scaled`)."""
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    atol: float = 0.0
+    rtol: float = 0.0
+    detail: str = ""
+    """Where the first mismatch was, when there was one."""
+
+
+class Stat(_Model):
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    samples: int
+
+
+class Timing(_Model):
+    candidate: Stat
+    eager: Stat
+    compile: Stat | None = None
+    """`torch.compile` baseline; absent when it could not be built (see `compile_baseline_error`)."""
+    compile_baseline_error: str = ""
+    speedup_vs_eager: float
+    speedup_vs_compile: float | None = None
+    timer: Literal["cuda_events", "host"]
+    l2_flush_bytes: int = 0
+    input_sets: int = 0
+    """Distinct fresh input sets rotated across timed calls."""
+
+
+class CompileInfo(_Model):
+    seconds: float = 0.0
+    cache_hit: bool = False
+    extensions: list[str] = Field(default_factory=list)
+    """Names of `load_inline` extensions the candidate built."""
+    log: str = ""
+    """The full compiler log (ninja, g++/nvcc), verbose builds included."""
+
+
+class Env(_Model):
+    device: str = ""
+    device_name: str = ""
+    driver: str = ""
+    cuda: str = ""
+    torch: str = ""
+    triton: str = ""
+    python: str = ""
+    precision: str = "fp32"
+    capability: str = ""
+    l2_bytes: int = 0
+    hostname: str = ""
+
+
+class Verdict(_Model):
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    accepted: bool
+    status: Status
+    message: str
+    findings: list[Finding] = Field(default_factory=list)
+    correctness: Correctness = Field(default_factory=Correctness)
+    timing: Timing | None = None
+    compile: CompileInfo = Field(default_factory=CompileInfo)
+    env: Env = Field(default_factory=Env)
+    problem_sha256: str = ""
+    candidate_sha256: str = ""
+    seconds: float = 0.0
+    """Wall time of the whole verification."""
+    phase_seconds: dict[str, float] = Field(default_factory=dict)
+    candidate_output_tail: str = ""
+    """Last lines the candidate printed (stdout+stderr), for people; never parsed."""
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True, indent=2)
+
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+    @property
+    def rejected_by(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "reject"]
