@@ -1,0 +1,72 @@
+"""Reading and overriding a reference module's size constants without running it."""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError"]
+
+
+class ShapeOverrideError(ValueError):
+    """An override names a constant the reference does not define at module level."""
+
+
+def _constant_nodes(tree: ast.Module) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            out[node.target.id] = node.value
+    return out
+
+
+def module_constants(source: str) -> dict[str, int | float | bool | str]:
+    """Module-level `NAME = literal` assignments (literals and simple arithmetic of earlier constants)."""
+    tree = ast.parse(source)
+    values: dict[str, int | float | bool | str] = {}
+    for name, node in _constant_nodes(tree).items():
+        try:
+            value = _evaluate(node, values)
+        except ValueError:
+            continue
+        values[name] = value
+    return values
+
+
+def _evaluate(node: ast.expr, env: dict) -> int | float | bool | str:
+    # A tiny constant folder: enough for `dim = 2 * 1024` or `seq = block * 4`, never executes code.
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool | str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in env:
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_evaluate(node.operand, env)
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left, env), _evaluate(node.right, env)
+        ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+               ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a**b}
+        for kind, fn in ops.items():
+            if isinstance(node.op, kind):
+                return fn(left, right)
+    raise ValueError("not a constant")
+
+
+def apply_shape_overrides(source: str, overrides: dict[str, int | float | bool]) -> str:
+    """Rewrite the right-hand side of each overridden module-level constant; other text is kept byte for byte."""
+    if not overrides:
+        return source
+    tree = ast.parse(source)
+    nodes = _constant_nodes(tree)
+    missing = sorted(set(overrides) - set(nodes))
+    if missing:
+        raise ShapeOverrideError(f"no module-level constant named {', '.join(missing)} in the reference")
+    lines = source.splitlines(keepends=True)
+    # Edit from the bottom so earlier offsets stay valid.
+    for name in sorted(overrides, key=lambda n: (nodes[n].lineno, nodes[n].col_offset), reverse=True):
+        node = nodes[name]
+        start, end = node.lineno - 1, node.end_lineno - 1
+        prefix = lines[start].encode()[: node.col_offset].decode()
+        suffix = lines[end].encode()[node.end_col_offset :].decode()
+        lines[start : end + 1] = [prefix + repr(overrides[name]) + suffix]
+    return "".join(lines)
