@@ -1,0 +1,121 @@
+"""Rows to typed records, and per-run aggregates (pass rate, best speedups, tokens, cost)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from kernelmosaic.store.episodes import get_run_row, load_events
+from kernelmosaic.store.records import EpisodeInfo, RunInfo, RunSummary
+from kernelmosaic.store.results import best_speedup
+from kernelmosaic.store.schema import CandidateRow, EpisodeRow, RunRow, SolutionRow, VerdictRow
+from kernelmosaic.store.trajectory import Event, MessageEvent, ToolResultEvent, Totals
+
+__all__ = ["as_utc", "totals_from_events", "run_info", "episode_info", "run_summary"]
+
+
+def as_utc(moment: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything the store writes is UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def totals_from_events(events: list[Event]) -> Totals:
+    """Totals of an episode that recorded none (still running, or cut off by a crash); wall time is unknown."""
+    totals = Totals()
+    for event in events:
+        if isinstance(event, MessageEvent):
+            totals.prompt_tokens += event.usage.prompt_tokens
+            totals.completion_tokens += event.usage.completion_tokens
+            totals.cost_usd += event.usage.cost_usd
+            totals.turns += event.message.role == "assistant"
+        elif isinstance(event, ToolResultEvent):
+            totals.gpu_seconds += event.gpu_seconds
+    return totals
+
+
+def run_info(row: RunRow) -> RunInfo:
+    return RunInfo(
+        id=row.id,
+        name=row.name,
+        created=as_utc(row.created),
+        finished=as_utc(row.finished),
+        model=row.model,
+        task_source=row.task_source,
+        config=row.config or {},
+        status=row.status,
+    )
+
+
+def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
+    if row.totals is not None:
+        totals = Totals.model_validate(row.totals)
+    else:
+        totals = totals_from_events(load_events(session, row.id))
+    best_sha = ""
+    if row.best_candidate_id is not None:
+        best_sha = session.get(CandidateRow, row.best_candidate_id).sha256
+    return EpisodeInfo(
+        id=row.id,
+        run_id=row.run_id,
+        task_id=row.task_id,
+        task_sha256=row.task_sha256,
+        problem_sha256=row.problem_sha256,
+        status=row.status,
+        exit_reason=row.exit_reason,
+        best_candidate_sha256=best_sha,
+        best_speedup_vs_eager=best_speedup(session, row),
+        totals=totals,
+        started=as_utc(row.started),
+        finished=as_utc(row.finished),
+    )
+
+
+def _solutions(session: Session, run_id: int) -> list[tuple[int, str, float | None]]:
+    """(episode id, task id, speedup vs eager) of every verified solution in the run."""
+    query = (
+        select(EpisodeRow.id, EpisodeRow.task_id, VerdictRow.speedup_vs_eager)
+        .join(SolutionRow, SolutionRow.episode_id == EpisodeRow.id)
+        .join(VerdictRow, VerdictRow.id == SolutionRow.verdict_id)
+        .where(EpisodeRow.run_id == run_id)
+    )
+    return [(episode_id, task_id, speedup) for episode_id, task_id, speedup in session.execute(query)]
+
+
+def run_summary(session: Session, run_id: int) -> RunSummary:
+    run = get_run_row(session, run_id)
+    rows = session.scalars(select(EpisodeRow).where(EpisodeRow.run_id == run_id).order_by(EpisodeRow.id)).all()
+    statuses = Counter(row.status for row in rows)
+    solutions = _solutions(session, run_id)
+    best: dict[str, float] = {}
+    for _, task_id, speedup in solutions:
+        if speedup is not None and speedup > 0:
+            best[task_id] = max(speedup, best.get(task_id, 0.0))
+    totals = Totals()
+    for row in rows:
+        info = episode_info(session, row)
+        for field in Totals.model_fields:
+            setattr(totals, field, getattr(totals, field) + getattr(info.totals, field))
+    finished_ids = {row.id for row in rows if row.status != "running"}
+    solved_ids = {episode_id for episode_id, _, _ in solutions}
+    finished = len(finished_ids)
+    geomean = math.exp(sum(math.log(v) for v in best.values()) / len(best)) if best else 0.0
+    return RunSummary(
+        run=run_info(run),
+        episodes=len(rows),
+        done=statuses["done"],
+        running=statuses["running"],
+        failed=statuses["failed"],
+        solved=len(solved_ids),
+        pass_rate=len(solved_ids & finished_ids) / finished if finished else 0.0,
+        best_speedups=best,
+        geomean_speedup_vs_eager=geomean,
+        exit_reasons=dict(Counter(row.exit_reason for row in rows if row.status != "running")),
+        totals=totals,
+    )
+
