@@ -1,0 +1,23 @@
+"""Reciprocal, applied elementwise to a 2D tensor."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 8192
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.reciprocal(x)
+
+
+def get_inputs():
+    return [torch.where(torch.rand(batch_size, dim) < 0.5, -1.0, 1.0) * (torch.rand(batch_size, dim) + 0.5)]
+
+
+def get_init_inputs():
+    return []
