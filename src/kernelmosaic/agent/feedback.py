@@ -1,0 +1,117 @@
+"""Turn verifier results into the short text a model can act on (the full verdict is recorded separately)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["trim_compile_log", "test_feedback", "timing_feedback", "profile_feedback", "clip_lines"]
+
+# gcc/clang `file:line:col: error:` and nvcc `file(line): error:`, plus linker and loader failures.
+_ERROR = re.compile(
+    r"(?P<loc>[^\s:()]+(?::\d+(?::\d+)?|\(\d+\))):\s*(?:fatal )?error\b|undefined (?:reference|symbol)|\bError\b.*:|ImportError|ninja: build stopped"
+)
+_NOISE = re.compile(r"^\s*(\[\d+/\d+\]|FAILED:|In file included from|\s*from /|ninja: |Emitting ninja|Building extension|Loading extension|Detected CUDA|Allowing ninja)")
+_COMMAND = re.compile(r"^\s*(/\S*/)?(c\+\+|g\+\+|gcc|clang\+\+|nvcc|ld)\s")
+
+
+def _short(line: str) -> str:
+    # Build directories are long hashed paths; the model only needs the file name.
+    return re.sub(r"(?:/[^\s/:()]+)+/([^\s/:()]+\.(?:cpp|cu|cuh|h|hpp|py|so|o))", r"\1", line)
+
+
+def clip_lines(text: str, max_lines: int) -> str:
+    lines = text.strip().splitlines()
+    if len(lines) <= max_lines:
+        return "\n".join(lines)
+    return "\n".join(lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines)"])
+
+
+def trim_compile_log(log: str, max_errors: int = 5, max_lines: int = 30) -> str:
+    """The first compiler errors with `file:line`, each with the source line and caret that follow it."""
+    lines = [ln for ln in log.splitlines() if ln.strip() and not _NOISE.match(ln) and not _COMMAND.match(ln)]
+    picked: list[str] = []
+    errors = 0
+    i = 0
+    while i < len(lines) and errors < max_errors:
+        if _ERROR.search(lines[i]):
+            errors += 1
+            picked.append(_short(lines[i].strip()))
+            # gcc prints the offending line and a caret right after the error; keep those, not the notes.
+            for follow in lines[i + 1 : i + 3]:
+                if _ERROR.search(follow) or "note:" in follow or "warning:" in follow:
+                    break
+                picked.append(_short(follow.rstrip()))
+            i += 1
+            continue
+        i += 1
+    if not picked:
+        picked = [_short(ln) for ln in lines[-max_lines:]]
+    return clip_lines("\n".join(picked), max_lines)
+
+
+def _num(x: Any) -> str:
+    return f"{float(x):.3g}"
+
+
+def test_feedback(v: dict[str, Any], max_lines: int = 30) -> str:
+    """Status, message, trials, errors, first mismatch and findings of a correctness verdict."""
+    out = [f"{'PASSED' if v['accepted'] else 'FAILED'} ({v['status']}): {v.get('message', '')}"]
+    c = v.get("correctness") or {}
+    if c.get("trials"):
+        out.append(
+            f"correctness: {c.get('passed', 0)}/{c['trials']} trials passed; max abs error {_num(c.get('max_abs_error', 0))}, "
+            f"max rel error {_num(c.get('max_rel_error', 0))} (atol {_num(c.get('atol', 0))}, rtol {_num(c.get('rtol', 0))})"
+        )
+    if c.get("detail"):
+        out.append(f"first mismatch: {c['detail']}")
+    for f in v.get("findings") or []:
+        evidence = f" [{f['evidence']}]" if f.get("evidence") else ""
+        out.append(f"finding {f['severity']} {f['rule']}: {f['message']}{evidence}")
+    if v["status"] == "compile_error":
+        out.append(trim_compile_log((v.get("compile") or {}).get("log", ""), max_lines=max_lines))
+    elif not v["accepted"] and v.get("candidate_output_tail"):
+        out.append("candidate output (last lines):\n" + "\n".join(v["candidate_output_tail"].strip().splitlines()[-8:]))
+    return clip_lines("\n".join(out), max_lines)
+
+
+def _stat(s: dict[str, Any]) -> str:
+    return f"{s['median_ms']:.4g} ms (q1 {s['q1_ms']:.4g}, q3 {s['q3_ms']:.4g}, n={s['samples']})"
+
+
+def timing_feedback(v: dict[str, Any], roofline: str = "") -> str:
+    """Medians and speedups of a timed verdict, plus how close the kernel runs to the device's peaks."""
+    t = v.get("timing")
+    if not t:
+        return "no timing was measured"
+    out = [f"candidate: {_stat(t['candidate'])}", f"eager:     {_stat(t['eager'])}"]
+    if t.get("compile"):
+        out.append(f"compile:   {_stat(t['compile'])}")
+    elif t.get("compile_baseline_error"):
+        out.append(f"torch.compile baseline unavailable: {t['compile_baseline_error'][:200]}")
+    speed = f"speedup vs eager {t['speedup_vs_eager']:.3g}x"
+    if t.get("speedup_vs_compile") is not None:
+        speed += f", vs torch.compile {t['speedup_vs_compile']:.3g}x"
+    out.append(speed + f" (timer: {t.get('timer', '?')})")
+    if roofline:
+        out.append(roofline)
+    return "\n".join(out)
+
+
+def profile_feedback(kernels: list[Any], ncu: dict[str, dict[str, float]], message: str, top: int = 10) -> str:
+    """Kernel table (custom kernels marked) and a digest of Nsight Compute metrics where available."""
+    out = [message] if message else []
+    if kernels:
+        total = sum(k.total_ms for k in kernels) or 1.0
+        out.append("kernels by total time (* = yours):")
+        for k in sorted(kernels, key=lambda k: -k.total_ms)[:top]:
+            mark = "*" if k.custom else " "
+            out.append(f" {mark} {k.total_ms:9.4f} ms {100 * k.total_ms / total:5.1f}% x{k.calls:<5d} {k.name[:90]}")
+        if not any(k.custom for k in kernels):
+            out.append("no custom kernel ran: the forward pass must launch your own kernels")
+    for name, metrics in list(ncu.items())[:3]:
+        digest = ", ".join(f"{m}={val:.3g}" for m, val in list(metrics.items())[:8])
+        out.append(f"ncu {name[:60]}: {digest}")
+    if not ncu:
+        out.append("(no Nsight Compute metrics on this machine)")
+    return "\n".join(out)

@@ -1,0 +1,116 @@
+"""Load the versioned guidance items (Markdown with TOML front matter) and retrieve them by category, status or query."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["AppliesWhen", "GuidanceItem", "GuidanceLibrary", "GuidanceError", "ITEMS_DIR"]
+
+ITEMS_DIR = Path(__file__).parent / "items"
+
+
+class GuidanceError(ValueError):
+    """A guidance file is malformed; the message names the file."""
+
+
+class AppliesWhen(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    categories: list[str] = Field(default_factory=list)
+    """Task categories the item helps with; `*` for every category."""
+    statuses: list[str] = Field(default_factory=list)
+    """Verdict statuses (failure types) the item helps repair."""
+    devices: list[str] = Field(default_factory=lambda: ["cuda", "cpu"])
+    """Devices the advice is about."""
+
+
+class GuidanceItem(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    id: str = Field(pattern=r"^[a-z0-9-]+$")
+    """Stable id, recorded in GuidanceEvents."""
+    version: int = Field(ge=1)
+    """Bumped whenever the text changes, so trajectories can name the exact advice they saw."""
+    topic: str
+    """Short title, shown in the topic list."""
+    keywords: list[str] = Field(default_factory=list)
+    """Words a free-text query may match."""
+    rank: int = Field(50, ge=0)
+    """Lower is shown first when several items apply to a task category (foundations before refinements)."""
+    applies_when: AppliesWhen = Field(default_factory=AppliesWhen)
+    text: str
+    """The advice itself (Markdown body)."""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.id}@{self.version}"
+
+    def render(self) -> str:
+        return f"[guidance {self.ref}: {self.topic}]\n{self.text.strip()}"
+
+
+def _parse(path: Path) -> GuidanceItem:
+    raw = path.read_text(encoding="utf-8")
+    match = re.match(r"\+\+\+\n(.*?)\n\+\+\+\n(.*)", raw, re.S)
+    if not match:
+        raise GuidanceError(f"{path}: expected TOML front matter between '+++' lines, then the text")
+    try:
+        meta = tomllib.loads(match.group(1))
+        item = GuidanceItem(**meta, text=match.group(2).strip())
+    except (tomllib.TOMLDecodeError, ValidationError, TypeError) as exc:
+        raise GuidanceError(f"{path}: {exc}") from exc
+    lines = item.text.count("\n") + 1
+    if not 5 <= lines <= 24:
+        raise GuidanceError(f"{path}: text has {lines} lines; guidance items are 5-20 lines of advice")
+    return item
+
+
+class GuidanceLibrary:
+    """All guidance items of one folder, with three retrieval paths: category, failure status and query."""
+
+    def __init__(self, items: list[GuidanceItem]) -> None:
+        self.items = {item.id: item for item in items}
+        if len(self.items) != len(items):
+            raise GuidanceError("duplicate guidance ids")
+
+    @classmethod
+    def load(cls, folder: Path = ITEMS_DIR) -> GuidanceLibrary:
+        return cls([_parse(p) for p in sorted(Path(folder).glob("*.md"))])
+
+    def _applicable(self, device: str, exclude: set[str]) -> list[GuidanceItem]:
+        return [i for i in self.items.values() if device in i.applies_when.devices and i.id not in exclude]
+
+    def for_category(self, category: str, device: str, exclude: set[str] = frozenset(), limit: int = 2) -> list[GuidanceItem]:
+        """Items written for `category` first, then general (`*`) ones."""
+        pool = self._applicable(device, set(exclude))
+        # Foundations first (rank), then items written for fewer categories, being more specific to this one.
+        exact = sorted((i for i in pool if category in i.applies_when.categories), key=lambda i: (i.rank, len(i.applies_when.categories)))
+        general = [i for i in pool if "*" in i.applies_when.categories]
+        return (exact + general)[:limit]
+
+    def for_status(self, status: str, device: str, exclude: set[str] = frozenset(), limit: int = 1) -> list[GuidanceItem]:
+        pool = self._applicable(device, set(exclude))
+        # Items that list fewer statuses are more specific to this failure.
+        hits = sorted((i for i in pool if status in i.applies_when.statuses), key=lambda i: len(i.applies_when.statuses))
+        return hits[:limit]
+
+    def lookup(self, query: str, device: str, limit: int = 2) -> list[GuidanceItem]:
+        """An exact id, or the items whose id, topic and keywords share the most words with `query`."""
+        q = query.strip().lower()
+        if q in self.items:
+            return [self.items[q]]
+        words = set(re.findall(r"[a-z0-9_+.]+", q))
+        scored = []
+        for item in self._applicable(device, set()) or list(self.items.values()):
+            hay = " ".join([item.id.replace("-", " "), item.topic.lower(), " ".join(item.keywords).lower()])
+            score = sum(2 if k.lower() in q else 0 for k in item.keywords) + sum(1 for w in words if w in hay)
+            if score:
+                scored.append((score, item.id, item))
+        return [item for _, _, item in sorted(scored, key=lambda t: (-t[0], t[1]))[:limit]]
+
+    def topics(self) -> str:
+        return "\n".join(f"- {i.id}: {i.topic}" for i in sorted(self.items.values(), key=lambda i: i.id))
