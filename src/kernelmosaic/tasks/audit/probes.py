@@ -1,0 +1,156 @@
+"""The audit rules, run inside the worker on one loaded reference. Standard library and torch only.
+
+Each probe appends findings as plain dicts `{rule, severity, message, evidence}`; the parent types them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["Probe", "as_outputs", "fmt"]
+
+
+def fmt(x: float) -> str:
+    return "nan" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.3g}")
+
+
+def as_outputs(out: object) -> list[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, list | tuple) and out and all(isinstance(o, torch.Tensor) for o in out):
+        return list(out)
+    raise TypeError(f"forward returned {type(out).__name__}, not a tensor or a tuple of tensors")
+
+
+def _floating(t: torch.Tensor) -> bool:
+    return t.is_floating_point()
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:
+    return a.shape == b.shape and torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True)
+
+
+def _max_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    if a.shape != b.shape:
+        return math.inf
+    diff = (a.double() - b.double()).abs()
+    diff = diff[~torch.isnan(diff)]
+    return float(diff.max()) if diff.numel() else 0.0
+
+
+class Probe:
+    """Runs the rules on one task; `model`, `inputs_for(seed)` and tolerances come from the worker."""
+
+    def __init__(self, job: dict, model: torch.nn.Module, inputs_for, findings: list, checks: list) -> None:
+        self.job, self.model, self.inputs_for = job, model, inputs_for
+        self.findings, self.checks = findings, checks
+        self.atol, self.rtol = job["atol"], job["rtol"]
+        self.calls = 0
+
+    def add(self, rule: str, severity: str, message: str, evidence: str = "") -> None:
+        self.findings.append({"rule": rule, "severity": severity, "message": message, "evidence": evidence})
+
+    def run(self, inputs: list) -> list[torch.Tensor]:
+        # A fresh RNG state per call: a forward that draws random numbers (dropout) then differs between calls.
+        self.calls += 1
+        torch.manual_seed(10_000 + self.calls)
+        with torch.no_grad():
+            return [o.detach().cpu() for o in as_outputs(self.model(*[_clone(x) for x in inputs]))]
+
+    def check_outputs(self, seeds: list[int]) -> list[list[torch.Tensor]]:
+        """Finite, deterministic, not constant across seeds, not near zero, not matched by a trivial output."""
+        runs = [self.run(self.inputs_for(s)) for s in seeds]
+        self.checks += ["finite-output", "nondeterministic", "constant-output", "near-zero-output",
+                        "trivial-output-passes", "small-shapes-too-large"]
+        numel = sum(x.numel() for x in self.inputs_for(seeds[0]) if isinstance(x, torch.Tensor))
+        numel += sum(o.numel() for o in runs[0])
+        if numel > self.job["max_elements"]:
+            self.add("small-shapes-too-large", "reject", f"inputs and outputs hold {numel} elements at the small "
+                     f"shapes, above {self.job['max_elements']}; audits and CPU tests would be slow",
+                     str([tuple(o.shape) for o in runs[0]]))
+        for k, o in enumerate(runs[0]):
+            if _floating(o) and not torch.isfinite(o).all():
+                self.add("finite-output", "reject", f"output {k} holds NaN or inf on the given inputs",
+                         f"nan={int(torch.isnan(o).sum())} inf={int(torch.isinf(o).sum())}")
+        again = self.run(self.inputs_for(seeds[0]))
+        if any(not torch.equal(a, b) for a, b in zip(runs[0], again, strict=True)):
+            err = max(_max_err(a, b) for a, b in zip(runs[0], again, strict=True))
+            self.add("nondeterministic", "reject", "two forward calls on the same inputs differ (dropout in train "
+                     "mode, random ops?); no candidate could match it", f"max abs difference {fmt(err)}")
+        if len(runs) > 1 and all(torch.equal(a, b) for r in runs[1:] for a, b in zip(runs[0], r, strict=True)):
+            self.add("constant-output", "reject", f"the output is identical for {len(runs)} input seeds; a kernel "
+                     "returning a stored constant would pass", str([tuple(o.shape) for o in runs[0]]))
+        peak = max((float(o.double().abs().nan_to_num(0).max()) for r in runs for o in r if o.numel()), default=0.0)
+        if peak < 1e-6:
+            self.add("near-zero-output", "reject", "the output is (near) zero for every seed", f"max |y| = {fmt(peak)}")
+        self._trivial(runs, seeds)
+        return runs
+
+    def _trivial(self, runs: list[list[torch.Tensor]], seeds: list[int]) -> None:
+        # A trivial answer "passes" only if it is within tolerance for every seed, as the verifier's trials are.
+        for k in range(len(runs[0])):
+            outs = [r[k] for r in runs]
+            if not _floating(outs[0]):
+                continue
+            if all(_close(torch.zeros_like(o), o, self.atol, self.rtol) for o in outs):
+                self.add("zero-output-passes", "reject", f"an all-zero output {k} is within tolerance "
+                         f"(atol={self.atol}, rtol={self.rtol}); raise magnitudes or change the shapes",
+                         f"max |y| = {fmt(max(float(o.abs().max()) for o in outs))}")
+            elif outs[0].numel() > 1 and all(_close(torch.full_like(o, float(o.double().mean())), o, self.atol,
+                                                     self.rtol) for o in outs):
+                self.add("mean-output-passes", "reject", f"filling output {k} with its mean is within tolerance",
+                         f"std = {fmt(float(outs[0].double().std()))}")
+            else:
+                for j, x in enumerate(self.inputs_for(seeds[0])):
+                    if isinstance(x, torch.Tensor) and x.shape == outs[0].shape and _close(
+                            x.to(outs[0].dtype).cpu(), outs[0], self.atol, self.rtol):
+                        self.add("identity-output-passes", "reject", f"returning input {j} unchanged matches output "
+                                 f"{k} within tolerance", f"shape {tuple(x.shape)}")
+                        break
+
+    def check_signs(self, reference_out: list[torch.Tensor]) -> None:
+        """Flag inputs that are all non-negative while the operator treats negative values differently."""
+        inputs = self.inputs_for(0)
+        floats = [x for x in inputs if isinstance(x, torch.Tensor) and _floating(x)]
+        self.checks.append("positive-inputs-hide-sign")
+        if not floats or any(bool((x < 0).any()) for x in floats):
+            return
+        gen = torch.Generator().manual_seed(1234)
+        signed = [(x * torch.where(torch.rand(x.shape, generator=gen) < 0.5, -1.0, 1.0).to(x.dtype))
+                  if isinstance(x, torch.Tensor) and _floating(x) else x for x in inputs]
+        try:
+            out_signed = self.run(signed)
+            out_abs = self.run([x.abs() if isinstance(x, torch.Tensor) and _floating(x) else x for x in signed])
+        except Exception:  # noqa: BLE001 - an operator undefined for negatives is not this rule's business
+            return
+        if any(_floating(o) and not torch.isfinite(o).all() for o in out_signed):
+            return
+        if any(not _close(a, b, self.atol, self.rtol) for a, b in zip(out_signed, out_abs, strict=True)):
+            self.add("positive-inputs-hide-sign", "flag", "get_inputs() draws only non-negative values, yet the "
+                     "output changes for negative inputs; a kernel that mishandles negatives would pass",
+                     f"max difference {fmt(max(_max_err(a, b) for a, b in zip(out_signed, out_abs, strict=True)))}")
+
+    def check_device(self, device: str, reference_out: list[torch.Tensor]) -> None:
+        self.checks.append(f"runs-{device}")
+        try:
+            model = self.model.to(device)
+            with torch.no_grad():
+                outs = as_outputs(model(*[x.to(device) if isinstance(x, torch.Tensor) else x
+                                          for x in self.inputs_for(0)]))
+            outs = [o.detach().cpu() for o in outs]
+        except Exception as exc:  # noqa: BLE001 - reported as a finding
+            self.add(f"runs-{device}", "reject", f"the reference fails on {device}", f"{type(exc).__name__}: {exc}")
+            return
+        finally:
+            self.model.to("cpu")
+        tol = 10 * self.atol
+        for k, (a, b) in enumerate(zip(reference_out, outs, strict=True)):
+            if not _close(a, b, tol, tol):
+                self.add(f"runs-{device}", "flag", f"output {k} on {device} differs from CPU beyond {tol}",
+                         f"max abs error {fmt(_max_err(a, b))}")
+
+
+def _clone(x: object) -> object:
+    return x.clone() if isinstance(x, torch.Tensor) else x

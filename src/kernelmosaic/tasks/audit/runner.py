@@ -1,0 +1,173 @@
+"""Parent side of task audits: prepares jobs, runs worker processes (own process group, timeout per task,
+restart after a crash) and turns their JSON results into typed `AuditReport`s. It never runs task code itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+import kernelmosaic
+from kernelmosaic.tasks.schema import AuditReport, Finding, Task
+from kernelmosaic.tasks.shapes import ShapeOverrideError, module_constants
+from kernelmosaic.tasks.spec import SpecError, parse_spec
+from kernelmosaic.tasks.spec.compiler import compile_program
+from kernelmosaic.tasks.spec.nodes import DTYPES
+from kernelmosaic.verify.config import TOLERANCES
+
+__all__ = ["AuditConfig", "audit_tasks", "build_job"]
+
+log = logging.getLogger(__name__)
+WORKER = "kernelmosaic.tasks.audit.worker"
+
+
+class AuditConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
+    """Input seeds; outputs must differ across them and trivial outputs must fail on all of them."""
+    jobs: int = Field(2, ge=1)
+    """Worker processes running side by side."""
+    task_timeout_s: float = 60.0
+    """Seconds one task may take inside a worker before the worker's process group is killed."""
+    max_elements: int = 1 << 24
+    """Largest total of input and output elements allowed at the small shapes."""
+    memory_limit_gb: float = 8.0
+    """Address-space cap of a CPU-only worker."""
+    use_gpu: bool = True
+    """Also run each reference on CUDA when the worker sees a GPU."""
+    shapes: str = "small"
+    """Which shapes to audit on: `small` (the task's CPU shapes, default shapes when it has none) or `default`."""
+
+
+def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Finding]]:
+    """The worker's job for `task`, or no job and the findings that make running it pointless."""
+    try:
+        reference = task.problem_source("small" if config.shapes == "small" and task.shapes.small else "default")
+    except (ShapeOverrideError, SyntaxError) as exc:
+        return None, [Finding(rule="loads", severity="reject", message=f"cannot apply the small shapes: {exc}")]
+    atol, rtol = TOLERANCES[task.dtype]
+    job = {"id": task.id, "reference": reference, "atol": atol, "rtol": rtol, "seeds": config.seeds,
+           "max_elements": config.max_elements, "use_gpu": config.use_gpu, "spec_module": "", "spec_inputs": []}
+    if task.has_spec:
+        try:
+            program = parse_spec(task.forms.spec, f"{task.id}/spec.km")
+            sizes = {k: v for k, v in module_constants(reference).items() if isinstance(v, int)}
+            job["spec_module"] = compile_program(program, sizes, f"{task.id}/spec.km")
+        except SpecError as exc:
+            return None, [Finding(rule="spec-parses", severity="reject", message=str(exc).splitlines()[0])]
+        job["spec_inputs"] = [{"name": d.name, "dims": list(d.dims), "torch_dtype": DTYPES[d.dtype]}
+                              for d in program.inputs]
+    return job, []
+
+
+def _src_root() -> str:
+    return str(Path(kernelmosaic.__file__).resolve().parent.parent)
+
+
+def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict], None]) -> None:
+    pending = list(jobs)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([_src_root(), os.environ.get("PYTHONPATH", "")]))
+    while pending:
+        with tempfile.TemporaryDirectory(prefix="km-audit-") as scratch:
+            job_path, result_path, log_path = (Path(scratch) / n for n in ("job.json", "results.jsonl", "log.txt"))
+            job_path.write_text(json.dumps({"tasks": pending, "memory_limit_gb": config.memory_limit_gb,
+                                            "use_gpu": config.use_gpu}), encoding="utf-8")
+            result_path.touch()
+            with open(log_path, "wb") as log_fh:
+                proc = subprocess.Popen([sys.executable, "-m", WORKER, str(job_path), str(result_path)],
+                                        stdout=log_fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        cwd=scratch, env=env, start_new_session=True)
+                current, since, finished, offset = None, time.monotonic(), set(), 0
+                while True:
+                    exited = proc.poll() is not None
+                    with open(result_path, "rb") as fh:
+                        fh.seek(offset)
+                        chunk = fh.read()
+                    complete = chunk[: chunk.rfind(b"\n") + 1]
+                    offset += len(complete)
+                    for line in complete.decode("utf-8").splitlines():
+                        record = json.loads(line)
+                        if record["event"] == "start":
+                            current, since = record["id"], time.monotonic()
+                        else:
+                            finished.add(record["id"])
+                            done(record["id"], record)
+                            current = None
+                    if exited:
+                        break
+                    if current is not None and time.monotonic() - since > config.task_timeout_s:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+                        done(current, _failure(current, "timeout", f"the task ran longer than "
+                                               f"{config.task_timeout_s:.0f} s in the audit worker", ""))
+                        finished.add(current)
+                        current = None
+                        break
+                    time.sleep(0.05)
+            tail = log_path.read_text(encoding="utf-8", errors="replace")[-800:]
+        if current is not None:  # the worker died inside this task
+            done(current, _failure(current, "worker-crash", f"the audit worker died (exit {proc.returncode}) "
+                                   "while running this task", tail))
+            finished.add(current)
+        elif not finished and proc.returncode != 0:
+            for job in pending:  # it never got to a task: nothing else would go better
+                done(job["id"], _failure(job["id"], "worker-crash", "the audit worker failed to start", tail))
+            return
+        pending = [j for j in pending if j["id"] not in finished]
+
+
+def _failure(task_id: str, rule: str, message: str, evidence: str) -> dict:
+    return {"event": "done", "id": task_id, "checks": [rule], "devices": ["cpu"], "seconds": 0.0,
+            "findings": [{"rule": rule, "severity": "reject", "message": message, "evidence": evidence}]}
+
+
+def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
+                progress: Callable[[AuditReport], None] | None = None) -> list[AuditReport]:
+    """Audit every task in isolated workers; reports come back in the order of `tasks`."""
+    config = config or AuditConfig()
+    by_id = {t.id: t for t in tasks}
+    if len(by_id) != len(tasks):
+        raise ValueError("task ids must be unique to audit them together")
+    reports: dict[str, AuditReport] = {}
+    lock = threading.Lock()
+
+    def done(task_id: str, record: dict) -> None:
+        task = by_id[task_id]
+        findings = [Finding(**f) for f in record["findings"]]
+        report = AuditReport(task_id=task_id, passed=not any(f.severity == "reject" for f in findings),
+                             findings=findings, checks=record["checks"], devices=record["devices"],
+                             reference_hash=task.hashes.reference, seconds=record["seconds"],
+                             torch_version=torch.__version__)
+        with lock:
+            reports[task_id] = report
+        if progress:
+            progress(report)
+
+    jobs = []
+    for task in tasks:
+        job, early = build_job(task, config)
+        if job is None:
+            done(task.id, {"findings": [f.model_dump() for f in early], "checks": [early[0].rule],
+                           "devices": [], "seconds": 0.0})
+        else:
+            jobs.append(job)
+    chunks = [jobs[i :: config.jobs] for i in range(config.jobs) if jobs[i :: config.jobs]]
+    threads = [threading.Thread(target=_run_chunk, args=(c, config, done), daemon=True) for c in chunks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [reports[t.id] for t in tasks]

@@ -1,0 +1,187 @@
+"""Audit worker: loads task references and runs the audit rules, isolated from the calling process.
+
+Usage: `python -m kernelmosaic.tasks.audit.worker JOB.json RESULTS.jsonl`. Imports only the standard library
+and torch. Results go to RESULTS.jsonl, one JSON object per line (`start` then `done` per task); stdout and
+stderr belong to the task code and are never parsed. It protects the caller from crashes, hangs, memory blow-ups
+and global-state changes of a reference (the parent kills the process group on timeout); it is not a security
+sandbox: the code runs with the user's permissions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import sys
+import time
+import traceback
+import types
+
+import torch
+
+from kernelmosaic.tasks.audit.probes import Probe, _close, _max_err, as_outputs, fmt
+
+__all__ = ["main", "audit_one"]
+
+DISTRIBUTIONS = ("given", "given-2", "normal", "uniform01", "wide")
+
+
+def _load(source: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = f"<{name}>"
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102 - this process exists to run it
+    for attr in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, attr):
+            raise AttributeError(f"the module defines no {attr}")
+    return module
+
+
+def _redraw(inputs: list, dist: str, seed: int) -> list:
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for x in inputs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            out.append(x)
+        elif dist == "normal":
+            out.append(torch.randn(x.shape, generator=gen).to(x.dtype))
+        elif dist == "uniform01":
+            out.append(torch.rand(x.shape, generator=gen).to(x.dtype))
+        else:  # wide
+            out.append((torch.randn(x.shape, generator=gen) * 4).to(x.dtype))
+    return out
+
+
+def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe: Probe) -> None:
+    probe.checks += ["spec-inputs", "spec-reference-mismatch"]
+    try:
+        spec = _load(job["spec_module"], f"{job['id']}/spec.km")
+        torch.manual_seed(0)
+        spec_model = spec.Model(*init)
+    except Exception as exc:  # noqa: BLE001
+        probe.add("spec-reference-mismatch", "reject", "the compiled spec does not load with the reference's "
+                  "init inputs", f"{type(exc).__name__}: {exc}")
+        return
+    given = inputs_for(0)
+    decls = job["spec_inputs"]
+    if len(decls) != len(given):
+        probe.add("spec-inputs", "reject", f"the spec declares {len(decls)} inputs, get_inputs() returns "
+                  f"{len(given)}", "")
+        return
+    for decl, x in zip(decls, given, strict=True):
+        want = tuple(getattr(ref, d, None) if isinstance(d, str) else d for d in decl["dims"])
+        shape = tuple(x.shape) if isinstance(x, torch.Tensor) else ()
+        if shape != want:
+            probe.add("spec-inputs", "reject", f"input '{decl['name']}' is declared {decl['dims']} = {want} but "
+                      f"get_inputs() gives shape {shape}", "")
+        elif isinstance(x, torch.Tensor) and str(x.dtype) != "torch." + decl["torch_dtype"]:
+            probe.add("spec-inputs", "reject", f"input '{decl['name']}' is declared {decl['torch_dtype']} but "
+                      f"get_inputs() gives {x.dtype}", "")
+    if any(f["rule"] == "spec-inputs" for f in probe.findings):
+        return
+    for k, dist in enumerate(DISTRIBUTIONS):
+        xs = inputs_for(0) if dist == "given" else inputs_for(1) if dist == "given-2" else _redraw(given, dist, k)
+        try:
+            want = probe.run(xs)
+        except Exception as exc:  # noqa: BLE001
+            probe.add("spec-reference-mismatch", "flag", f"the reference fails on '{dist}' inputs; not compared",
+                      f"{type(exc).__name__}: {exc}")
+            continue
+        try:
+            with torch.no_grad():
+                got = [o.cpu() for o in as_outputs(spec_model(*xs))]
+        except Exception as exc:  # noqa: BLE001
+            probe.add("spec-reference-mismatch", "reject", f"the compiled spec fails on '{dist}' inputs",
+                      f"{type(exc).__name__}: {exc}")
+            return
+        if len(want) != len(got):
+            probe.add("spec-reference-mismatch", "reject", f"the reference returns {len(want)} outputs, the spec "
+                      f"{len(got)}", dist)
+            return
+        for j, (a, b) in enumerate(zip(want, got, strict=True)):
+            # Scale atol with the output's magnitude: sums of many terms carry proportionally larger rounding.
+            scale = max(1.0, float(a.double().abs().nan_to_num(0, 0, 0).max())) if a.numel() else 1.0
+            if a.shape != b.shape or not _close(a, b, probe.atol * scale, probe.rtol):
+                detail = (f"shape {tuple(a.shape)} vs {tuple(b.shape)}" if a.shape != b.shape
+                          else f"max abs error {fmt(_max_err(a, b))}")
+                probe.add("spec-reference-mismatch", "reject", f"spec and reference disagree on output {j} with "
+                          f"'{dist}' inputs", detail)
+                return
+
+
+def audit_one(job: dict) -> dict:
+    findings: list[dict] = []
+    checks: list[str] = ["loads"]
+    devices = ["cpu"]
+    start = time.perf_counter()
+
+    def result() -> dict:
+        return {"event": "done", "id": job["id"], "findings": findings, "checks": checks, "devices": devices,
+                "seconds": round(time.perf_counter() - start, 4)}
+
+    try:
+        ref = _load(job["reference"], f"{job['id']}/reference.py")
+        torch.manual_seed(0)
+        init = list(ref.get_init_inputs())
+        model = ref.Model(*init)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from task code is a finding too
+        findings.append({"rule": "loads", "severity": "reject", "message": "the reference does not load",
+                         "evidence": _last_frame(exc)})
+        return result()
+
+    def inputs_for(seed: int) -> list:
+        torch.manual_seed(seed)
+        return list(ref.get_inputs())
+
+    probe = Probe(job, model, inputs_for, findings, checks)
+    checks.append("runs-cpu")
+    try:
+        runs = probe.check_outputs(job["seeds"])
+    except BaseException as exc:  # noqa: BLE001
+        findings.append({"rule": "runs-cpu", "severity": "reject", "message": "the reference fails to run on CPU",
+                         "evidence": _last_frame(exc)})
+        return result()
+    probe.check_signs(runs[0])
+    if job.get("spec_module"):
+        _check_spec(job, ref, init, inputs_for, probe)
+    if job.get("use_gpu") and torch.cuda.is_available():
+        devices.append("cuda")
+        probe.check_device("cuda", runs[0])
+    return result()
+
+
+def _last_frame(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"[:600]
+
+
+def _clean(obj: object) -> object:
+    # JSON results must stay finite: numbers that are not become strings.
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return fmt(obj)
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def main(argv: list[str]) -> int:
+    job_path, result_path = argv
+    with open(job_path, encoding="utf-8") as fh:
+        batch = json.load(fh)
+    if not batch.get("use_gpu"):  # CUDA reserves huge virtual ranges, so the cap is for CPU-only workers
+        limit = int(batch.get("memory_limit_gb", 8) * 2**30)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    torch.set_num_threads(int(batch.get("threads", 1)))
+    with open(result_path, "a", encoding="utf-8") as out:
+        for job in batch["tasks"]:
+            out.write(json.dumps({"event": "start", "id": job["id"]}) + "\n")
+            out.flush()
+            out.write(json.dumps(_clean(audit_one(job))) + "\n")
+            out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
