@@ -1,0 +1,24 @@
+"""Exclusive cumulative sum."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 2048
+dim = 16384
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        zeros = torch.zeros_like(x[:, :1])
+        return torch.cat([zeros, torch.cumsum(x[:, :-1], dim=1)], dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
