@@ -1,7 +1,118 @@
-"""`kernelmosaic runs ...` (filled in by the store stage)."""
+"""`kernelmosaic runs list | show RUN_ID | export RUN_ID --out FILE.jsonl`: look into the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from kernelmosaic.store.backends import ENV_VAR
+from kernelmosaic.store.errors import NotFoundError, StoreError
+from kernelmosaic.store.export import export_run
+from kernelmosaic.store.records import RunSummary
+from kernelmosaic.store.store import Store, open_store
 
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True)
+
+_DB_HELP = f"Database URL (sqlite:///FILE or postgresql+psycopg://...); default ${ENV_VAR} or ./kernelmosaic.db."
+DbOption = typer.Option(None, "--db", envvar=ENV_VAR, help=_DB_HELP, show_envvar=False)
+JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table.")
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def _open(db: str | None) -> Store:
+    try:
+        return open_store(db)
+    except StoreError as exc:
+        raise _fail(str(exc), 2) from exc
+
+
+@app.command("list")
+def list_command(db: str | None = DbOption, as_json: bool = JsonOption) -> None:
+    """List runs, newest first, with episode counts and pass rates."""
+    with _open(db) as store:
+        summaries = [store.run_summary(run.id) for run in store.list_runs()]
+    if as_json:
+        typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=1))
+        return
+    table = Table(title=f"runs in {store.url}")
+    for column in ("id", "name", "created", "model", "tasks", "status", "episodes", "done", "solved", "pass rate"):
+        table.add_column(column, justify="right" if column in ("id", "episodes", "done", "solved", "pass rate") else "left")
+    for s in summaries:
+        run = s.run
+        table.add_row(
+            str(run.id), run.name, run.created.strftime("%Y-%m-%d %H:%M"), run.model, run.task_source, run.status,
+            str(s.episodes), str(s.done), str(s.solved), f"{s.pass_rate:.0%}",
+        )  # fmt: skip
+    Console().print(table)
+
+
+def _print_summary(console: Console, s: RunSummary) -> None:
+    run, t = s.run, s.totals
+    console.print(f"[bold]run {run.id}[/bold] {run.name}  model={run.model}  tasks={run.task_source}  status={run.status}")
+    console.print(
+        f"episodes {s.episodes}: done {s.done}, running {s.running}, failed {s.failed}; "
+        f"solved {s.solved}, pass rate {s.pass_rate:.1%}, geomean best speedup {s.geomean_speedup_vs_eager:.2f}x"
+    )
+    console.print(
+        f"tokens {t.prompt_tokens} prompt + {t.completion_tokens} completion, cost ${t.cost_usd:.4f}, "
+        f"GPU {t.gpu_seconds:.1f}s, wall {t.wall_seconds:.1f}s, turns {t.turns}"
+    )
+    if s.exit_reasons:
+        console.print("exit reasons: " + ", ".join(f"{k or '?'} {v}" for k, v in sorted(s.exit_reasons.items())))
+
+
+@app.command("show")
+def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`)."), db: str | None = DbOption,
+                 as_json: bool = JsonOption) -> None:  # fmt: skip
+    """Show one run: its summary and a line per episode."""
+    with _open(db) as store:
+        try:
+            summary = store.run_summary(run_id)
+            episodes = store.list_episodes(run_id)
+        except NotFoundError as exc:
+            raise _fail(f"{exc} in {store.url}", 1) from exc
+    if as_json:
+        data = {"summary": summary.model_dump(mode="json"), "episodes": [e.model_dump(mode="json") for e in episodes]}
+        typer.echo(json.dumps(data, indent=1))
+        return
+    console = Console()
+    _print_summary(console, summary)
+    table = Table()
+    for column in ("episode", "task", "status", "exit", "best speedup", "turns", "tokens", "cost $", "GPU s"):
+        table.add_column(column, justify="left" if column in ("task", "status", "exit") else "right")
+    for e in episodes:
+        speedup = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager else ("solved" if e.best_candidate_sha256 else "-")
+        tokens = e.totals.prompt_tokens + e.totals.completion_tokens
+        table.add_row(
+            str(e.id), e.task_id, e.status, e.exit_reason or "-", speedup, str(e.totals.turns), str(tokens),
+            f"{e.totals.cost_usd:.4f}", f"{e.totals.gpu_seconds:.1f}",
+        )  # fmt: skip
+    console.print(table)
+
+
+@app.command("export")
+def export_command(
+    run_id: int = typer.Argument(..., help="Run id (see `runs list`)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output file: one kernelmosaic.trajectory/1 object per line."),
+    done_only: bool = typer.Option(False, "--done-only", help="Only episodes whose loop ended normally."),
+    db: str | None = DbOption,
+) -> None:
+    """Export every episode of a run as trajectory JSON Lines."""
+    with _open(db) as store:
+        try:
+            count = export_run(store, run_id, out, done_only=done_only)
+        except NotFoundError as exc:
+            raise _fail(f"{exc} in {store.url}", 1) from exc
+        except StoreError as exc:
+            raise _fail(str(exc), 2) from exc
+    Console(stderr=True).print(f"wrote {count} trajectories to {out}", highlight=False)

@@ -100,10 +100,13 @@ def _event_payload(event: Event | dict[str, Any], where: str) -> dict[str, Any]:
 def append_event(session: Session, episode_id: int, seq: int, event: Event | dict[str, Any]) -> bool:
     """Insert the event at `seq`; False when that exact event is already there (a replayed write)."""
     where = f"episode {episode_id}, seq {seq}"
+    if seq < 0:
+        raise StoreError(f"{where}: seq counts from 0")
     payload = _event_payload(event, where)
     episode = get_episode_row(session, episode_id)
-    existing = session.scalars(select(EventRow).where(EventRow.episode_id == episode_id, EventRow.seq == seq)).first()
-    if existing is not None:
+    expected = next_seq(session, episode_id)
+    if seq < expected:
+        existing = session.scalars(select(EventRow).where(EventRow.episode_id == episode_id, EventRow.seq == seq)).one()
         if existing.payload == payload:
             return False
         raise EventConflictError(
@@ -113,7 +116,6 @@ def append_event(session: Session, episode_id: int, seq: int, event: Event | dic
         )
     if episode.status == "done":
         raise StoreError(f"{where}: episode is finished ({episode.exit_reason}); it takes no new events")
-    expected = next_seq(session, episode_id)
     if seq != expected:
         raise StoreError(f"{where}: events are appended in order and the next seq is {expected}")
     session.add(EventRow(episode_id=episode_id, seq=seq, step=payload["step"], type=payload["type"], payload=payload))
