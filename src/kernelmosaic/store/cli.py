@@ -25,7 +25,7 @@ JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table."
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
