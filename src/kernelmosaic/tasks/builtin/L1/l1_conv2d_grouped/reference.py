@@ -1,0 +1,27 @@
+"""Grouped Conv2d (4 groups), no bias."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 16
+in_channels = 128
+out_channels = 256
+height = 96
+width = 96
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.op = nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1, groups=4, bias=False)
+
+    def forward(self, x):
+        return self.op(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels]

@@ -1,0 +1,27 @@
+"""ConvTranspose2d 4x4, stride 2."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 16
+in_channels = 128
+out_channels = 64
+height = 64
+width = 64
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.op = nn.ConvTranspose2d(in_channels, out_channels, kernel_size=4, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.op(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels]

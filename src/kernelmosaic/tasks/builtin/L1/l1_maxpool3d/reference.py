@@ -1,0 +1,27 @@
+"""MaxPool3d 3x3x3, stride 2."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 8
+channels = 32
+depth = 32
+height = 64
+width = 64
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.op = nn.MaxPool3d(kernel_size=3, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.op(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, channels, depth, height, width)]
+
+
+def get_init_inputs():
+    return []
