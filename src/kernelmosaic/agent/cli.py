@@ -1,10 +1,86 @@
-"""`kernelmosaic generate` (filled in by the agent stage)."""
+"""`kernelmosaic generate`: run agent episodes over a task set, with a live view; `--resume` continues a run."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.live import Live
+
+from kernelmosaic.agent.config import AgentConfig, Budgets
+from kernelmosaic.agent.live import RunView
+from kernelmosaic.agent.runner import GenerateConfig, run_tasks, select_tasks, start_or_resume_run
+from kernelmosaic.agent.verifiers import VerifierSet
 
 __all__ = ["generate_command"]
 
 
-def generate_command() -> None:
-    """Run agent episodes over a task set (not built yet)."""
-    raise typer.Exit(2)
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+def _default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def generate_command(
+    run_id: int | None = typer.Argument(None, help="With --resume: the run to resume (default: the latest run)."),
+    tasks: str = typer.Option("builtin", "--tasks", help="Task source: builtin, a folder, a .parquet file, kernelbench:PATH."),
+    model: str = typer.Option("replay:bundled", "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE|bundled, scripted:NAME."),
+    max_turns: int = typer.Option(Budgets().max_turns, "--max-turns", help="Model queries per episode."),
+    concurrency: int = typer.Option(4, "--concurrency", help="Episodes running at once."),
+    device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when available)."),
+    db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
+    limit: int = typer.Option(0, "--limit", help="At most this many tasks (0: all)."),
+    task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a run (RUN_ID, or the latest) with its stored settings."),
+    out: Path = typer.Option(Path("runs"), "--out", help="Directory for run folders (problem, candidates, trajectory JSON)."),
+    compile_baseline: bool = typer.Option(True, "--compile-baseline/--no-compile-baseline",
+                                          help="Time torch.compile baselines in benchmark()."),
+    live: bool = typer.Option(True, "--live/--no-live", help="Show the live view."),
+) -> None:
+    """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
+    from kernelmosaic.models import ModelError, get_model
+    from kernelmosaic.store import StoreError, open_store
+    from kernelmosaic.tasks import TaskFormatError, load_tasks
+    from kernelmosaic.verify.config import VerifyConfig
+
+    if run_id is not None and not resume:
+        raise _fail(f"a run id ({run_id}) is only accepted with --resume")
+    if device not in (None, "cuda", "cpu"):
+        raise _fail(f"--device must be cuda or cpu, not {device!r}")
+    console = Console()
+    try:
+        store = open_store(db)
+        fresh = None if resume else GenerateConfig(
+            tasks=tasks, model=model, task_ids=task, limit=limit, concurrency=concurrency, out_dir=out,
+            compile_baseline=compile_baseline,
+            agent=AgentConfig(device=device or _default_device(), budgets=Budgets(max_turns=max_turns)))
+        selected = select_tasks(load_tasks(fresh.tasks), fresh.task_ids, fresh.limit) if fresh else None
+        backend = get_model(fresh.model) if fresh else None
+        rid, config = start_or_resume_run(store, fresh, (run_id or "latest") if resume else None)
+        if resume:
+            config = config.model_copy(update={"concurrency": concurrency})
+            selected = select_tasks(load_tasks(config.tasks), config.task_ids, config.limit)
+            backend = get_model(config.model)
+    except (StoreError, TaskFormatError, ModelError, ValueError) as exc:
+        raise _fail(str(exc)) from exc
+    pending = store.pending_tasks(rid, [t.id for t in selected])
+    view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
+    base = VerifyConfig(device=config.agent.device, compile_baseline=config.compile_baseline)
+    with VerifierSet(base) as verifiers, Live(view, console=console, refresh_per_second=4, transient=False,
+                                                 disable=not live):
+        peaks = verifiers.device_peaks()
+        asyncio.run(run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid, config=config,
+                              peaks=peaks, on_step=view.on_step, on_done=view.on_done))
+    if not store.pending_tasks(rid, [t.id for t in selected]):
+        store.finish_run(rid, "done")
+    summary = store.run_summary(rid)
+    console.print(f"run {rid}: {summary.done} done, {summary.failed} failed, solved {summary.solved} "
+                  f"(pass rate {summary.pass_rate:.0%}), geomean speedup {summary.geomean_speedup_vs_eager:.2f}x; "
+                  f"trajectories in {config.out_dir / f'run-{rid}' / 'trajectories'}")

@@ -86,11 +86,23 @@ class EpisodeState:
 
     def pending_calls(self) -> list[ToolCall]:
         """Tool calls of the latest assistant message that have no recorded result (a crash mid-step)."""
-        answered = {e.call_id for e in self.events if isinstance(e, ToolResultEvent)}
+        answered: set[str] = set()
         for event in reversed(self.events):
+            if isinstance(event, ToolResultEvent):
+                answered.add(event.call_id)
             if isinstance(event, MessageEvent) and event.message.role == "assistant":
                 return [c for c in event.message.tool_calls if c.id not in answered]
         return []
+
+    def logged_call_ids(self) -> set[str]:
+        """Ids of tool calls recorded since the latest assistant message."""
+        ids: set[str] = set()
+        for event in reversed(self.events):
+            if isinstance(event, MessageEvent) and event.message.role == "assistant":
+                break
+            if isinstance(event, ToolCallEvent):
+                ids.add(event.call.id)
+        return ids
 
     @classmethod
     def from_events(cls, events: list[Event], wall_seconds: float = 0.0) -> EpisodeState:

@@ -85,12 +85,11 @@ class GuidanceLibrary:
         return [i for i in self.items.values() if device in i.applies_when.devices and i.id not in exclude]
 
     def for_category(self, category: str, device: str, exclude: set[str] = frozenset(), limit: int = 2) -> list[GuidanceItem]:
-        """Items written for `category` first, then general (`*`) ones."""
+        """Items written for `category` or for every category (`*`), foundations first."""
         pool = self._applicable(device, set(exclude))
-        # Foundations first (rank), then items written for fewer categories, being more specific to this one.
-        exact = sorted((i for i in pool if category in i.applies_when.categories), key=lambda i: (i.rank, len(i.applies_when.categories)))
-        general = [i for i in pool if "*" in i.applies_when.categories]
-        return (exact + general)[:limit]
+        # Foundations first (rank), then items written for fewer categories, being more specific.
+        hits = [i for i in pool if category in i.applies_when.categories or "*" in i.applies_when.categories]
+        return sorted(hits, key=lambda i: (i.rank, len(i.applies_when.categories)))[:limit]
 
     def for_status(self, status: str, device: str, exclude: set[str] = frozenset(), limit: int = 1) -> list[GuidanceItem]:
         pool = self._applicable(device, set(exclude))

@@ -1,0 +1,97 @@
+"""Records an episode as it happens: each event goes to the store at once, the trajectory JSON after each step."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kernelmosaic.agent.state import EpisodeState
+from kernelmosaic.agent.tools import ToolOutput
+from kernelmosaic.models.messages import Message, ToolCall, Usage
+from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.store.trajectory import (
+    Event,
+    GuidanceEvent,
+    MessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    Totals,
+    Trajectory,
+)
+
+__all__ = ["Recorder"]
+
+log = logging.getLogger(__name__)
+
+
+class Recorder:
+    def __init__(self, store: Any, episode_id: int, state: EpisodeState, header: Trajectory, path: Path) -> None:
+        self.store, self.episode_id, self.state, self.header, self.path = store, episode_id, state, header, path
+        self._started = time.monotonic()
+        self._solutions: set[str] = set()
+        self.on_save: Callable[[], None] | None = None
+        """Called after every checkpoint (progress displays)."""
+
+    def event(self, event: Event) -> None:
+        self.store.append_event(self.episode_id, len(self.state.events), event)
+        self.state.events.append(event)
+
+    def message(self, message: Message, usage: Usage | None = None) -> None:
+        if message.role == "tool":  # an exit's closing tool result (e.g. submit)
+            self.event(ToolResultEvent(step=self.state.turns, call_id=message.tool_call_id, name=message.name,
+                                       content=message.content))
+        else:
+            self.event(MessageEvent(step=self.state.turns, message=message, usage=usage or Usage()))
+            if usage is not None:
+                self.state.usage = self.state.usage + usage
+        self.state.messages.append(message)
+
+    def call(self, call: ToolCall) -> None:
+        self.event(ToolCallEvent(step=self.state.turns, call=call))
+
+    def result(self, call: ToolCall, out: ToolOutput) -> None:
+        if out.source:
+            self.store.record_candidate(self.episode_id, out.source)
+        if out.verdict is not None:
+            self.store.record_verdict(self.episode_id, out.candidate_sha256, out.verdict)
+            if out.verdict.get("accepted") and out.candidate_sha256 not in self._solutions:
+                self.store.record_solution(self.episode_id, out.candidate_sha256, self.state.turns)
+                self._solutions.add(out.candidate_sha256)
+        self.state.gpu_seconds += out.gpu_seconds
+        self.event(ToolResultEvent(step=self.state.turns, call_id=call.id, name=call.name, content=out.content,
+                                   verdict=out.verdict, candidate_sha256=out.candidate_sha256, gpu_seconds=out.gpu_seconds))
+        self.state.messages.append(Message(role="tool", content=out.content, tool_call_id=call.id, name=call.name))
+        if out.guidance:
+            self.guidance([i.ref for i in out.guidance], out.guidance_reason)
+
+    def guidance(self, refs: list[str], reason: str) -> None:
+        self.event(GuidanceEvent(step=self.state.turns, item_ids=refs, reason=reason))
+        self.state.guidance_shown.update(r.split("@")[0] for r in refs)
+
+    def totals(self) -> Totals:
+        s = self.state
+        return Totals(prompt_tokens=s.usage.prompt_tokens, completion_tokens=s.usage.completion_tokens,
+                      cost_usd=s.usage.cost_usd, gpu_seconds=round(s.gpu_seconds, 3), turns=s.turns,
+                      wall_seconds=round(s.wall_seconds + time.monotonic() - self._started, 3))
+
+    def trajectory(self, exit_reason: str = "") -> Trajectory:
+        return self.header.model_copy(update={"events": list(self.state.events), "best": self.state.best,
+                                              "totals": self.totals(), "exit_reason": exit_reason})
+
+    def save(self, exit_reason: str = "") -> None:
+        """Checkpoint totals in the store and rewrite the trajectory file atomically."""
+        self.store.save_totals(self.episode_id, self.totals())
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(self.trajectory(exit_reason).to_json(), encoding="utf-8")
+        os.replace(tmp, self.path)
+        if self.on_save is not None:
+            self.on_save()
+
+    def finish(self, exit_reason: str, status: str = "done") -> EpisodeInfo:
+        self.save(exit_reason)
+        return self.store.finish_episode(self.episode_id, exit_reason, self.totals(), self.state.best, status=status)

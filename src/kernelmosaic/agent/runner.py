@@ -1,0 +1,86 @@
+"""A generate run: many episodes at once (asyncio, K at a time) sharing one store, one verifier and one backend."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelmosaic.agent.config import AgentConfig
+from kernelmosaic.agent.episode import EpisodeContext, run_episode
+from kernelmosaic.agent.guidance import GuidanceLibrary
+from kernelmosaic.agent.state import EpisodeState
+from kernelmosaic.store.records import EpisodeInfo
+
+__all__ = ["GenerateConfig", "select_tasks", "run_tasks", "start_or_resume_run"]
+
+log = logging.getLogger(__name__)
+
+
+class GenerateConfig(BaseModel):
+    """One `kernelmosaic generate` run; stored with the run so `--resume` continues with the same settings."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    tasks: str = "builtin"
+    """Task source: `builtin`, a folder, a Parquet file, `kernelbench:PATH`."""
+    model: str = "replay:bundled"
+    """Model spec, e.g. `openai:NAME`, `hf:PATH`, `replay:FILE`, `scripted:NAME`."""
+    task_ids: list[str] = Field(default_factory=list)
+    """Only these tasks (empty: all)."""
+    limit: int = Field(0, ge=0)
+    """At most this many tasks, after filtering (0: no limit)."""
+    concurrency: int = Field(4, ge=1)
+    """Episodes running at once."""
+    out_dir: Path = Path("runs")
+    """Run directories (problem and candidate files, trajectory JSON) go under it."""
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    """Episode configuration."""
+    compile_baseline: bool = True
+    """Also time a torch.compile build of each reference in benchmark()."""
+
+
+def select_tasks(tasks: Sequence[Any], task_ids: Sequence[str], limit: int) -> list[Any]:
+    """Filter by id (in the order given; an unknown id is an error naming it), then cap the count."""
+    if task_ids:
+        by_id = {t.id: t for t in tasks}
+        unknown = [i for i in task_ids if i not in by_id]
+        if unknown:
+            raise ValueError(f"unknown task id(s): {', '.join(unknown)}")
+        tasks = [by_id[i] for i in task_ids]
+    return list(tasks[:limit] if limit else tasks)
+
+
+def start_or_resume_run(store: Any, config: GenerateConfig | None, resume: int | Literal["latest"] | None,
+                        name: str = "generate") -> tuple[int, GenerateConfig]:
+    """A new run for `config`, or the run to resume (by id, or the latest one) with its stored configuration."""
+    if resume is None:
+        assert config is not None
+        return store.create_run(name, config.model, config.tasks, config), config
+    run = store.latest_run() if resume == "latest" else store.get_run(int(resume))
+    if run is None:
+        raise ValueError(f"no run to resume in {store.url}")
+    return run.id, GenerateConfig.model_validate(run.config)
+
+
+async def run_tasks(tasks: Sequence[Any], *, store: Any, verifier_for: Callable[[str], Any], backend: Any, run_id: int, config: GenerateConfig,
+                    peaks: Any = None, on_step: Callable[[str, EpisodeState], None] | None = None,
+                    on_done: Callable[[EpisodeInfo], None] | None = None) -> list[EpisodeInfo]:
+    """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time."""
+    ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=config.agent,
+                         out_dir=config.out_dir, library=GuidanceLibrary.load(), peaks=peaks, on_step=on_step)
+    pending = set(store.pending_tasks(run_id, [t.id for t in tasks]))
+    gate = asyncio.Semaphore(config.concurrency)
+
+    async def one(task: Any) -> EpisodeInfo:
+        async with gate:
+            info = await run_episode(task, ctx)
+        if on_done is not None:
+            on_done(info)
+        return info
+
+    return list(await asyncio.gather(*(one(t) for t in tasks if t.id in pending)))

@@ -1,0 +1,162 @@
+"""The tools' behaviour: each call turns into verifier work and a concise text result for the model.
+
+The verifier is blocking and shared by all episodes, so every call to it runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelmosaic.agent.config import AgentConfig
+from kernelmosaic.agent.exits import Submitted
+from kernelmosaic.agent.feedback import profile_feedback, test_feedback, timing_feedback, trim_compile_log
+from kernelmosaic.agent.guidance import GuidanceItem, GuidanceLibrary
+from kernelmosaic.agent.prompts import PHASE_TWO
+from kernelmosaic.agent.specs import argument_error
+from kernelmosaic.agent.state import EpisodeState
+from kernelmosaic.agent.workload import estimate_workload, roofline_text
+from kernelmosaic.models.messages import Message, ToolCall
+
+__all__ = ["ToolOutput", "Toolbox"]
+
+log = logging.getLogger(__name__)
+_NO_CANDIDATE = "There is no candidate yet: call write_candidate(source) first."
+
+
+@dataclass
+class ToolOutput:
+    content: str
+    """What the model is shown."""
+    verdict: dict[str, Any] | None = None
+    """The full verdict, when the tool ran the verifier."""
+    candidate_sha256: str = ""
+    source: str = ""
+    """The candidate written, for write_candidate (recorded in the store)."""
+    gpu_seconds: float = 0.0
+    guidance: list[GuidanceItem] = field(default_factory=list)
+    guidance_reason: str = ""
+    format_error: bool = False
+
+
+class Toolbox:
+    """The tools of one episode: its task, problem file, candidate file and state, and the shared verifier."""
+
+    def __init__(self, *, verifier: Any, task: Any, problem: Path, workdir: Path, state: EpisodeState,
+                 library: GuidanceLibrary, config: AgentConfig, peaks: Any = None) -> None:
+        self.verifier, self.task, self.problem, self.state = verifier, task, problem, state
+        self.library, self.config, self.peaks = library, config, peaks
+        self.candidate = workdir / "candidate.py"
+        if state.current_source:  # resume: the file must hold what the conversation says was written
+            self.candidate.write_text(state.current_source, encoding="utf-8")
+
+    async def run(self, call: ToolCall) -> ToolOutput:
+        problem = argument_error(call)
+        if problem:
+            return ToolOutput(problem, format_error=True)
+        return await getattr(self, f"_{call.name}")(call, **call.arguments)
+
+    def _gpu(self, seconds: float) -> float:
+        return seconds if self.config.device == "cuda" else 0.0
+
+    def _guide(self, out: ToolOutput, status: str) -> ToolOutput:
+        """Attach advice for a failure type the model has not been shown yet."""
+        items = self.library.for_status(status, self.config.device, self.state.guidance_shown,
+                                        self.config.guidance_per_failure)
+        if items:
+            out.guidance, out.guidance_reason = items, f"failure status {status}"
+            out.content += "\n\n" + "\n\n".join(i.render() for i in items)
+        return out
+
+    async def _verify(self, timing: bool) -> tuple[dict[str, Any], bool]:
+        verdict = await asyncio.to_thread(self.verifier.verify, self.problem, self.candidate, timing=timing)
+        data = verdict.to_dict()
+        was_best = self.state.best
+        became_best = self.state.consider(self.state.current_sha, data, self.state.turns)
+        return data, became_best and was_best is None
+
+    async def _write_candidate(self, call: ToolCall, source: str) -> ToolOutput:
+        if not source.strip():
+            return ToolOutput("The source is empty; send the complete candidate module.")
+        sha = self.state.set_candidate(source)
+        self.candidate.write_text(source, encoding="utf-8")
+        lines = source.count("\n") + 1
+        return ToolOutput(f"Candidate written ({lines} lines, sha256 {sha[:12]}). Next: compile() or test().",
+                          candidate_sha256=sha, source=source)
+
+    async def _compile(self, call: ToolCall) -> ToolOutput:
+        if not self.state.current_sha:
+            return ToolOutput(_NO_CANDIDATE)
+        result = await asyncio.to_thread(self.verifier.compile, self.candidate)
+        info = result.info
+        if result.ok:
+            text = f"Compiled and imported in {info.seconds:.1f} s (cache hit: {'yes' if info.cache_hit else 'no'}). Next: test()."
+            return ToolOutput(text, candidate_sha256=self.state.current_sha)
+        text = f"Compile failed ({result.status}): {result.message}\n" + trim_compile_log(info.log, max_lines=self.config.max_feedback_lines)
+        return self._guide(ToolOutput(text, candidate_sha256=self.state.current_sha), str(result.status))
+
+    async def _test(self, call: ToolCall) -> ToolOutput:
+        if not self.state.current_sha:
+            return ToolOutput(_NO_CANDIDATE)
+        verdict, first = await self._verify(timing=False)
+        out = ToolOutput(test_feedback(verdict, self.config.max_feedback_lines), verdict=verdict,
+                         candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.get("seconds", 0.0)))
+        if first:
+            out.content += "\n\n" + PHASE_TWO
+        return out if verdict["accepted"] else self._guide(out, verdict["status"])
+
+    async def _benchmark(self, call: ToolCall) -> ToolOutput:
+        if not self.state.current_sha:
+            return ToolOutput(_NO_CANDIDATE)
+        verdict, first = await self._verify(timing=True)
+        out = ToolOutput("", verdict=verdict, candidate_sha256=self.state.current_sha,
+                         gpu_seconds=self._gpu(verdict.get("seconds", 0.0)))
+        if not verdict["accepted"]:
+            out.content = test_feedback(verdict, self.config.max_feedback_lines)
+            return self._guide(out, verdict["status"])
+        out.content = f"PASSED ({verdict['message']})\n" + timing_feedback(verdict, await self._roofline(verdict))
+        best = self.state.best
+        if best is not None and best.candidate_sha256 == self.state.current_sha:
+            out.content += "\nThis candidate is now the best one."
+        elif best is not None and (best.verdict.get("timing") or {}).get("candidate"):
+            out.content += f"\nThe best remains the candidate of step {best.step} ({best.verdict['timing']['candidate']['median_ms']:.4g} ms)."
+        if first:
+            out.content += "\n\n" + PHASE_TWO
+        return out
+
+    async def _roofline(self, verdict: dict[str, Any]) -> str:
+        if self.peaks is None:
+            return ""
+        workload = await asyncio.to_thread(estimate_workload, self.problem, self.task.dtype)
+        return roofline_text(workload, verdict["timing"]["candidate"]["median_ms"], self.peaks, self.task.dtype)
+
+    async def _profile(self, call: ToolCall) -> ToolOutput:
+        if not self.state.current_sha:
+            return ToolOutput(_NO_CANDIDATE)
+        if not hasattr(self.verifier, "profile"):
+            return ToolOutput("profile() is not available with this verifier; use benchmark().")
+        started = time.perf_counter()
+        report = await asyncio.to_thread(self.verifier.profile, self.problem, self.candidate)
+        return ToolOutput(profile_feedback(report.kernels, report.ncu_metrics, report.message),
+                          candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(time.perf_counter() - started))
+
+    async def _guidance(self, call: ToolCall, topic: str = "") -> ToolOutput:
+        if not topic.strip():
+            return ToolOutput("Guidance topics:\n" + self.library.topics())
+        items = self.library.lookup(topic, self.config.device)
+        if not items:
+            return ToolOutput(f"No guidance matches {topic!r}. Topics:\n" + self.library.topics())
+        return ToolOutput("\n\n".join(i.render() for i in items), guidance=items, guidance_reason=f"query: {topic}")
+
+    async def _submit(self, call: ToolCall) -> ToolOutput:
+        best = self.state.best
+        if best is None:
+            return ToolOutput("Nothing to submit yet: no candidate has passed test(). Repair the candidate and call test().")
+        timing = (best.verdict.get("timing") or {}).get("candidate")
+        speed = f", {timing['median_ms']:.4g} ms" if timing else ""
+        text = f"Submitted the candidate of step {best.step} (sha256 {best.candidate_sha256[:12]}{speed})."
+        raise Submitted(text, Message(role="tool", content=text, tool_call_id=call.id, name=call.name))

@@ -1,0 +1,44 @@
+"""One shared Verifier per task precision (the verifier's precision is part of its config), created on first use."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from kernelmosaic.verify.config import VerifyConfig
+
+__all__ = ["VerifierSet"]
+
+
+class VerifierSet:
+    """Callable as `verifiers(precision)`; every episode of that precision shares the same worker processes."""
+
+    def __init__(self, base: VerifyConfig) -> None:
+        self.base = base
+        self._by_precision: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, precision: str) -> Any:
+        from kernelmosaic.verify import Verifier
+
+        with self._lock:
+            if precision not in self._by_precision:
+                self._by_precision[precision] = Verifier(self.base.model_copy(update={"precision": precision}))
+            return self._by_precision[precision]
+
+    def device_peaks(self) -> Any:
+        """The device's peaks from the fp32 verifier, or None when this verifier cannot measure them."""
+        verifier = self("fp32")
+        return verifier.device_peaks() if hasattr(verifier, "device_peaks") else None
+
+    def close(self) -> None:
+        with self._lock:
+            for verifier in self._by_precision.values():
+                verifier.close()
+            self._by_precision.clear()
+
+    def __enter__(self) -> VerifierSet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
