@@ -1,0 +1,56 @@
+"""Runs every static rule over one candidate and turns raw hits into policy-weighted Findings."""
+
+from __future__ import annotations
+
+import logging
+
+from kernelmosaic.verify.static.cuda import check_extension
+from kernelmosaic.verify.static.forward import check_forward
+from kernelmosaic.verify.static.model_index import find_kernels
+from kernelmosaic.verify.static.module_rules import check_module
+from kernelmosaic.verify.static.policy import StaticPolicy
+from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
+from kernelmosaic.verify.static.sources import find_extensions
+from kernelmosaic.verify.verdict import Finding
+
+__all__ = ["analyze_candidate"]
+
+log = logging.getLogger(__name__)
+_VENDOR_LIBS = ("-lcublas", "-lcublasLt", "-lcudnn", "-lcufft", "-lcusparse", "-lcusolver")
+
+
+def analyze_candidate(source: str, filename: str = "candidate.py", policy: StaticPolicy | None = None) -> list[Finding]:
+    """Static findings for one candidate module, most severe first; an empty list means nothing was seen."""
+    policy = policy or StaticPolicy()
+    try:
+        idx = ModuleIndex.build(source, filename)
+    except (SyntaxError, ValueError) as e:
+        line = getattr(e, "lineno", 0) or 0
+        return _findings([Hit("syntax-error", line, f"not valid Python: {getattr(e, 'msg', e)}",
+                              (getattr(e, "text", "") or "").strip())], filename, policy)
+    hits = check_module(idx, policy)
+    exts = find_extensions(idx)
+    for ext in exts:
+        line = ext.call.lineno
+        for why in ext.opaque:
+            hits.append(idx.hit("opaque-source", line, f"extension source not analyzable: {why}"))
+        for flag in ext.flags:
+            if flag.startswith(_VENDOR_LIBS):
+                hits.append(idx.hit("vendor-library", line, f"links `{flag}`"))
+        hits.extend(check_extension(ext, filename, policy))
+    hits.extend(check_forward(idx, find_kernels(idx, exts), len(exts), policy))
+    log.debug("static analysis of %s: %d raw hits", filename, len(hits))
+    return _findings(hits, filename, policy)
+
+
+def _findings(hits: list[Hit], filename: str, policy: StaticPolicy) -> list[Finding]:
+    seen: set[tuple[str, int]] = set()
+    out: list[Finding] = []
+    for h in sorted(hits, key=lambda h: (h.line, h.rule)):
+        action = policy.action(h.rule)
+        if action == "allow" or (h.rule, h.line) in seen:
+            continue
+        seen.add((h.rule, h.line))
+        out.append(Finding(rule=h.rule, severity=action, message=h.message,
+                           evidence=f"{filename}:{h.line}: {h.snippet}"))
+    return sorted(out, key=lambda f: f.severity != "reject")

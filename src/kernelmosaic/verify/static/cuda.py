@@ -1,0 +1,264 @@
+"""C++/CUDA side: parses each extension source with tree-sitter-cuda and judges identifiers, not text.
+
+Comments and string literals are their own nodes in the tree, so `// at::matmul` or `"cublas"` never
+trip a rule. Macro bodies are parsed on their own, since tree-sitter keeps them as raw text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter
+import tree_sitter_cuda
+
+from kernelmosaic.verify.static.cuda_vocab import LAUNCHERS, identifier_rule, qualified_rule
+from kernelmosaic.verify.static.policy import StaticPolicy
+from kernelmosaic.verify.static.pyscope import Hit
+from kernelmosaic.verify.static.sources import Extension, Text
+from kernelmosaic.verify.static.vocab import ATEN_ALLOWED, CPP_METHODS_ALLOWED, TENSOR_METHODS_COMPUTE
+
+__all__ = ["check_extension"]
+
+_PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
+_SKIP = {"comment", "string_literal", "raw_string_literal", "char_literal", "system_lib_string"}
+_ARITH = {"+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "&", "|", "^"}
+_COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="}
+_STREAM_ONLY = {"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
+                "cudaEventCreateWithFlags", "cudaEventRecord", "cudaEventElapsedTime", "cudaStreamWaitEvent",
+                "getStreamFromPool", "CUDAStreamGuard", "CUDAEvent"}
+
+
+@dataclass
+class _State:
+    """What one extension's sources define and do, gathered across cpp and cuda sources."""
+
+    hits: list[Hit] = field(default_factory=list)
+    kernels: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """__global__ kernel name -> candidate line and text of its definition."""
+    referenced: set[str] = field(default_factory=set)
+    aten: bool = False
+    ns_alias: dict[str, str] = field(default_factory=dict)
+    open_ns: set[str] = field(default_factory=set)
+    using: dict[str, str] = field(default_factory=dict)
+
+
+class _Source:
+    """One parsed source text, with rows mapped back to candidate lines."""
+
+    def __init__(self, text: Text, filename: str, st: _State, policy: StaticPolicy, base_row: int = 0,
+                 raw: str | None = None):
+        self.is_macro = raw is not None
+        self.src = (raw if raw is not None else text.text).encode()
+        self.rows = self.src.decode().splitlines()
+        self.text, self.filename, self.st, self.policy, self.base_row = text, filename, st, policy, base_row
+        starts, pos = [], 0
+        for row in (text.text.splitlines(keepends=True) or [""]):
+            starts.append(pos)
+            pos += len(row)
+        self.row_starts = starts
+        self.tree = _PARSER.parse(self.src)
+
+    def t(self, node) -> str:
+        return self.src[node.start_byte:node.end_byte].decode(errors="replace")
+
+    def _line(self, node) -> int:
+        r = node.start_point[0] + self.base_row
+        return self.text.line_of(self.row_starts[max(0, min(r, len(self.row_starts) - 1))]) if self.text.pieces else 0
+
+    def _snippet(self, node) -> str:
+        row = node.start_point[0]
+        return (self.rows[row].strip() if row < len(self.rows) else "")[:160]
+
+    def hit(self, rule: str, node, message: str) -> None:
+        self.st.hits.append(Hit(rule=rule, line=self._line(node), message=message, snippet=self._snippet(node)))
+
+    def run(self) -> None:
+        if self.tree.root_node.has_error and not self.is_macro:
+            self.hit("cuda-parse-incomplete", self._first_error(self.tree.root_node),
+                     "part of the extension source did not parse; it was analyzed only partly")
+        stack = [(self.tree.root_node, False, set())]
+        while stack:
+            node, device, tensors = stack.pop()
+            if node.type in _SKIP:
+                continue
+            if node.type == "function_definition":
+                device = any(c.type in ("__global__", "__device__") for c in node.children)
+                tensors = self._tensor_params(node)
+                if any(c.type == "__global__" for c in node.children):
+                    name = self._fn_name(node)
+                    if name:
+                        self.st.kernels[name] = (self._line(node), self._snippet(node))
+            self._visit(node, device, tensors)
+            stack.extend((c, device, tensors) for c in reversed(node.children))
+
+    def _first_error(self, node):
+        for c in node.children:
+            if c.type == "ERROR" or c.is_missing:
+                return c
+            if c.has_error:
+                return self._first_error(c)
+        return node
+
+    def _fn_name(self, fn) -> str:
+        for c in fn.children:
+            if c.type == "function_declarator":
+                for d in c.children:
+                    if d.type in ("identifier", "field_identifier"):
+                        return self.t(d)
+        return ""
+
+    def _tensor_params(self, fn) -> set[str]:
+        names: set[str] = set()
+        for n in _iter(fn):
+            if n.type in ("parameter_declaration", "declaration"):
+                typ = n.child_by_field_name("type")
+                if typ is not None and self.t(typ).split("::")[-1].strip() == "Tensor":
+                    names.update(self.t(i) for i in _iter(n) if i.type == "identifier")
+                elif typ is not None and typ.type == "placeholder_type_specifier":
+                    for init in (c for c in n.children if c.type == "init_declarator"):
+                        value = init.child_by_field_name("value")
+                        if value is not None and re.match(r"\s*(at|torch)::|\s*\w+\.(contiguous|view|reshape|to)\b",
+                                                          self.t(value)):
+                            d = init.child_by_field_name("declarator")
+                            if d is not None:
+                                names.add(self.t(d))
+        return names
+
+    def _visit(self, node, device: bool, tensors: set[str]) -> None:
+        ty = node.type
+        if ty == "namespace_alias_definition":
+            m = re.match(r"namespace\s+(\w+)\s*=\s*([\w:\s]+);?", self.t(node))
+            if m:
+                self.st.ns_alias[m.group(1)] = re.sub(r"\s", "", m.group(2))
+        elif ty == "using_declaration":
+            text = self.t(node)
+            m = re.match(r"using\s+namespace\s+([\w:]+)", text)
+            if m:
+                self.st.open_ns.add(self._expand(m.group(1)).split("::")[0])
+            m = re.match(r"using\s+([\w:]+)::(\w+)\s*;", text)
+            if m:
+                self.st.using[m.group(2)] = self._expand(m.group(1))
+        elif ty in ("preproc_def", "preproc_function_def"):
+            body = next((c for c in node.children if c.type == "preproc_arg"), None)
+            if body is not None:
+                sub = _Source(self.text, self.filename, self.st, self.policy, base_row=node.start_point[0] + self.base_row,
+                              raw="void __km_macro__() {\n" + self.t(body).replace("\\\n", " \n") + "\n;}")
+                sub.base_row -= 1
+                sub.run()
+        elif ty == "qualified_identifier" and node.parent is not None and node.parent.type != "qualified_identifier":
+            self._qualified(node)
+        elif ty in ("identifier", "type_identifier", "field_identifier"):
+            self._identifier(node, device)
+        elif ty == "call_expression":
+            self._call(node, device)
+        elif not device and ty == "binary_expression":
+            op = node.child_by_field_name("operator")
+            if op is not None and op.type in _ARITH and any(
+                    c.type == "identifier" and self.t(c) in tensors for c in node.children):
+                self._aten(node, f"tensor arithmetic `{self.t(node)[:40]}` in host code")
+        elif not device and ty == "assignment_expression":
+            op = node.child_by_field_name("operator")
+            left = node.child_by_field_name("left")
+            if op is not None and op.type in _COMPOUND and left is not None and self.t(left) in tensors:
+                self._aten(node, f"in-place tensor arithmetic `{self.t(node)[:40]}` in host code")
+        elif not device and ty == "unary_expression":
+            arg = node.child_by_field_name("argument")
+            if arg is not None and arg.type == "identifier" and self.t(arg) in tensors and self.t(node)[:1] == "-":
+                self._aten(node, "tensor negation in host code")
+
+    def _expand(self, name: str) -> str:
+        parts = name.split("::")
+        if parts[0] in self.st.ns_alias:
+            parts = self.st.ns_alias[parts[0]].split("::") + parts[1:]
+        return "::".join(parts)
+
+    def _aten(self, node, what: str) -> None:
+        self.st.aten = True
+        self.hit("aten-compute-in-extension", node, what)
+
+    def _qualified(self, node) -> None:
+        inner = node
+        while inner.children and inner.children[-1].type == "qualified_identifier":
+            inner = inner.children[-1]
+        last = inner.children[-1] if inner.children else inner
+        name = self._expand(re.sub(r"<.*?>|\s", "", self.t(node)))
+        parts = name.split("::")
+        rule = qualified_rule(parts)
+        if rule:
+            self._rule(rule, node, name, parts[-1])
+            return
+        if parts[0] not in ("at", "torch") or last.type in ("type_identifier", "template_type"):
+            return
+        self._aten_name(node, parts)
+
+    def _aten_name(self, node, parts: list[str]) -> None:
+        last = parts[-1]
+        if re.match(r"k[A-Z]", last) or last[:1].isupper() or last in ATEN_ALLOWED \
+                or "::".join(parts) in self.policy.allowed_torch_ops:
+            return
+        if len(parts) > 2 and parts[1] == "cuda" and "native" not in parts:
+            return
+        self._aten(node, f"calls `{'::'.join(parts)}`")
+
+    def _rule(self, rule: str, node, name: str, last: str) -> None:
+        if rule == "streams-cuda" and self.policy.allow_streams and last in _STREAM_ONLY:
+            return
+        self.hit(rule, node, f"uses `{name}`")
+
+    def _identifier(self, node, device: bool) -> None:
+        name = self.t(node)
+        if node.parent is not None and node.parent.type in ("qualified_identifier", "function_declarator"):
+            return
+        self.st.referenced.add(name)
+        rule = identifier_rule(name)
+        if rule:
+            self._rule(rule, node, name, name)
+
+    def _call(self, node, device: bool) -> None:
+        fn = node.child_by_field_name("function")
+        if fn is None:
+            return
+        if any(c.type == "kernel_call_syntax" for c in node.children):
+            return
+        if fn.type == "identifier":
+            name = self.t(fn)
+            if device and name == "printf":
+                self.hit("printf-in-kernel", node, "printf in device code")
+            elif not device and name in self.st.using:
+                self._aten_name(node, self.st.using[name].split("::") + [name])
+            elif not device and self.st.open_ns & {"at", "torch"} and name in TENSOR_METHODS_COMPUTE:
+                self._aten(node, f"calls `{name}` from an opened ATen namespace")
+            elif name in LAUNCHERS:
+                self.st.referenced.update(self.t(i) for i in _iter(node) if i.type == "identifier")
+        elif fn.type == "field_expression" and not device:
+            field = fn.child_by_field_name("field")
+            if field is not None and field.type == "template_method":
+                field = field.child_by_field_name("name") or field
+            name = self.t(field) if field is not None else ""
+            if name in TENSOR_METHODS_COMPUTE and name not in CPP_METHODS_ALLOWED \
+                    and name not in self.policy.allowed_torch_ops:
+                self._aten(node, f"calls tensor method `.{name}()`")
+
+
+def _iter(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def check_extension(ext: Extension, filename: str, policy: StaticPolicy) -> list[Hit]:
+    """Hits for one extension's cpp and cuda sources (line numbers are candidate lines)."""
+    st = _State()
+    for text in (ext.cpp, ext.cuda):
+        if text.text.strip():
+            _Source(text, filename, st, policy).run()
+    unlaunched = {k: line for k, line in st.kernels.items() if k not in st.referenced}
+    launched_any = len(unlaunched) < len(st.kernels)
+    for name, (line, snippet) in unlaunched.items():
+        if st.aten or not launched_any:
+            st.hits.append(Hit(rule="kernel-defined-not-launched", line=line,
+                               message=f"__global__ `{name}` is never launched", snippet=snippet))
+    return st.hits

@@ -1,0 +1,65 @@
+"""Names on the C++/CUDA side that a rule owns, matched on identifiers (never on comments or strings)."""
+
+from __future__ import annotations
+
+__all__ = ["identifier_rule", "qualified_rule", "NUMERICS_SETTERS", "LAUNCHERS"]
+
+_VENDOR_PREFIXES = ("cublas", "cudnn", "cufft", "cusparse", "cusolver", "nvblas")
+_STREAMS = {
+    "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
+    "cudaEventCreateWithFlags", "cudaEventRecord", "cudaEventElapsedTime", "cudaStreamBeginCapture",
+    "cudaStreamEndCapture", "cudaDeviceSetLimit", "cudaStreamSetAttribute", "cudaStreamAttrValue",
+    "accessPolicyWindow", "cudaAccessPolicyWindow", "cudaCtxResetPersistingL2Cache", "cudaLaunchHostFunc",
+    "cudaStreamAddCallback", "cudaDeviceReset", "cudaSetDevice", "cudaStreamPerThread", "pthread_create",
+    "cudaStreamWaitEvent", "cudaGraphLaunch", "cudaGraphInstantiate", "cudaStreamGetCaptureInfo",
+    "cudaLimitPersistingL2CacheSize", "cudaThreadExit",
+}
+_DEVICE_CONFIG = {"cudaDeviceSetCacheConfig", "cudaMallocManaged", "cudaDeviceSetSharedMemConfig",
+                  "cudaMemAdvise", "cudaMemPrefetchAsync"}
+_OTHER = {
+    "fork": "concurrency", "vfork": "concurrency", "system": "concurrency", "popen": "concurrency",
+    "execve": "concurrency", "execvp": "concurrency", "setenv": "env-tamper", "putenv": "env-tamper",
+    "unsetenv": "env-tamper", "dlopen": "dynamic-code", "dlsym": "dynamic-code", "fopen": "reference-access",
+    "open": "reference-access", "freopen": "reference-access", "readlink": "reference-access",
+}
+NUMERICS_SETTERS = {
+    "setAllowTF32CuBLAS", "setAllowTF32CuDNN", "setFloat32MatmulPrecision", "setBenchmarkCuDNN",
+    "setDeterministicCuDNN", "setAllowFP16ReductionCuBLAS", "setAllowBF16ReductionCuBLAS",
+    "setDeterministicAlgorithms", "setFlushDenormal",
+}
+LAUNCHERS = {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel", "cuLaunchKernel"}
+_STREAM_QUALIFIED = {"getStreamFromPool", "setCurrentCUDAStream", "CUDAStreamGuard", "CUDAMultiStreamGuard",
+                     "getStreamFromExternal", "CUDAEvent", "CUDAGraph"}
+
+
+def identifier_rule(name: str) -> str | None:
+    """Rule owning an unqualified identifier (call, type or field name)."""
+    if name.startswith(_VENDOR_PREFIXES):
+        return "vendor-library"
+    if name in _STREAMS:
+        return "streams-cuda"
+    if name in _DEVICE_CONFIG:
+        return "cuda-device-config"
+    if name in NUMERICS_SETTERS:
+        return "numerics-switch"
+    return _OTHER.get(name)
+
+
+def qualified_rule(parts: list[str]) -> str | None:
+    """Rule owning a qualified name that is not plain ATen compute (namespaces already de-aliased)."""
+    root, last = parts[0], parts[-1]
+    if root in ("cutlass", "cute", "thrust", "cub"):
+        return "vendor-template"
+    if root == "std" and len(parts) > 1 and parts[1] in ("thread", "jthread", "async"):
+        return "streams-cuda"
+    if root == "std" and len(parts) > 1 and parts[1] in ("ifstream", "fstream", "filesystem"):
+        return "reference-access"
+    if root == "std" and len(parts) > 1 and parts[1] in ("system", "getenv"):
+        return "concurrency" if parts[1] == "system" else None
+    if last in _STREAM_QUALIFIED:
+        return "streams-cuda"
+    if last in ("getCurrentCUDABlasHandle", "getCurrentCUDABlasLtHandle", "getCurrentCUDNNHandle"):
+        return "vendor-library"
+    if last in NUMERICS_SETTERS:
+        return "numerics-switch"
+    return identifier_rule(last)

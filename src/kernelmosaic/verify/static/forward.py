@@ -1,0 +1,123 @@
+"""Follows ModelNew.forward through the helpers it reaches and judges what that code computes.
+
+Rules here: torch-compute, torch-aux-op, try-fallback, caching (state in forward, identity-keyed
+lookups), no-kernel-launched, no-custom-kernel-defined, missing-modelnew.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info
+from kernelmosaic.verify.static.policy import StaticPolicy
+from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
+from kernelmosaic.verify.static.tensors import FunctionScope
+
+__all__ = ["check_forward"]
+
+_ENTRY = ("forward", "__call__", "_call_impl")
+
+
+@dataclass
+class _Work:
+    fn: ast.FunctionDef | ast.AsyncFunctionDef
+    cls: ClassInfo | None
+    tensor_params: set[str] = field(default_factory=set)
+
+
+class _Reach:
+    """Worklist over functions reachable from ModelNew's entry points, with tensor-ness of parameters."""
+
+    def __init__(self, idx: ModuleIndex, kernels: Kernels, policy: StaticPolicy):
+        self.idx, self.k, self.policy = idx, kernels, policy
+        self.work: dict[int, _Work] = {}
+        self.queue: list[int] = []
+        self.classes: dict[str, ClassInfo] = {}
+        self.launched = False
+
+    def info(self, name: str) -> ClassInfo:
+        if name not in self.classes:
+            self.classes[name] = class_info(self.idx, self.idx.classes[name])
+        return self.classes[name]
+
+    def add(self, fn: ast.AST, cls: ClassInfo | None, tensor_params: set[str]) -> None:
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name in self.k.triton:
+            return
+        w = self.work.get(id(fn))
+        if w is None:
+            self.work[id(fn)] = _Work(fn, cls, set(tensor_params))
+            self.queue.append(id(fn))
+        elif not tensor_params <= w.tensor_params:
+            w.tensor_params |= tensor_params
+            self.queue.append(id(fn))
+
+    def add_class(self, name: str) -> None:
+        info = self.info(name)
+        for m in info.methods.values():
+            params = {a.arg for a in m.args.args[1:]} if m.name in _ENTRY else set()
+            if m.name != "__init__":
+                self.add(m, info, params)
+
+    def run(self) -> list[Hit]:
+        hits: dict[int, list[Hit]] = {}
+        while self.queue:
+            w = self.work[self.queue.pop()]
+            scope = FunctionScope(self.idx, self.k, w.cls, w.fn, w.tensor_params, self.policy)
+            hits[id(w.fn)] = scope.check()
+            self.launched |= scope.launched
+            for callee, cls, tensor_args in scope.calls:
+                if isinstance(callee, str):
+                    self.add_class(callee)
+                else:
+                    self.add(callee, cls, tensor_args)
+        return [h for hs in hits.values() for h in hs]
+
+
+def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy: StaticPolicy) -> list[Hit]:
+    hits: list[Hit] = []
+    model = idx.classes.get("ModelNew")
+    if not n_extensions and not kernels.triton:
+        hits.append(idx.hit("no-custom-kernel-defined", model or 1,
+                            "no load_inline extension and no @triton.jit kernel in the candidate"))
+    if kernels.triton and not policy.allow_triton:
+        first = next(iter(kernels.triton.values()))
+        hits.append(idx.hit("triton-not-allowed", first, "Triton kernels are not allowed by the policy"))
+    if model is None:
+        return hits + [idx.hit("missing-modelnew", 1, "no `class ModelNew` defined at module level")]
+    for base in model.bases:
+        q = idx.resolve(base) or ""
+        if q.startswith("torch.nn.") and q != "torch.nn.Module":
+            hits.append(idx.hit("torch-compute", base, f"ModelNew inherits `{q}`, whose forward computes"))
+    reach = _Reach(idx, kernels, policy)
+    info = reach.info("ModelNew")
+    entries = [m for name, m in info.methods.items() if name in _ENTRY]
+    for m in entries:
+        reach.add(m, info, {a.arg for a in m.args.args[1:] if _maybe_tensor(a, m)})
+    # Methods handed over as callbacks (hooks) run inside forward too.
+    for m in info.methods.values():
+        for node in ast.walk(m):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr.startswith("register_") and node.func.attr.endswith("hook"):
+                for arg in node.args:
+                    if isinstance(arg, ast.Attribute) and arg.attr in info.methods:
+                        reach.add(info.methods[arg.attr], info, set())
+                    elif isinstance(arg, ast.Name) and arg.id in idx.functions:
+                        reach.add(idx.functions[arg.id], None, set())
+    hits.extend(reach.run())
+    if (n_extensions or kernels.triton) and not reach.launched:
+        where = entries[0] if entries else model
+        hits.append(idx.hit("no-kernel-launched", where,
+                            "a custom kernel is defined but forward never calls into it"))
+    return hits
+
+
+def _maybe_tensor(arg: ast.arg, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """forward's parameters are tensors unless annotated or defaulted as something else."""
+    if arg.annotation is not None:
+        return "Tensor" in ast.unparse(arg.annotation)
+    args = fn.args.args
+    defaults = dict(zip([a.arg for a in args[len(args) - len(fn.args.defaults):]], fn.args.defaults, strict=False))
+    d = defaults.get(arg.arg)
+    return d is None or not isinstance(d, ast.Constant)
+

@@ -1,0 +1,54 @@
+"""What the static analysis tolerates: one typed policy, every field documented, defaults strict."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kernelmosaic.verify.static.rules import RULES
+
+__all__ = ["StaticPolicy", "Action"]
+
+Action = Literal["reject", "flag", "allow"]
+
+DEFAULT_IMPORTS = [
+    "torch", "triton", "math", "numpy", "typing", "functools", "dataclasses", "itertools", "collections",
+    "operator", "os", "sys", "time", "datetime", "textwrap", "__future__", "enum", "warnings", "logging", "abc", "string",
+]
+
+
+class StaticPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    torch_compute: Action = "reject"
+    """What to do with PyTorch compute reached from forward (`torch-compute`)."""
+    allowed_torch_ops: list[str] = Field(default_factory=list)
+    """Extra names not counted as compute: dotted (`torch.cumsum`, `torch.nn.functional.pad`) or bare method
+    names (`sort`). Adds to the built-in allocation/layout allow-list."""
+    allow_triton: bool = True
+    """Triton kernels count as custom kernels; when false they are rejected (`triton-not-allowed`)."""
+    allow_streams: bool = False
+    """Accept new CUDA streams and events (Python and C++); for tasks that are about multi-stream overlap."""
+    allowed_imports: list[str] = Field(default_factory=lambda: list(DEFAULT_IMPORTS))
+    """Top-level modules a candidate may import; anything else is `import-not-allowed`."""
+    allowed_env_writes: list[str] = Field(default_factory=lambda: ["TORCH_CUDA_ARCH_LIST", "MAX_JOBS"])
+    """Environment variables a candidate may set (build knobs that do not change how it is judged)."""
+    severity: dict[str, Action] = Field(default_factory=dict)
+    """Per-rule overrides, rule id -> reject/flag/allow; applied after `torch_compute`."""
+
+    @field_validator("severity")
+    @classmethod
+    def _known_rules(cls, value: dict[str, Action]) -> dict[str, Action]:
+        unknown = sorted(set(value) - set(RULES))
+        if unknown:
+            raise ValueError(f"unknown static rule id(s) {unknown}; known: {sorted(RULES)}")
+        return value
+
+    def action(self, rule: str) -> Action:
+        """The effective action for a rule id under this policy."""
+        if rule in self.severity:
+            return self.severity[rule]
+        if rule == "torch-compute":
+            return self.torch_compute
+        return RULES[rule].severity

@@ -1,0 +1,135 @@
+"""Name resolution for the Python side: imports, aliases and `getattr(x, "lit")` turned into dotted names.
+
+`T.matmul`, `mm` after `from torch import matmul as mm`, and `getattr(torch, "matmul")` all resolve to
+`torch.matmul`, so every rule matches on one canonical spelling.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+
+__all__ = ["ModuleIndex", "Hit", "literal_getattr_to_attribute"]
+
+_BUILTINS = set(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One raw observation before policy is applied: rule id, line in the candidate, message."""
+
+    rule: str
+    line: int
+    message: str
+    snippet: str = ""
+
+
+def literal_getattr_to_attribute(tree: ast.AST) -> ast.AST:
+    """Rewrite `getattr(obj, "name"[, default])` as `obj.name` so literal lookups are judged like attributes."""
+
+    class _T(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id == "getattr" and len(node.args) in (2, 3) and not node.keywords
+                    and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                    and node.args[1].value.isidentifier()):
+                new = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+                return ast.copy_location(new, node)
+            return node
+
+    return ast.fix_missing_locations(_T().visit(tree))
+
+
+@dataclass
+class ModuleIndex:
+    """Imports, module-level definitions and assignments of one candidate module."""
+
+    tree: ast.Module
+    filename: str
+    lines: list[str]
+    imports: dict[str, str] = field(default_factory=dict)
+    star: list[str] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    bound: set[str] = field(default_factory=set)
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, source: str, filename: str) -> ModuleIndex:
+        tree = literal_getattr_to_attribute(ast.parse(source, filename=filename))
+        assert isinstance(tree, ast.Module)
+        idx = cls(tree=tree, filename=filename, lines=source.splitlines())
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                idx.parents[id(child)] = node
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        idx.imports[a.asname] = a.name
+                    else:
+                        top = a.name.split(".")[0]
+                        idx.imports[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    if a.name == "*":
+                        idx.star.append(node.module)
+                    else:
+                        idx.imports[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                idx.bound.add(node.id)
+            elif isinstance(node, ast.arg):
+                idx.bound.add(node.arg)
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                idx.functions[stmt.name] = stmt
+            elif isinstance(stmt, ast.ClassDef):
+                idx.classes[stmt.name] = stmt
+        idx.aliases = idx.scope_aliases(tree.body, {})
+        return idx
+
+    def scope_aliases(self, body: list[ast.stmt], outer: dict[str, str]) -> dict[str, str]:
+        """Names bound by plain assignment to a resolvable dotted name (`mm = torch.matmul`) in this body."""
+        found = dict(outer)
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                        and isinstance(node.targets[0], ast.Name)):
+                    q = self.resolve(node.value, found)
+                    if q and not isinstance(node.value, ast.Call):
+                        found[node.targets[0].id] = q
+        return found
+
+    def resolve(self, node: ast.AST, local: dict[str, str] | None = None) -> str | None:
+        """Dotted name an expression refers to (`torch.nn.functional.relu`), or None when it is not a name."""
+        if isinstance(node, ast.Name):
+            if local and node.id in local:
+                return local[node.id]
+            if node.id in self.aliases:
+                return self.aliases[node.id]
+            if node.id in self.imports:
+                return self.imports[node.id]
+            if node.id in self.functions or node.id in self.classes:
+                return None
+            if node.id in _BUILTINS and node.id not in self.bound:
+                return f"builtins.{node.id}"
+            if self.star and node.id not in self.bound:
+                return f"{self.star[0]}.{node.id}"
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value, local)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def snippet(self, line: int) -> str:
+        text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+        return text if len(text) <= 160 else text[:157] + "..."
+
+    def hit(self, rule: str, node: ast.AST | int, message: str) -> Hit:
+        line = node if isinstance(node, int) else getattr(node, "lineno", 0)
+        return Hit(rule=rule, line=line, message=message, snippet=self.snippet(line))
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))

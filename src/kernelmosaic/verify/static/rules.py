@@ -1,0 +1,91 @@
+"""The static rule registry: every rule id the static analysis can emit, its default severity and why.
+
+`verify --explain RULE` prints the rationale; the threat model (docs/threat-model-static.md) expands it.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from kernelmosaic.verify.verdict import Severity
+
+__all__ = ["Rule", "RULES"]
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+    id: str
+    """Stable rule id, as it appears in `Finding.rule`."""
+    severity: Severity
+    """Default severity; `StaticPolicy` may lower it or switch the rule off."""
+    rationale: str
+    """One line: what the rule catches and why it matters for an honest speedup."""
+
+
+def _rules(*rows: tuple[str, Severity, str]) -> dict[str, Rule]:
+    return {rid: Rule(id=rid, severity=sev, rationale=why) for rid, sev, why in rows}
+
+
+RULES: dict[str, Rule] = _rules(
+    # Python side: does forward really run the candidate's own kernels?
+    ("torch-compute", "reject",
+     "forward (or code it reaches) computes with PyTorch ops, so the speedup would belong to PyTorch, not the kernel."),
+    ("torch-aux-op", "flag",
+     "forward builds index tensors with PyTorch (arange, linspace); small, but work the kernel did not do."),
+    ("no-custom-kernel-defined", "reject",
+     "the candidate defines neither a load_inline extension nor a Triton kernel, so there is no kernel to judge."),
+    ("no-kernel-launched", "reject",
+     "a custom kernel is defined but forward never reaches a call into it; the output comes from something else."),
+    ("missing-modelnew", "reject",
+     "no `class ModelNew` is defined statically, so the analysis cannot see what the verifier will run."),
+    ("try-fallback", "reject",
+     "an exception handler in forward computes a result, typically a PyTorch fallback when the kernel fails."),
+    ("reference-access", "reject",
+     "the candidate reaches for the reference (Model, the problem module, frames, gc, sys.modules, files)."),
+    ("import-not-allowed", "reject",
+     "the candidate imports a module outside the allow-list; unknown modules can reach the problem or the verifier."),
+    ("dynamic-code", "reject",
+     "exec/eval/compile/importlib/ctypes or a computed attribute name hides code from static analysis."),
+    ("opaque-source", "reject",
+     "a load_inline source could not be resolved to literal text, so the C++/CUDA code cannot be analyzed."),
+    ("concurrency", "reject",
+     "threads, processes, signals or async work can run outside the timed region or race the checker."),
+    ("problem-globals-write", "reject",
+     "a `global` write to a size constant or from ModelNew can change what the problem means between calls."),
+    ("monkeypatch", "reject",
+     "the candidate assigns attributes of other modules (torch, time, builtins), which can fake timing or checks."),
+    ("numerics-switch", "reject",
+     "global numerics switches (TF32, reduced-precision reductions, default dtype) change the reference's precision too."),
+    ("streams-python", "reject",
+     "new CUDA streams/events or memory caps in Python move work off the stream the timer measures."),
+    ("cuda-graph", "flag",
+     "CUDA graphs replay recorded work; legitimate for launch overhead, but they can replay stale results."),
+    ("env-tamper", "reject",
+     "writing os.environ (CUDA_LAUNCH_BLOCKING, build dirs) changes how the verifier itself runs or builds."),
+    ("timing-probe", "flag",
+     "the candidate reads the clock; code that knows when it is timed can behave differently when timed."),
+    ("caching", "flag",
+     "results keyed on data_ptr/id/hash, memoized tensor functions, or state stored on self in forward can replay old outputs."),
+    ("triton-not-allowed", "reject",
+     "the policy forbids Triton kernels for this task."),
+    ("syntax-error", "reject",
+     "the candidate is not valid Python, so nothing about it can be checked."),
+    # C++/CUDA side.
+    ("aten-compute-in-extension", "reject",
+     "the extension calls ATen/torch compute (at::matmul, tensor.sum(), a + b on tensors) instead of its own kernel."),
+    ("vendor-library", "reject",
+     "cuBLAS/cuDNN/cuFFT/cuSOLVER/cuSPARSE do the work, so the kernel under test is the vendor's, not the candidate's."),
+    ("vendor-template", "flag",
+     "CUTLASS/CuTe/Thrust/CUB are header templates compiled into the candidate: legitimate, but recorded."),
+    ("streams-cuda", "reject",
+     "new streams/events, graph capture, host threads, L2 persistence or device resets escape or distort the timer."),
+    ("cuda-device-config", "flag",
+     "device-wide cache configuration or managed memory changes conditions for the reference and other subjects."),
+    ("kernel-defined-not-launched", "reject",
+     "a __global__ kernel is defined but never launched while the extension has no other kernel doing the work."),
+    ("printf-in-kernel", "flag",
+     "device printf slows kernels and floods logs; it is never part of a fast kernel."),
+    ("cuda-parse-incomplete", "flag",
+     "tree-sitter could not parse part of an extension source, so that part was analyzed only partly."),
+)

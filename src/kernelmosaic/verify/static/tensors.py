@@ -1,0 +1,307 @@
+"""Judges one function reached from forward: which names hold tensors, and what is done to them.
+
+Tensor-ness is tracked on purpose narrowly (parameters passed tensors, allocations, kernel outputs,
+views of those) so that shape arithmetic like `(n + 255) // 256` is never mistaken for compute.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, is_ext_value
+from kernelmosaic.verify.static.module_rules import classify_call
+from kernelmosaic.verify.static.policy import StaticPolicy
+from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
+from kernelmosaic.verify.static.vocab import (
+    NN_NONCOMPUTE,
+    TENSOR_METHODS_ALLOWED,
+    TENSOR_METHODS_COMPUTE,
+    TORCH_ALLOWED,
+    TORCH_AUX,
+    TORCH_NONCALL_OK,
+)
+
+__all__ = ["FunctionScope"]
+
+_NOT_TENSOR_RESULT = {"size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset", "element_size",
+                      "is_contiguous", "get_device", "data_ptr", "item", "tolist", "__len__", "is_cuda", "numpy",
+                      "untyped_storage", "dim_order", "is_floating_point", "type"}
+_TENSOR_ATTRS = {"T", "mT", "H", "mH", "data", "real", "imag", "grad", "weight", "bias"}
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor,
+          ast.LShift, ast.RShift)
+_NN_METHODS_OK = {"parameters", "named_parameters", "buffers", "named_buffers", "children", "modules",
+                  "state_dict", "to", "cuda", "cpu", "float", "half", "train", "eval", "requires_grad_",
+                  "extra_repr", "register_buffer", "register_parameter"}
+_BUILTIN_COMPUTE = {"builtins.sum", "builtins.abs", "builtins.max", "builtins.min", "builtins.pow",
+                    "builtins.round", "builtins.sorted", "builtins.divmod"}
+_COMPUTE_NAMESPACES = ("torch.nn.functional.", "torch.ops.aten.", "torch.special.", "torch.linalg.", "torch.fft.")
+_DICT_LOOKUPS = {"get", "setdefault", "pop", "__contains__", "__getitem__"}
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical"}
+
+
+class FunctionScope:
+    """Checks one reachable function; fills `calls` (what it reaches) and `launched`."""
+
+    def __init__(self, idx: ModuleIndex, k: Kernels, cls: ClassInfo | None, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                 tensor_params: set[str], policy: StaticPolicy):
+        self.idx, self.k, self.cls, self.fn, self.policy = idx, k, cls, fn, policy
+        self.aliases = idx.scope_aliases(fn.body, idx.aliases)
+        self.tensors = set(tensor_params)
+        self.nn_names: set[str] = set()
+        self.plain: set[str] = set()
+        self.calls: list[tuple[ast.AST | str, ClassInfo | None, set[str]]] = []
+        self.launched = False
+        self.hits: list[Hit] = []
+        self.extra = set(policy.allowed_torch_ops)
+
+    # ---- what names hold --------------------------------------------------------------------------
+    def _bind(self) -> None:
+        stores = sorted((n for n in ast.walk(self.fn) if isinstance(n, ast.Assign | ast.AnnAssign | ast.For
+                                                                     | ast.AugAssign | ast.withitem)),
+                        key=lambda n: getattr(n, "lineno", 0))
+        for _ in range(3):
+            for n in stores:
+                if isinstance(n, ast.For):
+                    target, value = n.target, n.iter
+                elif isinstance(n, ast.withitem):
+                    target, value = n.optional_vars, n.context_expr
+                elif isinstance(n, ast.Assign):
+                    target, value = (n.targets[0] if len(n.targets) == 1 else None), n.value
+                else:
+                    target, value = n.target, n.value
+                if target is None or value is None:
+                    continue
+                names = [t.id for t in ast.walk(target) if isinstance(t, ast.Name)]
+                if isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
+                              | ast.Constant | ast.JoinedStr):
+                    self.plain.update(names)
+                elif self.is_nn(value) or (isinstance(n, ast.For) and self._is_nn_container(value)):
+                    self.nn_names.update(names)
+                elif self.is_tensor(value) or (isinstance(n, ast.For) and self._iter_of_tensors(value)):
+                    self.tensors.update(names)
+
+    def _iter_of_tensors(self, value: ast.AST) -> bool:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            return value.func.attr in ("split", "chunk", "unbind") and self.is_tensor(value.func.value)
+        return self.is_tensor(value)
+
+    def _self_attr(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return node.attr
+        return None
+
+    def _is_nn_container(self, node: ast.AST) -> bool:
+        attr = self._self_attr(node)
+        return bool(self.cls and attr in self.cls.nn_attrs)
+
+    def is_nn(self, node: ast.AST) -> bool:
+        """A computing nn module (`self.conv`, `self.layers[0]`, a loop variable over `self.layers`)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.nn_names
+        if isinstance(node, ast.Subscript):
+            return self.is_nn(node.value)
+        attr = self._self_attr(node)
+        return bool(self.cls and attr in self.cls.nn_attrs and self.cls.nn_attrs[attr] not in NN_NONCOMPUTE)
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self.tensors
+        if isinstance(node, ast.Attribute):
+            if node.attr in _TENSOR_ATTRS and (self.is_tensor(node.value) or self.is_nn(node.value)):
+                return True
+            attr = self._self_attr(node)
+            return bool(self.cls and attr in self.cls.tensor_attrs)
+        if isinstance(node, ast.Subscript):
+            return self.is_tensor(node.value) or (isinstance(node.value, ast.Call) and self.is_tensor(node.value))
+        if isinstance(node, ast.BinOp):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_tensor(node.operand)
+        if isinstance(node, ast.IfExp):
+            return self.is_tensor(node.body) or self.is_tensor(node.orelse)
+        if isinstance(node, ast.Call):
+            f = node.func
+            q = self.idx.resolve(f, self.aliases) or ""
+            if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.utils.")):
+                return True
+            if self.is_nn(f) or self._is_kernel_call(node):
+                return True
+            if isinstance(f, ast.Attribute) and self.is_tensor(f.value):
+                return f.attr not in _NOT_TENSOR_RESULT
+        return False
+
+    # ---- kernels ------------------------------------------------------------------------------------
+    def _is_kernel_call(self, node: ast.Call) -> bool:
+        f = node.func
+        if isinstance(f, ast.Attribute) and is_ext_value(self.idx, self.k, f.value):
+            return True
+        if isinstance(f, ast.Name) and f.id in self.k.ext_functions:
+            return True
+        if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in self.k.triton:
+            return True
+        if isinstance(f, ast.Attribute) and f.attr == "run" and isinstance(f.value, ast.Name) \
+                and f.value.id in self.k.triton:
+            return True
+        q = self.idx.resolve(f, self.aliases) or ""
+        parts = q.split(".")
+        return len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.op_namespaces
+
+    # ---- checks -------------------------------------------------------------------------------------
+    def check(self) -> list[Hit]:
+        self._bind()
+        for node in ast.walk(self.fn):
+            if isinstance(node, ast.Call):
+                self._call(node)
+            elif isinstance(node, ast.BinOp):
+                if isinstance(node.op, ast.MatMult):
+                    self._compute(node, "uses the `@` operator")
+                elif isinstance(node.op, _ARITH) and (self.is_tensor(node.left) or self.is_tensor(node.right)):
+                    self._compute(node, "does tensor arithmetic in Python")
+            elif isinstance(node, ast.AugAssign):
+                if isinstance(node.op, ast.MatMult) or self.is_tensor(node.target) or self.is_tensor(node.value):
+                    self._compute(node, "does in-place tensor arithmetic in Python")
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.Invert) \
+                    and self.is_tensor(node.operand):
+                self._compute(node, "negates a tensor in Python")
+            elif isinstance(node, ast.Compare) and not any(isinstance(o, ast.Is | ast.IsNot | ast.In | ast.NotIn)
+                                                            for o in node.ops):
+                if any(self.is_tensor(x) for x in [node.left, *node.comparators]):
+                    self._compute(node, "compares tensors in Python")
+            elif isinstance(node, ast.Try | ast.TryStar):
+                self._try(node)
+            elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                self._state(node)
+            elif isinstance(node, ast.Attribute | ast.Name) and isinstance(node.ctx, ast.Load):
+                self._reference(node)
+            if isinstance(node, ast.Subscript | ast.Compare | ast.Call):
+                self._identity_key(node)
+        return self.hits
+
+    def _compute(self, node: ast.AST, what: str) -> None:
+        if self.policy.action("torch-compute") != "allow":
+            self.hits.append(self.idx.hit("torch-compute", node, f"`{self.fn.name}` {what}"))
+
+    def _call(self, node: ast.Call) -> None:
+        f = node.func
+        if self._is_kernel_call(node):
+            self.launched = True
+            return
+        tensor_args = [self.is_tensor(a) for a in node.args]
+        q = self.idx.resolve(f, self.aliases)
+        if q:
+            self._named_call(node, q, tensor_args)
+            return
+        if isinstance(f, ast.Name):
+            if f.id in self.idx.classes:
+                self.calls.append((f.id, None, set()))
+            elif f.id in self.idx.functions:
+                fn = self.idx.functions[f.id]
+                self.calls.append((fn, None, {a.arg for a, t in zip(fn.args.args, tensor_args, strict=False) if t}))
+            elif self.is_nn(f):
+                self._compute(node, f"calls nn module `{f.id}`")
+            return
+        if isinstance(f, ast.Subscript):
+            if self.is_nn(f):
+                self._compute(node, "calls an nn submodule")
+            return
+        if not isinstance(f, ast.Attribute):
+            return
+        recv, name = f.value, f.attr
+        attr = self._self_attr(f)
+        if attr is not None and self.cls:
+            if attr in self.cls.methods:
+                m = self.cls.methods[attr]
+                params = {a.arg for a, t in zip(m.args.args[1:], tensor_args, strict=False) if t}
+                self.calls.append((m, self.cls, params))
+            elif attr in self.cls.local_attrs:
+                self.calls.append((self.cls.local_attrs[attr], None, set()))
+            elif self.is_nn(f):
+                self._compute(node, f"calls nn submodule `self.{attr}` ({self.cls.nn_attrs[attr]})")
+            return
+        if isinstance(recv, ast.Name) and recv.id in self.idx.classes:
+            self.calls.append((recv.id, None, set()))
+            return
+        if self.is_nn(recv):
+            if name not in _NN_METHODS_OK:
+                self._compute(node, f"calls `.{name}()` of an nn submodule")
+            return
+        if name in self.extra:
+            return
+        if self.is_tensor(recv):
+            if name not in TENSOR_METHODS_ALLOWED:
+                self._compute(node, f"calls tensor method `.{name}()`")
+        elif name in TENSOR_METHODS_COMPUTE and not self._plain(recv):
+            self._compute(node, f"calls `.{name}()`, a tensor compute method")
+
+    def _plain(self, recv: ast.AST) -> bool:
+        """Receivers that are certainly not tensors: literals, containers, modules, extensions."""
+        if isinstance(recv, ast.Constant | ast.List | ast.Dict | ast.Set | ast.JoinedStr):
+            return True
+        if isinstance(recv, ast.Name) and recv.id in self.plain:
+            return True
+        return is_ext_value(self.idx, self.k, recv) or self.idx.resolve(recv, self.aliases) is not None
+
+    def _named_call(self, node: ast.Call, q: str, tensor_args: list[bool]) -> None:
+        if classify_call(q):
+            return  # owned by a whole-module rule
+        if q.startswith("torch."):
+            if q in TORCH_ALLOWED or q in self.extra:
+                return
+            if q in TORCH_AUX:
+                self.hits.append(self.idx.hit("torch-aux-op", node, f"`{self.fn.name}` calls `{q}`"))
+                return
+            self._compute(node, f"calls `{q}`")
+        elif q in ("operator.matmul", "operator.imatmul") or (
+                q.startswith("operator.") and any(tensor_args)) or (q in _BUILTIN_COMPUTE and any(tensor_args)):
+            self._compute(node, f"calls `{q.removeprefix('builtins.')}` on tensors")
+
+    def _reference(self, node: ast.Attribute | ast.Name) -> None:
+        parent = self.idx.parent(node)
+        if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node):
+            return
+        q = self.idx.resolve(node, self.aliases) or ""
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith("torch.") and q not in TORCH_ALLOWED and last not in TORCH_NONCALL_OK and \
+                (last in TENSOR_METHODS_COMPUTE or q.startswith(_COMPUTE_NAMESPACES)) and q not in self.extra:
+            self._compute(node, f"passes `{q}` as a function")
+
+    def _try(self, node: ast.Try | ast.TryStar) -> None:
+        for h in node.handlers:
+            if not all(self._harmless(s) for s in h.body):
+                self.hits.append(self.idx.hit("try-fallback", h, f"`{self.fn.name}` computes in an exception handler"))
+
+    def _harmless(self, stmt: ast.stmt) -> bool:
+        if isinstance(stmt, ast.Pass | ast.Raise):
+            return True
+        if isinstance(stmt, ast.Expr):
+            v = stmt.value
+            if isinstance(v, ast.Constant):
+                return True
+            return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _LOG_METHODS
+        return False
+
+    def _state(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            for sub in ast.walk(t):
+                attr = self._self_attr(sub)
+                if attr is not None and isinstance(sub.ctx, ast.Store) and not (
+                        node.value is not None and is_ext_value(self.idx, self.k, node.value)):
+                    self.hits.append(self.idx.hit("caching", sub, f"`{self.fn.name}` stores `self.{attr}` "
+                                                                  "while running"))
+
+    def _identity_key(self, node: ast.Subscript | ast.Compare | ast.Call) -> None:
+        if isinstance(node, ast.Call):
+            f = node.func
+            key = node.args[:1] if isinstance(f, ast.Attribute) and f.attr in _DICT_LOOKUPS else []
+        elif isinstance(node, ast.Subscript):
+            key = [node.slice]
+        elif any(isinstance(o, ast.In | ast.NotIn) for o in node.ops):
+            key = [node.left]
+        else:
+            return
+        for n in (x for k in key for x in ast.walk(k)):
+            if isinstance(n, ast.Call) and ((isinstance(n.func, ast.Attribute) and n.func.attr == "data_ptr")
+                                            or self.idx.resolve(n.func) in ("builtins.id", "builtins.hash")):
+                self.hits.append(self.idx.hit("caching", node, "looks up state keyed on tensor identity"))
+                return

@@ -1,0 +1,80 @@
+"""Vocabulary of the static analysis: which PyTorch/ATen names allocate or reshape (allowed) and which compute.
+
+Kept as plain sets so a reviewer can read the whole judgement in one place.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TORCH_ALLOWED", "TORCH_AUX", "TENSOR_METHODS_ALLOWED", "TENSOR_METHODS_COMPUTE", "NN_NONCOMPUTE",
+    "TORCH_NONCALL_OK", "ATEN_ALLOWED", "CPP_METHODS_ALLOWED",
+]
+
+# torch.* callables that allocate, describe or move tensors without computing on their values.
+TORCH_ALLOWED = {
+    "torch.empty", "torch.empty_like", "torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like",
+    "torch.full", "torch.full_like", "torch.empty_strided", "torch.tensor", "torch.as_tensor", "torch.from_numpy",
+    "torch.Size", "torch.device", "torch.dtype", "torch.finfo", "torch.iinfo", "torch.no_grad",
+    "torch.inference_mode", "torch.enable_grad", "torch.is_tensor", "torch.is_floating_point", "torch.numel",
+    "torch.get_default_dtype", "torch.is_grad_enabled", "torch.promote_types", "torch.result_type",
+    "torch.broadcast_shapes", "torch.is_complex",
+    "torch.cuda.current_stream", "torch.cuda.current_device", "torch.cuda.default_stream",
+    "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_properties",
+    "torch.cuda.get_device_capability", "torch.cuda.get_device_name", "torch.cuda.synchronize",
+    "torch.cuda.device", "torch.cuda.set_device",
+    "torch.utils.cpp_extension.load_inline", "torch.nn.Parameter", "torch.autograd.Function",
+}
+# Index-building helpers: small work, recorded as a flag rather than a reject.
+TORCH_AUX = {"torch.arange", "torch.linspace", "torch.logspace"}
+
+# Tensor methods that only describe, view, move or allocate.
+TENSOR_METHODS_ALLOWED = {
+    "view", "view_as", "reshape", "reshape_as", "contiguous", "permute", "transpose", "t", "unsqueeze",
+    "squeeze", "flatten", "unflatten", "expand", "expand_as", "narrow", "split", "chunk", "unbind", "select",
+    "as_strided", "movedim", "swapaxes", "to", "cuda", "cpu", "float", "half", "bfloat16", "double", "int",
+    "long", "bool", "type_as", "detach", "requires_grad_", "data_ptr", "size", "dim", "ndimension", "numel",
+    "nelement", "stride", "storage_offset", "element_size", "is_contiguous", "get_device", "new_empty",
+    "new_zeros", "new_ones", "new_full", "new_empty_strided", "new_tensor", "fill_", "zero_", "clone", "copy_",
+    "item", "tolist", "pin_memory", "record_stream", "untyped_storage", "__getitem__", "__len__", "is_cuda",
+    "type", "numpy", "is_floating_point", "dim_order",
+}
+# Tensor methods that compute. Used when the receiver's type is unknown (a tensor of known type is judged
+# by the allow-list instead, so this list only needs the names a model is likely to use).
+TENSOR_METHODS_COMPUTE = {
+    "matmul", "mm", "bmm", "mv", "dot", "addmm", "addbmm", "baddbmm", "addmv", "einsum", "outer", "kron",
+    "sum", "mean", "prod", "std", "var", "norm", "max", "min", "amax", "amin", "argmax", "argmin", "cumsum",
+    "cumprod", "logsumexp", "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sqrt", "rsqrt", "pow", "square", "abs", "neg", "reciprocal", "sign", "sin", "cos", "tan", "tanh",
+    "sigmoid", "relu", "relu_", "gelu", "silu", "elu", "leaky_relu", "hardtanh", "softplus", "clamp", "clamp_",
+    "clip", "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "floor_divide",
+    "remainder", "fmod", "addcmul", "addcdiv", "lerp", "where", "masked_fill", "masked_fill_", "gather",
+    "scatter", "scatter_add", "index_select", "index_add", "take", "sort", "argsort", "topk", "kthvalue",
+    "median", "mode", "all", "any", "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "floor", "ceil",
+    "round", "trunc", "frac", "erf", "erfc", "tril", "triu", "diag", "diagonal", "trace", "flip", "roll",
+    "repeat", "repeat_interleave", "tile", "cross", "cumulative_trapezoid", "conv2d", "linear", "uniform_",
+    "normal_", "bernoulli", "bernoulli_", "exponential_", "random_", "cauchy_", "log_normal_", "geometric_",
+    "nan_to_num", "hardsigmoid", "hardswish", "mish", "selu", "celu", "logit", "logical_and", "logical_or",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "count_nonzero", "nonzero", "unique", "histc",
+    "bincount", "pad", "layer_norm", "group_norm", "batch_norm", "dropout", "apply_", "map_", "__matmul__",
+    "__rmatmul__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__pow__", "__neg__", "__abs__", "__iadd__", "__imul__", "__isub__", "__itruediv__",
+}
+# nn modules whose call does no arithmetic.
+NN_NONCOMPUTE = {"torch.nn.Identity", "torch.nn.Flatten", "torch.nn.Unflatten"}
+# torch attributes that may be referenced (not called) anywhere: dtypes, layouts, types.
+TORCH_NONCALL_OK = {"Tensor", "Size", "device", "dtype", "strided", "contiguous_format", "channels_last",
+                    "preserve_format", "float", "half", "double", "long", "int", "bool", "cfloat"}
+
+# ATen/torch C++ functions (last component) that allocate, describe, guard or fetch the current stream.
+ATEN_ALLOWED = {
+    "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "empty_strided",
+    "from_blob", "tensor", "dtype", "device", "requires_grad", "layout", "memory_format", "getCurrentCUDAStream",
+    "getDefaultCUDAStream", "getCurrentDeviceProperties", "getDeviceProperties", "current_device",
+    "device_of", "globalContext", "elementSize", "toString", "typeMetaToScalarType", "irange", "get_default_dtype",
+    "check_size_nonnegative", "size", "numel", "is_available", "device_count", "nullopt", "make_optional",
+}
+# C++ tensor methods that describe, view or allocate (the rest of TENSOR_METHODS_COMPUTE is compute).
+CPP_METHODS_ALLOWED = TENSOR_METHODS_ALLOWED | {
+    "sizes", "strides", "options", "scalar_type", "dtype", "device", "defined", "mutable_data_ptr",
+    "const_data_ptr", "packed_accessor32", "packed_accessor64", "accessor", "is_same_size", "resize_",
+}
