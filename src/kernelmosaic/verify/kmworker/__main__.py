@@ -1,0 +1,80 @@
+"""Worker entry point: `python -m kmworker --fd N --role reference|candidate|compile --device D`.
+
+Serves requests from the parent on the inherited socket until told to exit. Every request is answered with
+`{"ok": True, ...}` or `{"ok": False, "error": {...}}`; a failure that kills the process is seen by the parent as
+the socket closing, and classified there from the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="kmworker")
+    parser.add_argument("--fd", type=int, required=True)
+    parser.add_argument("--role", choices=["reference", "candidate", "compile"], required=True)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args()
+    sock = socket.socket(fileno=args.fd)
+
+    import torch  # noqa: F401 - imported before any candidate code, so its identity snapshot is clean
+
+    from .common import describe_error, probe_env
+    from .protocol import Channel
+
+    channel = Channel(sock)
+    device = args.device
+    if device.startswith("cuda"):
+        torch.cuda.set_device(torch.device(device))
+        torch.cuda.init()
+    role = _make_role(args.role, device)
+    channel.send({"ok": True, "ready": True, "pid": os.getpid(), "env": probe_env(device)})
+    while True:
+        try:
+            request = channel.recv()
+        except EOFError:
+            return
+        op = request.get("op")
+        if op == "exit":
+            channel.send({"ok": True})
+            return
+        try:
+            result = _dispatch(role, args.role, op, request.get("args", {}))
+            channel.send({"ok": True, **result})
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides the status
+            channel.send({"ok": False, "error": describe_error(exc)})
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+def _make_role(name: str, device: str):
+    if name == "reference":
+        from .reference import ReferenceRole
+
+        return ReferenceRole(device)
+    if name == "candidate":
+        from .candidate import CandidateRole
+
+        return CandidateRole(device)
+    return None
+
+
+def _dispatch(role, role_name: str, op: str, args: dict) -> dict:
+    if role_name == "compile":
+        if op != "compile":
+            raise ValueError(f"unknown op {op!r}")
+        from .compiler import compile_candidate
+
+        return compile_candidate(**args)
+    method = getattr(role, op, None)
+    if op.startswith("_") or method is None:
+        raise ValueError(f"unknown op {op!r} for role {role_name}")
+    return method(**args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""The candidate role: imports the untrusted candidate, builds `ModelNew` with the reference's weights, runs it.
+
+Everything it returns is data (tensors, numbers, strings); the judging happens in the trusted parent.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import integrity
+from .census import kernel_census
+from .common import package_outputs, seed_all
+from .inputs import InputTemplate, to_device
+from .loader import BuildRecorder, load_module
+from .timing import Timer
+
+__all__ = ["CandidateRole"]
+
+_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class CandidateRole:
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.model = None
+        self.before = integrity.snapshot()
+        self.threads = integrity.thread_count()
+
+    def load(self, candidate: str, cache_dir: str) -> dict:
+        recorder = BuildRecorder(cache_dir)
+        with recorder:
+            self.module = load_module(candidate, "km_candidate")
+        if not hasattr(self.module, "ModelNew"):
+            raise AttributeError("candidate defines no `ModelNew`")
+        return {"builds": recorder.builds, "integrity": integrity.diff(self.before)}
+
+    def init(self, init_inputs: list, state_dict: dict, seed: int, precision: str) -> dict:
+        seed_all(seed)
+        model = self.module.ModelNew(*init_inputs)
+        own = model.state_dict()
+        copied, skipped = [], []
+        for name, value in own.items():
+            ref = state_dict.get(name)
+            if ref is not None and tuple(ref.shape) == tuple(value.shape):
+                copied.append(name)
+            else:
+                skipped.append(name)
+        if copied:
+            model.load_state_dict({k: state_dict[k].to(own[k].dtype) for k in copied}, strict=False)
+        model = model.eval()
+        if precision in _DTYPES:
+            model = model.to(_DTYPES[precision])
+        self.model = model.to(self.device)
+        return {"copied": copied, "skipped": skipped, "integrity": integrity.diff(self.before)}
+
+    def _poison(self) -> None:
+        """Fill and free a large block so that uninitialised outputs read NaN instead of a lucky earlier result."""
+        nbytes = 256 << 20 if self.device.startswith("cuda") else 32 << 20
+        block = torch.empty(nbytes // 4, dtype=torch.float32, device=self.device)
+        block.fill_(float("nan"))
+        del block
+
+    @torch.no_grad()
+    def run(self, trials: list[list], repeat_first: bool = True) -> dict:
+        results = []
+        for k, host_inputs in enumerate(trials):
+            self._poison()
+            inputs = to_device(host_inputs, self.device)
+            before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            out = self.model(*inputs)
+            if self.device.startswith("cuda"):
+                torch.cuda.synchronize()
+            item = {"outputs": package_outputs(out),
+                    "mutated": [i for i, (b, a) in enumerate(zip(before, inputs, strict=True))
+                                if isinstance(b, torch.Tensor) and not torch.equal(b, a)]}
+            if k == 0 and repeat_first:
+                self._poison()
+                item["repeat"] = package_outputs(self.model(*[x.clone() if isinstance(x, torch.Tensor) else x
+                                                              for x in before]))
+            results.append(item)
+            if k == 0:
+                self.template = InputTemplate(before)
+        return {"trials": results, "integrity": integrity.diff(self.before),
+                "extra_threads": integrity.thread_count() - self.threads}
+
+    @torch.no_grad()
+    def census(self, host_inputs: list) -> dict:
+        if not self.device.startswith("cuda"):
+            return {"kernels": [], "custom": -1, "library": -1}
+        return kernel_census(self.model, to_device(host_inputs, self.device))
+
+    @torch.no_grad()
+    def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int) -> dict:
+        gen = torch.Generator(device=self.device).manual_seed(seed)
+        timer = Timer(self.device, l2_bytes)
+        result = timer.measure(self.model, lambda: self.template.draw(gen), budget_ms, check_at=check_at)
+        inputs, out = result["checked"]
+        return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes,
+                "l2_reset": timer.l2_reset,
+                "checked_inputs": inputs, "checked_outputs": out,
+                "integrity": integrity.diff(self.before),
+                "extra_threads": integrity.thread_count() - self.threads}

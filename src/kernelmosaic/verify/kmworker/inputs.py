@@ -1,0 +1,95 @@
+"""Input sets for trials and timed calls.
+
+Trials use the problem's own `get_inputs()` under a fresh seed ("given"), and where the reference stays finite on
+them, signed ("signed") and wider ("scaled") floating inputs, so a kernel cannot lean on `torch.rand`'s positivity.
+Timed calls get fresh values at fresh addresses every call ("redraw"), drawn to match each input's observed range,
+so no output can be cached across calls.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["DISTRIBUTIONS", "apply_distribution", "cast_precision", "InputTemplate", "to_device"]
+
+DISTRIBUTIONS = ("given", "signed", "scaled")
+_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def _map(obj, fn):
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_map(x, fn) for x in obj)
+    return obj
+
+
+def to_device(inputs: list, device: str) -> list:
+    return _map(inputs, lambda t: t.to(device))
+
+
+def cast_precision(inputs: list, precision: str) -> list:
+    """fp16/bf16 tasks: float32 inputs become the task's dtype; other dtypes are left alone."""
+    if precision == "fp32":
+        return inputs
+    dtype = _DTYPES[precision]
+    return _map(inputs, lambda t: t.to(dtype) if t.dtype == torch.float32 else t)
+
+
+def apply_distribution(inputs: list, name: str, gen: torch.Generator) -> list:
+    if name == "given":
+        return inputs
+
+    def redraw(t: torch.Tensor) -> torch.Tensor:
+        if not t.is_floating_point():
+            return t
+        noise = torch.randn(t.shape, generator=gen, device=t.device, dtype=torch.float32)
+        if name == "signed":
+            return noise.to(t.dtype)
+        return (t.float() * 4.0 + noise).to(t.dtype)  # scaled: wider magnitudes, still near the given shape
+
+    return _map(inputs, redraw)
+
+
+class InputTemplate:
+    """What each argument looks like, learnt from `get_inputs()`, to draw fresh look-alike values on the device."""
+
+    def __init__(self, inputs: list) -> None:
+        self.specs = [self._describe(x) for x in inputs]
+
+    @staticmethod
+    def _describe(x):
+        if not isinstance(x, torch.Tensor):
+            return ("const", x)
+        if x.dtype == torch.bool:
+            return ("bool", tuple(x.shape), x.device, float(x.float().mean()) if x.numel() else 0.5)
+        if not x.is_floating_point():
+            lo, hi = (int(x.min()), int(x.max())) if x.numel() else (0, 0)
+            return ("int", tuple(x.shape), x.dtype, x.device, lo, hi)
+        xf = x.float()
+        lo, hi = (float(xf.min()), float(xf.max())) if x.numel() else (0.0, 1.0)
+        mean, std = (float(xf.mean()), float(xf.std())) if x.numel() > 1 else (lo, 1.0)
+        return ("float", tuple(x.shape), x.dtype, x.device, lo, hi, mean, std)
+
+    def draw(self, gen: torch.Generator) -> list:
+        return [self._draw(spec, gen) for spec in self.specs]
+
+    @staticmethod
+    def _draw(spec, gen):
+        kind = spec[0]
+        if kind == "const":
+            return spec[1]
+        if kind == "bool":
+            _, shape, device, p = spec
+            return torch.rand(shape, generator=gen, device=device) < p
+        if kind == "int":
+            _, shape, dtype, device, lo, hi = spec
+            return torch.randint(lo, hi + 1, shape, generator=gen, device=device, dtype=dtype)
+        _, shape, dtype, device, lo, hi, mean, std = spec
+        if lo >= 0.0 and hi <= 1.0:
+            out = torch.rand(shape, generator=gen, device=device) * (hi - lo) + lo
+        elif lo >= 0.0:
+            out = (torch.randn(shape, generator=gen, device=device) * std + mean).abs()
+        else:
+            out = torch.randn(shape, generator=gen, device=device) * std + mean
+        return out.to(dtype)

@@ -1,0 +1,114 @@
+"""Import a problem or candidate file as its own module, with `load_inline` builds routed to a content-hashed cache.
+
+Every `load_inline` call is forced to build verbosely into `<cache>/<name>_<hash>` while file descriptors 1 and 2
+are captured, so the full compiler log is kept even when the candidate asked for `verbose=True` (where the stock
+harness loses it), and a rebuilt identical candidate is a cache hit across processes and runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+__all__ = ["load_module", "BuildRecorder"]
+
+_counter = 0
+
+
+def load_module(path: str, prefix: str) -> types.ModuleType:
+    """Execute `path` as a fresh module named `<prefix>_<n>` (never shared with another file's namespace)."""
+    global _counter
+    _counter += 1
+    name = f"{prefix}_{_counter}_{os.getpid()}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def _build_key(kwargs: dict) -> str:
+    import torch
+
+    def norm(v):
+        if isinstance(v, (list, tuple)):
+            return [norm(x) for x in v]
+        return v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
+
+    material = {k: norm(v) for k, v in sorted(kwargs.items()) if k not in ("verbose", "build_directory")}
+    material["__torch__"] = torch.__version__
+    material["__cuda__"] = str(torch.version.cuda)
+    material["__arch__"] = os.environ.get("TORCH_CUDA_ARCH_LIST", "")
+    material["__python__"] = sys.version.split()[0]
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+class BuildRecorder:
+    """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import."""
+
+    def __init__(self, cache_dir: str) -> None:
+        self.cache_dir = Path(cache_dir)
+        self.builds: list[dict] = []
+        self._orig = None
+
+    def __enter__(self) -> BuildRecorder:
+        from torch.utils import cpp_extension
+
+        self._orig = cpp_extension.load_inline
+        recorder = self
+
+        def load_inline(name, cpp_sources, cuda_sources=None, *args, **kwargs):
+            return recorder._build(name, cpp_sources, cuda_sources, args, kwargs)
+
+        cpp_extension.load_inline = load_inline
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from torch.utils import cpp_extension
+
+        cpp_extension.load_inline = self._orig
+
+    def _build(self, name, cpp_sources, cuda_sources, args, kwargs):
+        if args:
+            raise TypeError("load_inline: pass arguments after cuda_sources by keyword")
+        key = _build_key({"name": name, "cpp_sources": cpp_sources, "cuda_sources": cuda_sources, **kwargs})
+        build_dir = self.cache_dir / f"{name}_{key[:16]}"
+        build_dir.mkdir(parents=True, exist_ok=True)
+        cache_hit = (build_dir / f"{name}.so").exists()
+        kwargs = {**kwargs, "build_directory": str(build_dir), "verbose": True}
+        record = {"name": name, "key": key, "cache_hit": cache_hit, "seconds": 0.0, "log": "", "ok": False}
+        self.builds.append(record)
+        start = time.perf_counter()
+        with tempfile.TemporaryFile() as log:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            saved = os.dup(1), os.dup(2)
+            os.dup2(log.fileno(), 1)
+            os.dup2(log.fileno(), 2)
+            try:
+                module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
+                record["ok"] = True
+                return module
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                os.close(saved[0])
+                os.close(saved[1])
+                log.seek(0)
+                record["log"] = log.read().decode("utf-8", "replace")[-200_000:]
+                record["seconds"] = time.perf_counter() - start

@@ -1,0 +1,105 @@
+"""The reference role: loads the problem, produces inputs, weights and reference outputs, times eager and compile.
+
+It runs in its own process, so nothing the candidate does can reach the reference model or its outputs.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .common import package_outputs, seed_all
+from .inputs import InputTemplate, apply_distribution, cast_precision, to_device
+from .loader import load_module
+from .timing import Timer
+
+__all__ = ["ReferenceRole"]
+
+_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def _finite(out) -> bool:
+    items = out if isinstance(out, (tuple, list)) else [out]
+    return all(not (isinstance(t, torch.Tensor) and t.is_floating_point() and not torch.isfinite(t).all()) for t in items)
+
+
+class ReferenceRole:
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.module = None
+        self.model = None
+        self.compiled = None
+
+    def setup(self, problem: str, seed: int, precision: str) -> dict:
+        self.precision = precision
+        self.module = module = load_module(problem, "km_problem")
+        for attr in ("Model", "get_inputs", "get_init_inputs"):
+            if not hasattr(module, attr):
+                raise AttributeError(f"problem defines no `{attr}`")
+        seed_all(seed)
+        init_inputs = list(module.get_init_inputs())
+        seed_all(seed)
+        model = module.Model(*init_inputs).eval()
+        if precision in _DTYPES:
+            model = model.to(_DTYPES[precision])
+        self.model = model.to(self.device)
+        self.template = InputTemplate(self._given(seed))
+        self.compiled = None
+        flops = self._flops(self._given(seed))
+        return {"init_inputs": init_inputs, "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
+                "flops": flops}
+
+    def _given(self, seed: int) -> list:
+        seed_all(seed)
+        with torch.device(self.device):
+            inputs = list(self.module.get_inputs())
+        return cast_precision(to_device(inputs, self.device), self.precision)
+
+    def _flops(self, inputs: list) -> float:
+        try:
+            from torch.utils.flop_counter import FlopCounterMode
+
+            with torch.no_grad(), FlopCounterMode(display=False) as counter:
+                self.model(*inputs)
+            return float(counter.get_total_flops())
+        except Exception:  # noqa: BLE001 - a problem the counter cannot trace simply has no FLOP figure
+            return 0.0
+
+    @torch.no_grad()
+    def trials(self, seeds: list[int], distributions: list[str]) -> dict:
+        results = []
+        for seed, dist in zip(seeds, distributions, strict=True):
+            given = self._given(seed)
+            gen = torch.Generator(device=self.device).manual_seed(seed + 7919)
+            inputs = apply_distribution(given, dist, gen)
+            before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            out = self.model(*inputs)
+            if dist != "given" and not _finite(out):
+                results.append({"distribution": dist, "skipped": True})
+                continue
+            again = self.model(*before)
+            results.append({
+                "distribution": dist,
+                "skipped": False,
+                "inputs": [x.cpu() if isinstance(x, torch.Tensor) else x for x in before],
+                "outputs": package_outputs(out),
+                "repeat": package_outputs(again),
+                "mutates_inputs": any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
+                                      for b, a in zip(before, inputs, strict=True)),
+            })
+        return {"trials": results}
+
+    @torch.no_grad()
+    def compute(self, inputs: list) -> dict:
+        return {"outputs": package_outputs(self.model(*to_device(inputs, self.device)))}
+
+    @torch.no_grad()
+    def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int) -> dict:
+        fn = self.model
+        if kind == "compile":
+            if self.compiled is None:
+                self.compiled = torch.compile(self.model)
+            fn = self.compiled
+        gen = torch.Generator(device=self.device).manual_seed(seed)
+        timer = Timer(self.device, l2_bytes)
+        result = timer.measure(fn, lambda: self.template.draw(gen), budget_ms)
+        return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes}

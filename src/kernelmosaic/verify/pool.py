@@ -1,0 +1,184 @@
+"""Worker processes as seen from the trusted parent: spawn, talk, watch, kill.
+
+Each worker is `python -m kmworker` in its own process group and scratch directory, with per-call timeouts,
+an address-space cap where it can be applied (CPU), and a resident-memory watch where it cannot (CUDA reserves
+huge virtual ranges). A worker that timed out, crashed, ran out of memory or saw a CUDA error is discarded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR"]
+
+log = logging.getLogger(__name__)
+
+WORKER_PACKAGE_DIR = Path(__file__).resolve().parent  # holds the top-level package `kmworker`
+
+
+class WorkerDied(Exception):
+    """The worker process ended or was ended: `kind` is timeout, crash or resource."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+class WorkerError(Exception):
+    """The worker answered a request with an error (an exception inside the worker)."""
+
+    def __init__(self, error: dict) -> None:
+        super().__init__(error.get("message", ""))
+        self.error = error
+
+
+@dataclass
+class WorkerLimits:
+    address_space_bytes: int | None = None
+    rss_bytes: int | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def _preexec(limits: WorkerLimits):
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if limits.address_space_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
+
+    return apply
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class Worker:
+    def __init__(self, role: str, device: str, limits: WorkerLimits, scratch_root: Path | None = None) -> None:
+        self.role, self.device, self.limits = role, device, limits
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"km-{role}-", dir=scratch_root))
+        self.log_path = self.scratch / "output.log"
+        self.proc: subprocess.Popen | None = None
+        self.channel = None
+        self.env: dict = {}
+        self.poisoned = False
+
+    def start(self, timeout: float = 120.0) -> dict:
+        from kernelmosaic.verify.kmworker.protocol import Channel
+
+        parent_sock, child_sock = socket.socketpair()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(WORKER_PACKAGE_DIR), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.update(self.limits.extra_env)
+        device = self.device
+        if device.startswith("cuda:"):
+            env["CUDA_VISIBLE_DEVICES"] = device.split(":", 1)[1]
+            device = "cuda"
+        with open(self.log_path, "wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kmworker", "--fd", str(child_sock.fileno()), "--role", self.role,
+                 "--device", device],
+                pass_fds=(child_sock.fileno(),), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_preexec(self.limits),
+            )
+        child_sock.close()
+        self.channel = Channel(parent_sock)
+        hello = self._wait(timeout, "start")
+        self.env = hello.get("env", {})
+        return self.env
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None and not self.poisoned
+
+    def call(self, op: str, timeout: float, **args) -> dict:
+        if not self.alive:
+            raise WorkerDied("crash", f"{self.role} worker is not running")
+        try:
+            self.channel.send({"op": op, "args": args})
+        except OSError as exc:
+            raise self._died(f"could not send {op}: {exc}") from exc
+        reply = self._wait(timeout, op)
+        if not reply.get("ok"):
+            error = reply.get("error", {})
+            if error.get("cuda"):
+                self.poisoned = True  # a CUDA context that saw an error is never reused
+            raise WorkerError(error)
+        return reply
+
+    def _wait(self, timeout: float, what: str) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerDied("timeout", f"{self.role} worker exceeded {timeout:.0f}s during {what}")
+            if self.channel.poll(min(remaining, 0.25)):
+                try:
+                    return self.channel.recv()
+                except (EOFError, OSError) as exc:
+                    raise self._died(f"{self.role} worker died during {what}") from exc
+                except Exception as exc:  # noqa: BLE001 - a message we refuse to decode is an attack or corruption
+                    self.kill()
+                    raise WorkerDied("crash", f"undecodable message from {self.role} worker: {exc}") from exc
+            if self.proc.poll() is not None and not self.channel.poll(0):
+                raise self._died(f"{self.role} worker exited during {what}")
+            if self.limits.rss_bytes and _rss(self.proc.pid) > self.limits.rss_bytes:
+                self.kill()
+                raise WorkerDied("resource", f"{self.role} worker exceeded {self.limits.rss_bytes >> 30} GiB resident memory")
+
+    def _died(self, detail: str) -> WorkerDied:
+        code = self.proc.wait(timeout=30) if self.proc else None
+        self.kill()
+        if code is not None and code < 0:
+            sig = signal.Signals(-code).name
+            kind = "resource" if sig == "SIGKILL" else "crash"
+            return WorkerDied(kind, f"{detail}: killed by {sig}")
+        return WorkerDied("crash", f"{detail}: exit status {code}")
+
+    def output_tail(self, limit: int = 4000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode("utf-8", "replace")
+
+    def kill(self) -> None:
+        self.poisoned = True
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
+        elif self.proc is not None:
+            try:  # the leader is gone, but children it left in its group are not
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self.channel is not None:
+            self.channel.close()
+
+    def close(self) -> None:
+        if self.alive:
+            try:
+                self.channel.send({"op": "exit"})
+                self._wait(5.0, "exit")
+            except (WorkerDied, OSError):
+                pass
+        self.kill()

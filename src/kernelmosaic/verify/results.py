@@ -1,0 +1,45 @@
+"""Typed results of the verifier's smaller entry points (compile only, profile, device peaks)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelmosaic.verify.verdict import CompileInfo, Status
+
+__all__ = ["CompileResult", "KernelStat", "ProfileReport", "DevicePeaks"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class CompileResult(_Model):
+    ok: bool
+    status: Status
+    """`accepted` when every extension built and the module imported; otherwise why not."""
+    message: str
+    info: CompileInfo = Field(default_factory=CompileInfo)
+
+
+class KernelStat(_Model):
+    name: str
+    calls: int
+    total_ms: float
+    custom: bool
+    """True when the kernel is not from ATen, cuBLAS, cuDNN or torch's generated code."""
+
+
+class ProfileReport(_Model):
+    kernels: list[KernelStat] = Field(default_factory=list)
+    ncu_metrics: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Per-kernel Nsight Compute metrics, where `ncu` works on this machine."""
+    message: str = ""
+
+
+class DevicePeaks(_Model):
+    bandwidth_gbps: float
+    """Device-memory bandwidth from a large device-to-device copy (bytes read + written)."""
+    fp32_tflops: float
+    bf16_tflops: float
+    measured: bool
+    """False when these are nominal figures rather than measured on this device."""

@@ -1,0 +1,135 @@
+"""A device slot (reference worker + warm spare candidate worker) and the compile stage.
+
+The reference worker is long-lived: problems are trusted more than candidates, and its per-problem setup and
+reference outputs are cached, so an agent that verifies twenty candidates for one task pays for them once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
+from kernelmosaic.verify.kmworker.inputs import DISTRIBUTIONS
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
+from kernelmosaic.verify.verdict import CompileInfo, Status
+
+__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits"]
+
+
+class InputError(ValueError):
+    """An input file was unusable (exit status 2 of `verify`)."""
+
+
+def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
+    gib = 1 << 30
+    env = {}
+    if role == "compile":
+        env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device
+    if device == "cpu" or role == "compile":
+        return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env)
+    return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env)
+
+
+def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo]:
+    """Build the candidate's extensions in a CPU-only worker; returns (status, message, info)."""
+    info = CompileInfo()
+    if "load_inline" not in source:
+        return Status.accepted, "", info  # Triton or plain module: nothing to build ahead of loading
+    worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"))
+    try:
+        worker.start()
+        res = worker.call("compile", config.compile_timeout_s, candidate=candidate, cache_dir=str(config.cache_dir))
+    except WorkerDied as exc:
+        return status_of_death(exc), f"compiling: {exc.detail}", info
+    except WorkerError as exc:
+        return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
+    finally:
+        worker.kill()
+    builds = res["builds"]
+    info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
+                       extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:])
+    failed = [b for b in builds if not b["ok"]]
+    if failed:
+        return Status.compile_error, f"extension `{failed[0]['name']}` failed to build: {_first_error(failed[0]['log'])}", info
+    err = res["import_error"]
+    if err and err["type"] in ("SyntaxError", "IndentationError", "TabError"):
+        return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
+    return Status.accepted, "", info
+
+
+def _first_error(log: str) -> str:
+    for line in log.splitlines():
+        if "error" in line.lower() and ("error:" in line or "Error" in line):
+            return line.strip()[:300]
+    return "see the compiler log"
+
+
+class DeviceSlot:
+    def __init__(self, device: str, config: VerifyConfig) -> None:
+        self.device, self.config = device, config
+        self.ref: Worker | None = None
+        self._cache_key: tuple | None = None
+        self._cache: ReferenceData | None = None
+        self._spare: Worker | None = None
+        self._spare_thread: threading.Thread | None = None
+
+    def _new_worker(self, role: str) -> Worker:
+        worker = Worker(role, self.device, worker_limits(self.config, self.device, role))
+        worker.start()
+        return worker
+
+    def reference(self, problem: str, sha: str) -> ReferenceData:
+        c = self.config
+        key = (sha, problem, c.seed, c.trials, c.precision)
+        if self._cache_key == key and self.ref is not None and self.ref.alive:
+            return self._cache
+        if self.ref is None or not self.ref.alive:
+            self.ref = self._new_worker("reference")
+        try:
+            setup = self.ref.call("setup", c.init_timeout_s + c.load_timeout_s, problem=problem, seed=c.seed,
+                                  precision=c.precision)
+            seeds = [c.seed + k for k in range(c.trials)]
+            dists = [DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(c.trials)]
+            trials = self.ref.call("trials", c.run_timeout_s, seeds=seeds, distributions=dists)["trials"]
+        except (WorkerDied, WorkerError) as exc:
+            self._cache_key = None
+            if self.ref is not None:
+                self.ref.kill()
+                self.ref = None
+            detail = exc.detail if isinstance(exc, WorkerDied) else f"{exc.error.get('type')}: {exc.error.get('message', '')[:400]}"
+            raise Stop(Status.bad_problem, f"problem {problem}: {detail}") from exc
+        if not any(not t["skipped"] for t in trials):
+            raise Stop(Status.bad_problem, f"problem {problem}: the reference gave non-finite outputs on every input")
+        self._cache_key, self._cache = key, ReferenceData(setup=setup, trials=trials, env=self.ref.env)
+        return self._cache
+
+    def take_candidate_worker(self) -> Worker:
+        """A fresh candidate worker; the next one starts warming up in the background at once."""
+        if self._spare_thread is not None:
+            self._spare_thread.join()
+        worker, self._spare = self._spare, None
+        if worker is None or not worker.alive:
+            try:
+                worker = self._new_worker("candidate")
+            except WorkerDied as exc:
+                raise Stop(status_of_death(exc), f"starting a candidate worker: {exc.detail}") from exc
+        self._spare_thread = threading.Thread(target=self._warm_spare, daemon=True)
+        self._spare_thread.start()
+        return worker
+
+    def _warm_spare(self) -> None:
+        try:
+            self._spare = self._new_worker("candidate")
+        except WorkerDied:
+            self._spare = None
+
+    def close(self) -> None:
+        if self._spare_thread is not None:
+            self._spare_thread.join()
+        for w in (self.ref, self._spare):
+            if w is not None:
+                w.close()
+        self.ref = self._spare = None
+
+

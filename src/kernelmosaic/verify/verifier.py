@@ -1,0 +1,131 @@
+"""The Verifier: judges (problem, candidate) pairs on a set of devices and returns Verdicts.
+
+One slot per device holds a long-lived reference worker (its setup and reference outputs are cached per problem)
+and a warm spare candidate worker; every candidate gets a fresh process, so nothing one candidate did can touch
+the next verdict. Compiles run on CPU workers outside the device slots, so they overlap with judging.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from pathlib import Path
+
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.hashing import candidate_hash, problem_hash
+from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
+from kernelmosaic.verify.results import CompileResult
+from kernelmosaic.verify.slot import DeviceSlot, InputError, compile_stage
+from kernelmosaic.verify.verdict import Correctness, Env, Finding, Status, Verdict
+
+__all__ = ["Verifier", "InputError", "visible_devices"]
+
+log = logging.getLogger(__name__)
+
+
+def visible_devices(kind: str) -> list[str]:
+    if kind == "cpu":
+        return ["cpu"]
+    import torch
+
+    return [f"cuda:{i}" for i in range(torch.cuda.device_count())] or ["cuda:0"]
+
+
+def _read(path: Path, what: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{what} {path}: cannot be read ({exc})") from exc
+
+
+class Verifier:
+    def __init__(self, config: VerifyConfig | None = None, devices: list[str] | None = None) -> None:
+        self.config = config or VerifyConfig()
+        self.config.cache_dir.mkdir(parents=True, exist_ok=True)
+        self._slots: queue.Queue[DeviceSlot] = queue.Queue()
+        self._all = [DeviceSlot(d, self.config) for d in (devices or visible_devices(self.config.device))]
+        for slot in self._all:
+            self._slots.put(slot)
+        self._compile_gate = threading.BoundedSemaphore(max(1, len(self._all)))
+
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for slot in self._all:
+            slot.close()
+
+    def compile(self, candidate: Path) -> CompileResult:
+        source = _read(candidate, "candidate")
+        with self._compile_gate:
+            status, message, info = compile_stage(str(Path(candidate).resolve()), source, self.config)
+        return CompileResult(ok=status == Status.accepted, status=status, message=message or "compiled", info=info)
+
+    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None) -> Verdict:
+        started = time.perf_counter()
+        problem_src, candidate_src = _read(problem, "problem"), _read(candidate, "candidate")
+        verdict = Verdict(accepted=False, status=Status.crash, message="", problem_sha256=problem_hash(problem_src),
+                          candidate_sha256=candidate_hash(candidate_src), env=Env(precision=self.config.precision))
+        findings: list[Finding] = []
+        out = Outcome(correctness=Correctness())
+        try:
+            if self.config.static_checks:
+                from kernelmosaic.verify.static import analyze_candidate
+
+                findings += analyze_candidate(candidate_src, str(candidate))
+                rejects = [f for f in findings if f.severity == "reject"]
+                if rejects:
+                    raise Stop(Status.static_reject, f"static check `{rejects[0].rule}`: {rejects[0].message}")
+            t = time.perf_counter()
+            with self._compile_gate:
+                status, message, verdict.compile = compile_stage(str(Path(candidate).resolve()), candidate_src, self.config)
+            out.phase_seconds["compile"] = time.perf_counter() - t
+            if status != Status.accepted:
+                raise Stop(status, message)
+            slot = self._slots.get()
+            try:
+                refdata = slot.reference(str(Path(problem).resolve()), verdict.problem_sha256)
+                verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
+                                  precision=self.config.precision)
+                cand = slot.take_candidate_worker()
+                try:
+                    judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), self.config,
+                                    self.config.timing if timing is None else timing, out)
+                finally:
+                    verdict.candidate_output_tail = cand.output_tail()
+                    cand.kill()
+            finally:
+                self._slots.put(slot)
+            verdict.status, verdict.message = Status.accepted, _accepted_message(out)
+        except Stop as stop:
+            verdict.status, verdict.message = stop.status, stop.message
+            findings += stop.findings
+        verdict.findings = findings + out.findings
+        verdict.correctness, verdict.timing = out.correctness, out.timing
+        verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
+        if out.census:
+            verdict.census = out.census  # extra field: which kernels ran
+        if out.weights:
+            verdict.weights = out.weights
+        if verdict.status == Status.accepted and verdict.rejected_by:
+            verdict.status, verdict.message = Status.integrity_violation, f"rejected by `{verdict.rejected_by[0].rule}`"
+        verdict.accepted = verdict.status == Status.accepted
+        verdict.seconds = round(time.perf_counter() - started, 3)
+        return verdict
+
+
+def _accepted_message(out: Outcome) -> str:
+    c = out.correctness
+    text = f"correct on {c.passed}/{c.trials} trials (max abs err {c.max_abs_error:.2e})"
+    if out.timing:
+        t = out.timing
+        text += f"; {t.candidate.median_ms:.3f} ms, {t.speedup_vs_eager:.2f}x vs eager"
+        if t.speedup_vs_compile is not None:
+            text += f", {t.speedup_vs_compile:.2f}x vs torch.compile"
+    return text
+
