@@ -1,7 +1,239 @@
-"""`kernelmosaic tasks ...` (filled in by the tasks stage)."""
+"""`kernelmosaic tasks list|show|validate|audit|synth|export|import|decontam`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kernelmosaic.tasks.errors import TaskFormatError
+from kernelmosaic.tasks.schema import AuditReport, Task
 
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+
+def _load(source: str) -> list[Task]:
+    from kernelmosaic.tasks.sources import load_tasks
+
+    try:
+        return load_tasks(source)
+    except TaskFormatError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _audit(tasks: list[Task], jobs: int, timeout: float, label: str = "auditing") -> list[AuditReport]:
+    from kernelmosaic.tasks.audit.runner import AuditConfig, audit_tasks
+
+    with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True) as bar:
+        tid = bar.add_task(label, total=len(tasks))
+        return audit_tasks(tasks, AuditConfig(jobs=jobs, task_timeout_s=timeout),
+                           progress=lambda _r: bar.advance(tid))
+
+
+def _findings_table(reports: list[AuditReport], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("task", "rule", "severity", "message", "evidence"):
+        table.add_column(col, overflow="fold")
+    for report in reports:
+        for f in report.findings:
+            table.add_row(report.task_id, f.rule, f"[red]{f.severity}" if f.severity == "reject" else f.severity,
+                          f.message, f.evidence[:200])
+    return table
+
+
+@app.command("list")
+def list_command(source: str = typer.Argument("builtin", help="builtin, a folder, a .parquet, kernelbench:PATH"),
+                 level: int = typer.Option(0, help="Only this level."),
+                 category: str = typer.Option("", help="Only this category."),
+                 tag: str = typer.Option("", help="Only tasks with this tag."),
+                 as_json: bool = typer.Option(False, "--json", help="One JSON object per line.")) -> None:
+    """List tasks of a source."""
+    tasks = [t for t in _load(source) if (not level or t.level == level) and (not category or t.category == category)
+             and (not tag or tag in t.tags)]
+    if as_json:
+        for t in tasks:
+            typer.echo(json.dumps(t.to_dict()))
+        return
+    table = Table(title=f"{len(tasks)} tasks from {source}")
+    for col in ("id", "lvl", "category", "dtype", "forms", "review", "audit", "title"):
+        table.add_column(col, overflow="fold")
+    for t in tasks:
+        forms = "nl+ref" + ("+spec" if t.has_spec else "")
+        audit = "-" if t.audit is None else ("[green]pass" if t.audit.passed else "[red]fail")
+        table.add_row(t.id, str(t.level), t.category, t.dtype, forms, t.review.state, audit, t.title)
+    console.print(table)
+
+
+@app.command("show")
+def show_command(source: str = typer.Argument(..., help="Task source."), task_id: str = typer.Argument(...),
+                 form: str = typer.Option("all", help="all, nl, reference, spec or json.")) -> None:
+    """Print one task (all forms, or one form raw)."""
+    match = [t for t in _load(source) if t.id == task_id]
+    if not match:
+        err.print(f"[red]error:[/red] no task '{task_id}' in {source}")
+        raise typer.Exit(2)
+    task = match[0]
+    if form in ("nl", "reference", "spec"):
+        typer.echo(getattr(task.forms, form))
+    elif form == "json":
+        typer.echo(json.dumps(task.to_dict(), indent=2))
+    else:
+        console.rule(f"{task.id}: {task.title} (level {task.level}, {task.category}, {task.dtype})")
+        console.print(task.forms.nl, highlight=False)
+        console.rule("reference.py")
+        console.print(task.forms.reference, highlight=False, markup=False)
+        if task.has_spec:
+            console.rule("spec.km")
+            console.print(task.forms.spec, highlight=False, markup=False)
+        console.print(f"shapes.small = {task.shapes.small}  hash = {task.hashes.reference[:16]}", highlight=False)
+
+
+@app.command("validate")
+def validate_command(source: str = typer.Argument("builtin", help="Task source."),
+                     audit: bool = typer.Option(True, help="Also audit every task (isolated workers)."),
+                     jobs: int = typer.Option(2, help="Audit worker processes."),
+                     timeout: float = typer.Option(60.0, help="Seconds per task in an audit worker.")) -> None:
+    """Check files, ids, shapes and specs (and run audits); exit 1 on any problem. `builtin` also checks counts."""
+    from kernelmosaic.tasks.sources import load_tasks_lenient
+    from kernelmosaic.tasks.validate import BUILTIN_REQUIREMENTS, Requirements, validate_tasks
+
+    try:
+        tasks, errors = load_tasks_lenient(source)
+    except TaskFormatError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    req = BUILTIN_REQUIREMENTS if source == "builtin" else Requirements()
+    report = validate_tasks(source, tasks, errors, req)
+    summary = (f"{report.tasks} tasks (levels {report.by_level}), {report.with_spec} with a spec, "
+               f"all with nl+reference")
+    console.print(summary, highlight=False)
+    for issue in report.issues:
+        console.print(f"[red]error:[/red] {issue}", highlight=False)
+    failed_audits: list[AuditReport] = []
+    if audit and tasks:
+        reports = _audit(tasks, jobs, timeout)
+        failed_audits = [r for r in reports if not r.passed]
+        flagged = [r for r in reports if r.flags]
+        if failed_audits or flagged:
+            console.print(_findings_table(failed_audits + [r for r in flagged if r.passed], "audit findings"))
+        console.print(f"audits: {len(reports) - len(failed_audits)}/{len(reports)} passed, "
+                      f"{sum(len(r.flags) for r in reports)} flags", highlight=False)
+    if report.issues or failed_audits:
+        console.print(f"[red]FAILED[/red]: {len(report.issues)} problems, {len(failed_audits)} failed audits")
+        raise typer.Exit(1)
+    console.print("[green]OK")
+
+
+@app.command("audit")
+def audit_command(source: str = typer.Argument("builtin", help="Task source."),
+                  only: list[str] = typer.Option([], "--id", help="Audit only these task ids."),
+                  jobs: int = typer.Option(2, help="Worker processes."),
+                  timeout: float = typer.Option(60.0, help="Seconds per task in a worker."),
+                  write: bool = typer.Option(False, help="Store each report as audit.json in its task folder."),
+                  as_json: bool = typer.Option(False, "--json", help="Print reports as JSON lines.")) -> None:
+    """Audit tasks in isolated workers: loads, runs, deterministic, non-degenerate output, spec == reference."""
+    tasks = [t for t in _load(source) if not only or t.id in only]
+    reports = _audit(tasks, jobs, timeout)
+    if as_json:
+        for r in reports:
+            typer.echo(r.model_dump_json(by_alias=True))
+    else:
+        console.print(_findings_table([r for r in reports if r.findings], f"audit of {len(reports)} tasks"))
+        console.print(f"{sum(r.passed for r in reports)}/{len(reports)} passed", highlight=False)
+    if write:
+        for task, report in zip(tasks, reports, strict=True):
+            if task.origin and (Path(task.origin) / "task.toml").is_file():
+                (Path(task.origin) / "audit.json").write_text(report.model_dump_json(by_alias=True, indent=2))
+    if not all(r.passed for r in reports):
+        raise typer.Exit(1)
+
+
+@app.command("synth")
+def synth_command(n: int = typer.Option(100, "--n", help="Tasks to write."),
+                  seed: int = typer.Option(0, help="Seed; the same seed gives the same tasks."),
+                  out: Path = typer.Option(..., help="Folder to write task folders into."),
+                  audit: bool = typer.Option(True, help="Audit candidates and keep only those that pass."),
+                  jobs: int = typer.Option(2, help="Audit worker processes.")) -> None:
+    """Compose fused operator chains into new tasks (nl + reference + spec where expressible)."""
+    from kernelmosaic.tasks.card import dataset_card
+    from kernelmosaic.tasks.folder import save_task_folder
+    from kernelmosaic.tasks.synth import synthesize, synthesize_audited
+
+    if audit:
+        from kernelmosaic.tasks.audit.runner import AuditConfig
+
+        with Progress(TextColumn("[bold]synthesizing + auditing"), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=err, transient=True) as bar:
+            tid = bar.add_task("synth", total=None)
+            tasks, rejected = synthesize_audited(n, seed, AuditConfig(jobs=jobs), lambda _r: bar.advance(tid))
+    else:
+        tasks, rejected = synthesize(n, seed), 0
+    for task in tasks:
+        save_task_folder(task, out)
+    (out / "README.md").write_text(dataset_card(tasks, f"KernelMosaic synthetic tasks (seed {seed})"))
+    console.print(f"wrote {len(tasks)} tasks ({sum(t.has_spec for t in tasks)} with a spec) to {out}"
+                  + (f"; {rejected} candidates failed their audit and were dropped" if audit else ""))
+
+
+@app.command("export")
+def export_command(source: str = typer.Argument(..., help="Task source."),
+                   fmt: str = typer.Option("parquet", "--format", help="folder, parquet, kernelbench, kernelbench-hf."),
+                   out: Path = typer.Option(..., help="Output folder (a dataset card README.md is written in it)."),
+                   name: str = typer.Option("KernelMosaic tasks", help="Dataset name for the card.")) -> None:
+    """Export tasks to another format."""
+    from kernelmosaic.tasks.sources import EXPORT_FORMATS, export_tasks
+
+    if fmt not in EXPORT_FORMATS:
+        err.print(f"[red]error:[/red] unknown format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
+        raise typer.Exit(2)
+    tasks = _load(source)
+    export_tasks(tasks, fmt, out, name)
+    console.print(f"exported {len(tasks)} tasks as {fmt} to {out}")
+
+
+@app.command("import")
+def import_command(source: str = typer.Argument(..., help="A .parquet, exported dataset folder, kernelbench:PATH "
+                                                           "or hf:NAME[:SPLIT]."),
+                   out: Path = typer.Option(..., help="Folder to write task folders into.")) -> None:
+    """Import tasks from another format into editable task folders."""
+    from kernelmosaic.tasks.sources import export_tasks
+
+    tasks = _load(source)
+    export_tasks(tasks, "folder", out, f"Imported from {source}")
+    console.print(f"imported {len(tasks)} tasks into {out}")
+
+
+@app.command("decontam")
+def decontam_command(source: str = typer.Argument("builtin", help="Tasks to check."),
+                     against: str = typer.Option(..., help="Evaluation set: a source, or a KernelBench checkout."),
+                     ast_threshold: float = typer.Option(0.8, help="Normalized-AST Jaccard threshold."),
+                     token_threshold: float = typer.Option(0.7, help="Token n-gram Jaccard threshold."),
+                     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
+    """Report tasks too similar to an evaluation set; exit 1 when any is found."""
+    from kernelmosaic.tasks.decontam import DecontamConfig, decontaminate
+
+    against_source = against if ":" in against or not Path(against, "KernelBench").is_dir() else f"kernelbench:{against}"
+    report = decontaminate(_load(source), _load(against_source), against,
+                           DecontamConfig(ast_threshold=ast_threshold, token_threshold=token_threshold))
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    else:
+        table = Table(title=f"{len(report.matches)} near matches ({report.checked} tasks vs {report.against_count})")
+        for col in ("task", "evaluation problem", "AST sim", "token Jaccard"):
+            table.add_column(col, overflow="fold")
+        for m in report.matches:
+            table.add_row(m.task_id, m.against_origin or m.against_id, f"{m.ast_similarity:.2f}",
+                          f"{m.token_jaccard:.2f}")
+        console.print(table)
+    if report.matches:
+        raise typer.Exit(1)
