@@ -1,0 +1,27 @@
+"""Conv2d -> softmax over channels."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 16
+in_channels = 64
+out_channels = 128
+height = 128
+width = 128
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size=1)
+
+    def forward(self, x):
+        return torch.softmax(self.conv(x), dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels]

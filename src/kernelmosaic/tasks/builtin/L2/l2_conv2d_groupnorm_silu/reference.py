@@ -1,0 +1,29 @@
+"""Conv2d -> GroupNorm -> SiLU."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 16
+in_channels = 64
+out_channels = 128
+height = 128
+width = 128
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels: int, out_channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1)
+        self.norm = nn.GroupNorm(16, out_channels, eps=1e-5)
+
+    def forward(self, x):
+        return F.silu(self.norm(self.conv(x)))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels]

@@ -1,0 +1,27 @@
+"""Linear -> GroupNorm -> Hardtanh."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 8192
+in_features = 4096
+out_features = 4096
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.norm = nn.GroupNorm(32, out_features, eps=1e-5)
+
+    def forward(self, x):
+        return F.hardtanh(self.norm(self.linear(x)), min_val=-2.0, max_val=2.0)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]

@@ -1,0 +1,25 @@
+"""Linear -> sigmoid -> logsumexp."""
+
+import torch
+import torch.nn as nn
+
+batch_size = 8192
+in_features = 4096
+out_features = 4096
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.logsumexp(torch.sigmoid(self.linear(x)), dim=1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
