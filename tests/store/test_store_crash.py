@@ -17,7 +17,7 @@ from kernelmosaic.store import open_store
 from kernelmosaic.store.trajectory import MessageEvent
 
 WRITER = Path(__file__).with_name("crash_writer.py")
-REPORTED = 40
+REPORTED = 25
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
@@ -47,7 +47,8 @@ def test_sigkill_mid_run_loses_no_committed_event(db_url: str) -> None:
 
     engine = create_engine(db_url)
     with engine.connect() as connection:
-        assert connection.execute(text("PRAGMA integrity_check")).scalar() == "ok"
+        if engine.dialect.name == "sqlite":
+            assert connection.execute(text("PRAGMA integrity_check")).scalar() == "ok"
         seqs = [row[0] for row in connection.execute(text("SELECT seq FROM events ORDER BY seq"))]
     engine.dispose()
     assert seqs == list(range(len(seqs))), "no duplicates and no holes"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,7 +74,8 @@ def test_solution_needs_an_accepted_verdict(store: Store) -> None:
     episode = store.start_episode(store.create_run("s", "fake", "seed", {}), "t")
     sha = store.record_candidate(episode.id, CANDIDATE)
     assert sha == candidate_sha256(CANDIDATE) and store.record_candidate(episode.id, CANDIDATE) == sha
-    store.record_verdict(episode.id, sha, rejected_verdict())
+    first = store.record_verdict(episode.id, sha, rejected_verdict())
+    assert store.record_verdict(episode.id, sha, rejected_verdict()) == first, "a replayed verdict is not stored twice"
     with pytest.raises(StoreError, match="no accepted verdict"):
         store.record_solution(episode.id, sha)
     with pytest.raises(StoreError, match="record_candidate first"):
@@ -113,11 +116,16 @@ def test_newer_schema_is_refused(db_url: str) -> None:
         open_store(db_url)
 
 
-def test_postgres_url_without_driver_says_what_to_install() -> None:
-    try:
-        import psycopg  # noqa: F401
-    except ModuleNotFoundError:
-        with pytest.raises(StoreError, match="psycopg"):
-            open_store("postgresql+psycopg://user:secret@localhost/km")
-    else:
-        pytest.skip("psycopg is installed; the missing-driver message cannot be exercised")
+def test_postgres_url_without_driver_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # None in sys.modules makes `import psycopg` fail as if it were not installed, installed or not.
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(StoreError, match=r"needs the PostgreSQL driver 'psycopg'") as caught:
+        open_store("postgresql+psycopg://user:secret@localhost/km")
+    assert "secret" not in str(caught.value)
+
+
+def test_postgres_is_configured() -> None:
+    if not os.environ.get("KERNELMOSAIC_TEST_POSTGRES_URL"):
+        pytest.skip("PostgreSQL store tests not run: set KERNELMOSAIC_TEST_POSTGRES_URL to a throwaway database")
+    with open_store(os.environ["KERNELMOSAIC_TEST_POSTGRES_URL"]) as store:
+        assert store.url.startswith("postgresql")

@@ -64,6 +64,7 @@ def _speedup(full: dict[str, Any], key: str) -> float | None:
 
 
 def record_verdict(session: Session, episode_id: int, sha: str, verdict: dict[str, Any] | BaseModel) -> VerdictRow:
+    """Store the verdict; an identical verdict already stored for the candidate is returned instead."""
     full = verdict.model_dump(mode="json", by_alias=True) if isinstance(verdict, BaseModel) else dict(verdict)
     where = f"episode {episode_id}, verdict for candidate {sha[:12]}"
     if not isinstance(full.get("status"), str) or not isinstance(full.get("accepted"), bool):
@@ -73,6 +74,10 @@ def record_verdict(session: Session, episode_id: int, sha: str, verdict: dict[st
         raise StoreError(f"{where}: the verdict is for candidate {claimed[:12]}, not this one")
     check_json_clean(full, where)
     candidate = get_candidate_row(session, episode_id, sha)
+    # Verdicts carry fresh timings, so an identical one can only be a replayed write (a resume).
+    for earlier in session.scalars(select(VerdictRow).where(VerdictRow.candidate_id == candidate.id)):
+        if earlier.full == full:
+            return earlier
     row = VerdictRow(
         candidate_id=candidate.id,
         status=full["status"],
@@ -122,10 +127,7 @@ def set_best(session: Session, episode: EpisodeRow, best: Solution) -> None:
             f"episode {episode.id}: best solution claims candidate {best.candidate_sha256[:12]} but its source "
             f"hashes to {candidate.sha256[:12]} (store.candidate_sha256: sha256 of the UTF-8 source)"
         )
-    verdicts = session.scalars(select(VerdictRow).where(VerdictRow.candidate_id == candidate.id)).all()
-    verdict = next((row for row in verdicts if row.full == best.verdict), None)
-    if verdict is None:
-        verdict = record_verdict(session, episode.id, candidate.sha256, best.verdict)
+    verdict = record_verdict(session, episode.id, candidate.sha256, best.verdict)  # the stored one, if already there
     _put_solution(session, episode.id, candidate, verdict, best.step)
     episode.best_candidate_id = candidate.id
 

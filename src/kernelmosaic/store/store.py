@@ -87,11 +87,17 @@ class Store:
             raise StoreError(f"store {self.url}: {exc}") from exc
 
     def _create_schema(self) -> None:
-        try:
-            with self._write_lock:
-                Base.metadata.create_all(self._engine)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"store {self.url}: cannot create or open the tables: {exc}") from exc
+        for attempt in (1, 2):
+            try:
+                with self._write_lock:
+                    Base.metadata.create_all(self._engine)
+                break
+            except SQLAlchemyError as exc:
+                # A second process creating the same tables at the same moment loses the race once;
+                # on the retry the tables exist and create_all has nothing to do.
+                if attempt == 2:
+                    raise StoreError(f"store {self.url}: cannot create or open the tables: {exc}") from exc
+                log.debug("store %s: creating tables failed once (%s); retrying", self.url, exc)
         self._write(self._check_version)
 
     def _check_version(self, session: Session) -> None:
@@ -232,7 +238,10 @@ class Store:
         return self._write(lambda s: res.record_candidate(s, episode_id, source).sha256)
 
     def record_verdict(self, episode_id: int, candidate_sha256: str, verdict: dict[str, Any] | BaseModel) -> int:
-        """Store a `kernelmosaic.verdict/1` (dict or Verdict) for a recorded candidate; returns its id."""
+        """Store a `kernelmosaic.verdict/1` (dict or Verdict) for a recorded candidate; returns its id.
+
+        Recording an identical verdict again (a replay after a crash) returns the existing id.
+        """
         return self._write(lambda s: res.record_verdict(s, episode_id, candidate_sha256, verdict).id)
 
     def record_solution(self, episode_id: int, candidate_sha256: str, step: int = 0) -> int:
