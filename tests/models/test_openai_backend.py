@@ -46,7 +46,7 @@ def call(name: str, arguments, call_id: str | None = "call_abc") -> dict:
 
 def test_reply_with_tool_calls_usage_and_cost(chat_server):
     chat_server.push(body=completion("Compiling.", [call("compile", '{"source": "x"}')], 1000, 500, "tool_calls"))
-    model = backend(chat_server, prompt_price_per_million=2.0, completion_price_per_million=8.0)
+    model = backend(chat_server, prompt_price_per_million=2.0, completion_price_per_million=8.0, max_tokens=64)
     reply = asyncio.run(model.complete(USER, [COMPILE]))
     assert reply.message.role == "assistant" and reply.message.content == "Compiling."
     assert reply.message.tool_calls == [
@@ -57,6 +57,7 @@ def test_reply_with_tool_calls_usage_and_cost(chat_server):
     assert reply.finish_reason == "tool_calls" and json.loads(reply.raw)["id"] == "chatcmpl-test"
     sent = chat_server.requests[0]
     assert sent["model"] == "test-model" and sent["tools"] == [COMPILE.openai_format()]
+    assert sent["max_tokens"] == 64 and "temperature" not in sent
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
     assert chat_server.headers[0]["authorization"] == "Bearer sk-test"
 

@@ -55,7 +55,7 @@ class OpenAIBackend:
         self.name = name or f"openai:{config.model}"
         self.stats = BackendStats()
         self._client: openai.AsyncOpenAI | None = None
-        self._semaphore = asyncio.Semaphore(config.max_concurrency)
+        self._semaphore: asyncio.Semaphore | None = None  # made with the client, in the loop that uses it
         self._loop: asyncio.AbstractEventLoop | None = None
         self._in_flight = 0
 
@@ -84,7 +84,7 @@ class OpenAIBackend:
                 delay = backoff_delay(
                     retry, self.config.backoff_initial_s, self.config.backoff_max_s, err.retry_after_s
                 )
-                log.warning("%s: %s; retry %d/%d in %.2fs", self.name, err, retry + 1, self.config.max_retries, delay)
+                log.warning("%s; retry %d/%d in %.2fs", err, retry + 1, self.config.max_retries, delay)
                 self.stats.retries += 1
                 retry += 1
                 await asyncio.sleep(delay)  # outside the semaphore: a waiting retry holds no slot
@@ -106,7 +106,7 @@ class OpenAIBackend:
         if self.config.temperature is not None:
             request["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
-            request["max_tokens"] = self.config.max_tokens
+            request[self.config.max_tokens_field] = self.config.max_tokens
         if self.config.extra_body:
             request["extra_body"] = self.config.extra_body
         return request
@@ -128,6 +128,7 @@ class OpenAIBackend:
 
     async def _send(self, request: dict[str, Any]) -> str:
         client = self._client_for_loop()
+        assert self._semaphore is not None  # set together with the client
         async with self._semaphore:
             self._in_flight += 1
             self.stats.max_in_flight = max(self.stats.max_in_flight, self._in_flight)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,6 +41,8 @@ class OpenAIConfig(BaseModel):
     """Sampling temperature; None leaves the server's default."""
     max_tokens: int | None = Field(None, ge=1)
     """Cap on completion tokens per reply; None leaves the server's default."""
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """Request field carrying `max_tokens`: OpenAI's reasoning models accept only `max_completion_tokens`."""
     prompt_price_per_million: float = Field(0.0, ge=0)
     """USD per million prompt tokens, for `Usage.cost_usd`."""
     completion_price_per_million: float = Field(0.0, ge=0)
