@@ -16,6 +16,7 @@ from kernelmosaic.models.toolcalls import extract_text_tool_calls, make_tool_cal
     [
         ('{"a": 1}', {"a": 1}),
         ("", {}),
+        ("null", {}),
         ('```json\n{"a": [1, 2,],}\n```', {"a": [1, 2]}),
         ('Here you go: {"a": "b"} hope it helps', {"a": "b"}),
         ("{'a': True, 'b': None}", {"a": True, "b": None}),

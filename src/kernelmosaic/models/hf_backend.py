@@ -116,9 +116,15 @@ class HFBackend:
             )
         prompt_len = inputs["input_ids"].shape[1]
         new_ids = output[0, prompt_len:].tolist()
-        eos = self.tokenizer.eos_token_id
-        hit_limit = len(new_ids) >= self.config.max_new_tokens and (not new_ids or new_ids[-1] != eos)
+        hit_limit = len(new_ids) >= self.config.max_new_tokens and (not new_ids or new_ids[-1] not in self._stop_ids())
         return self._decode(new_ids), Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids)), hit_limit
+
+    def _stop_ids(self) -> set[int]:
+        # Chat models often stop on several ids (Qwen: <|im_end|> and <|endoftext|>), listed in the generation config.
+        configured = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        ids = set(configured) if isinstance(configured, list) else {configured}
+        ids.add(self.tokenizer.eos_token_id)
+        return {i for i in ids if isinstance(i, int)}
 
     def _decode(self, ids: list[int]) -> str:
         # Decode with special tokens kept, then drop them ourselves: some tokenizers mark the

@@ -68,6 +68,8 @@ def parse_json_object(text: str) -> dict[str, Any]:
                 pass
         if isinstance(value, dict):
             return value
+        if value is None:  # some servers send "null" for a call without arguments
+            return {}
         raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
     try:
         # Models trained on Python sometimes write {'x': True}; literal_eval only evaluates literals.
