@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,14 @@ def test_solution_needs_an_accepted_verdict(store: Store) -> None:
     assert store.get_episode(episode.id).status == "running"
 
 
+def test_in_memory_store_is_shared_across_threads() -> None:
+    with open_store("sqlite://") as store:
+        episode_id, expected = _record_episode(store)
+        with ThreadPoolExecutor(4) as pool:
+            loaded = list(pool.map(lambda _: store.load_trajectory(episode_id), range(8)))
+    assert loaded == [expected] * 8
+
+
 def test_bad_urls_and_files_give_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="does not exist"):
         open_store(f"sqlite:///{tmp_path / 'missing' / 'x.db'}")
@@ -127,5 +136,9 @@ def test_postgres_url_without_driver_says_what_to_install(monkeypatch: pytest.Mo
 def test_postgres_is_configured() -> None:
     if not os.environ.get("KERNELMOSAIC_TEST_POSTGRES_URL"):
         pytest.skip("PostgreSQL store tests not run: set KERNELMOSAIC_TEST_POSTGRES_URL to a throwaway database")
-    with open_store(os.environ["KERNELMOSAIC_TEST_POSTGRES_URL"]) as store:
-        assert store.url.startswith("postgresql")
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(os.environ["KERNELMOSAIC_TEST_POSTGRES_URL"])
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT 1")).scalar() == 1
+    engine.dispose()

@@ -52,11 +52,14 @@ def run_info(row: RunRow) -> RunInfo:
     )
 
 
-def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
+def _totals(session: Session, row: EpisodeRow) -> Totals:
     if row.totals is not None:
-        totals = Totals.model_validate(row.totals)
-    else:
-        totals = totals_from_events(load_events(session, row.id))
+        return Totals.model_validate(row.totals)
+    return totals_from_events(load_events(session, row.id))
+
+
+def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
+    totals = _totals(session, row)
     best_sha = ""
     if row.best_candidate_id is not None:
         best_sha = session.get(CandidateRow, row.best_candidate_id).sha256
@@ -98,9 +101,9 @@ def run_summary(session: Session, run_id: int) -> RunSummary:
             best[task_id] = max(speedup, best.get(task_id, 0.0))
     totals = Totals()
     for row in rows:
-        info = episode_info(session, row)
+        episode_totals = _totals(session, row)
         for field in Totals.model_fields:
-            setattr(totals, field, getattr(totals, field) + getattr(info.totals, field))
+            setattr(totals, field, getattr(totals, field) + getattr(episode_totals, field))
     finished_ids = {row.id for row in rows if row.status != "running"}
     solved_ids = {episode_id for episode_id, _, _ in solutions}
     finished = len(finished_ids)
