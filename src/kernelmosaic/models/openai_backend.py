@@ -76,6 +76,7 @@ class OpenAIBackend:
                     text_tool_calls=self.config.text_tool_calls,
                     prompt_price_per_million=self.config.prompt_price_per_million,
                     completion_price_per_million=self.config.completion_price_per_million,
+                    source=self.name,
                 )
             except ModelError as err:
                 if not err.retryable or retry >= self.config.max_retries:

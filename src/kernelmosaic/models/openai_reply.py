@@ -23,11 +23,11 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
-def _tool_calls(raw_calls: list[Any], first_index: int) -> list[ToolCall]:
+def _tool_calls(raw_calls: list[Any], first_index: int, source: str) -> list[ToolCall]:
     calls = []
     for i, raw in enumerate(raw_calls):
         if not isinstance(raw, dict):
-            raise BadResponse(f"tool call {i} is a {type(raw).__name__}, not an object")
+            raise BadResponse(f"{source}: tool call {i} is a {type(raw).__name__}, not an object")
         # Some servers drop the {"function": {...}} wrapper and put name/arguments on the call itself.
         function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
         call_id = raw.get("id") or invented_call_id(first_index + i)
@@ -54,31 +54,33 @@ def reply_from_body(
     text_tool_calls: bool,
     prompt_price_per_million: float = 0.0,
     completion_price_per_million: float = 0.0,
+    source: str = "server",
 ) -> ModelReply:
     """Parse a response body; `first_index` numbers invented call ids after those already in the conversation.
 
-    Raises `BadResponse` when the body is not a completion at all (not JSON, an error object, no choices).
+    Raises `BadResponse`, its message starting with `source`, when the body is not a completion at all
+    (not JSON, an error object, no choices).
     """
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise BadResponse(f"response is not JSON ({exc.msg}): {body[:200]!r}") from None
+        raise BadResponse(f"{source}: response is not JSON ({exc.msg}): {body[:200]!r}") from None
     if not isinstance(data, dict):
-        raise BadResponse(f"response is a {type(data).__name__}, not an object: {body[:200]!r}")
+        raise BadResponse(f"{source}: response is a {type(data).__name__}, not an object: {body[:200]!r}")
     if data.get("error"):
-        raise BadResponse(f"server returned an error object: {json.dumps(data['error'])[:500]}")
+        raise BadResponse(f"{source}: server returned an error object: {json.dumps(data['error'])[:500]}")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BadResponse(f"response has no choices: {body[:200]!r}")
+        raise BadResponse(f"{source}: response has no choices: {body[:200]!r}")
     choice = choices[0]
     raw_message = choice.get("message")
     if not isinstance(raw_message, dict):
-        raise BadResponse(f"first choice has no message: {body[:200]!r}")
+        raise BadResponse(f"{source}: first choice has no message: {body[:200]!r}")
     content = _content_text(raw_message.get("content"))
     raw_calls = raw_message.get("tool_calls") or []
     if not isinstance(raw_calls, list):
-        raise BadResponse(f"tool_calls is a {type(raw_calls).__name__}, not a list")
-    calls = _tool_calls(raw_calls, first_index)
+        raise BadResponse(f"{source}: tool_calls is a {type(raw_calls).__name__}, not a list")
+    calls = _tool_calls(raw_calls, first_index, source)
     if not calls and text_tool_calls:
         found = extract_text_tool_calls(content, first_index, tool_names)
         content, calls = found.content, found.calls
