@@ -36,12 +36,13 @@ T = TypeVar("T")
 
 def open_store(url: str | None = None) -> Store:
     """Open (creating tables if needed) the store at `url`; default: $KERNELMOSAIC_DB or ./kernelmosaic.db."""
-    url = url or default_url()
-    return Store(make_engine(url), url)
+    return Store(make_engine(url or default_url()))
 
 
 class Store:
-    def __init__(self, engine: Engine, url: str) -> None:
+    """Runs, episodes, events, candidates, verdicts and solutions in one database; safe to share across threads."""
+
+    def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self.url = engine.url.render_as_string(hide_password=True)
         sqlite = engine.dialect.name == "sqlite"
