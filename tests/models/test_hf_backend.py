@@ -9,7 +9,7 @@ import pytest
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from kernelmosaic.models import Message, ModelConfigError, ModelReply, ToolSpec, get_model  # noqa: E402
+from kernelmosaic.models import Message, ModelConfigError, ModelReply, ModelUnavailable, ToolSpec, get_model  # noqa: E402
 from kernelmosaic.models.hf_backend import HFBackend  # noqa: E402
 
 CHAT_TEMPLATE = (
@@ -103,3 +103,14 @@ def test_bad_paths_and_options_are_config_errors(tmp_path, tiny_model_dir):
         get_model(f"hf:{tiny_model_dir}", max_new_tokens=0)
     with pytest.raises(ModelConfigError, match="unknown dtype"):
         get_model(f"hf:{tiny_model_dir}", dtype="float7")
+
+
+def test_generation_failure_is_a_typed_error(tiny_model_dir, monkeypatch):
+    model = get_model(f"hf:{tiny_model_dir}", max_new_tokens=2)
+
+    def out_of_memory(**kwargs):
+        raise RuntimeError("CUDA out of memory")
+
+    monkeypatch.setattr(model.model, "generate", out_of_memory)
+    with pytest.raises(ModelUnavailable, match="generation failed: RuntimeError: CUDA out of memory"):
+        asyncio.run(model.complete([Message(role="user", content="compile it")], []))

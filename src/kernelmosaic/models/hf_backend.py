@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,14 @@ class HFConfig(BaseModel):
     """Weights dtype: `auto` (as saved), `float32`, `bfloat16` or `float16`."""
     chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
     """Extra variables for the chat template, e.g. `{"enable_thinking": false}` for Qwen3."""
+
+
+@dataclass
+class _Generation:
+    text: str
+    usage: Usage
+    hit_limit: bool
+    """Stopped at `max_new_tokens` rather than on a stop token."""
 
 
 class HFBackend:
@@ -84,40 +93,48 @@ class HFBackend:
         return self
 
     async def complete(self, messages: list[Message], tools: list[ToolSpec]) -> ModelReply:
-        text, usage, hit_limit = await asyncio.to_thread(self._generate, messages, tools)
-        found = extract_text_tool_calls(text, prior_call_count(messages), {t.name for t in tools})
-        finish = "tool_calls" if found.calls else "length" if hit_limit else "stop"
+        try:
+            generation = await asyncio.to_thread(self._generate, messages, tools)
+        except Exception as exc:  # template, tokenizer or torch failures (OOM, prompt too long) become typed
+            raise ModelUnavailable(f"{self.name}: generation failed: {type(exc).__name__}: {exc}") from exc
+        found = extract_text_tool_calls(generation.text, prior_call_count(messages), {t.name for t in tools})
+        finish = "tool_calls" if found.calls else "length" if generation.hit_limit else "stop"
         return ModelReply(
             message=Message(role="assistant", content=found.content, tool_calls=found.calls),
-            usage=usage,
-            raw=text,
+            usage=generation.usage,
+            raw=generation.text,
             finish_reason=finish,
         )
 
-    def _generate(self, messages: list[Message], tools: list[ToolSpec]) -> tuple[str, Usage, bool]:
+    def _generate(self, messages: list[Message], tools: list[ToolSpec]) -> _Generation:
         import torch
 
-        prompt = self.tokenizer.apply_chat_template(
-            to_template_messages(messages),
-            tools=[t.openai_format() for t in tools] or None,
-            add_generation_prompt=True,
-            tokenize=False,
-            **self.config.chat_template_kwargs,
-        )
-        # The template already wrote any BOS it wants; adding special tokens again would double it.
-        inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(self.config.device)
-        sampling: dict[str, Any] = {"do_sample": False}
-        if self.config.temperature > 0:
-            sampling = {"do_sample": True, "temperature": self.config.temperature, "top_p": self.config.top_p}
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        # One lock around all of it: fast tokenizers are not safe to share between threads either.
         with self._lock, torch.inference_mode():
-            output = self.model.generate(
-                **inputs, max_new_tokens=self.config.max_new_tokens, pad_token_id=pad, **sampling
+            prompt = self.tokenizer.apply_chat_template(
+                to_template_messages(messages),
+                tools=[t.openai_format() for t in tools] or None,
+                add_generation_prompt=True,
+                tokenize=False,
+                **self.config.chat_template_kwargs,
             )
-        prompt_len = inputs["input_ids"].shape[1]
-        new_ids = output[0, prompt_len:].tolist()
-        hit_limit = len(new_ids) >= self.config.max_new_tokens and (not new_ids or new_ids[-1] not in self._stop_ids())
-        return self._decode(new_ids), Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids)), hit_limit
+            # The template already wrote any BOS it wants; adding special tokens again would double it.
+            inputs = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(self.config.device)
+            sampling: dict[str, Any] = {"do_sample": False}
+            if self.config.temperature > 0:
+                sampling = {"do_sample": True, "temperature": self.config.temperature, "top_p": self.config.top_p}
+            tok = self.tokenizer
+            pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+            output = self.model.generate(**inputs, max_new_tokens=self.config.max_new_tokens, pad_token_id=pad, **sampling)
+            prompt_len = inputs["input_ids"].shape[1]
+            new_ids = output[0, prompt_len:].tolist()
+            text = self._decode(new_ids)
+        stopped = bool(new_ids) and new_ids[-1] in self._stop_ids()
+        return _Generation(
+            text=text,
+            usage=Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids)),
+            hit_limit=len(new_ids) >= self.config.max_new_tokens and not stopped,
+        )
 
     def _stop_ids(self) -> set[int]:
         # Chat models often stop on several ids (Qwen: <|im_end|> and <|endoftext|>), listed in the generation config.
