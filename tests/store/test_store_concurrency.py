@@ -14,7 +14,7 @@ from kernelmosaic.store.schema import EventRow
 from kernelmosaic.store.trajectory import MessageEvent, Solution, Totals
 
 THREADS = 16
-EVENTS = 6
+EVENTS = 4
 
 
 def _episode_work(store: Store, episode_id: int, errors: list[BaseException]) -> None:
