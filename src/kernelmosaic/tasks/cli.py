@@ -217,7 +217,7 @@ def import_command(source: str = typer.Argument(..., help="A .parquet, exported 
 def decontam_command(source: str = typer.Argument("builtin", help="Tasks to check."),
                      against: str = typer.Option(..., help="Evaluation set: a source, or a KernelBench checkout."),
                      ast_threshold: float = typer.Option(0.8, help="Normalized-AST Jaccard threshold."),
-                     token_threshold: float = typer.Option(0.7, help="Token n-gram Jaccard threshold."),
+                     token_threshold: float = typer.Option(0.8, help="Token n-gram Jaccard threshold."),
                      as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
     """Report tasks too similar to an evaluation set; exit 1 when any is found."""
     from kernelmosaic.tasks.decontam import DecontamConfig, decontaminate

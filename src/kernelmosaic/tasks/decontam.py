@@ -1,9 +1,9 @@
 """Decontamination: which tasks are too similar to an evaluation set (e.g. a KernelBench checkout).
 
 Two views of each reference, both restricted to what defines the problem (the `Model` class and helpers,
-without docstrings, `get_inputs` or `get_init_inputs`, whose boilerplate every problem shares):
-- normalized AST: a pre-order stream of node types where local names become placeholders but attributes
-  (`torch.relu`) and keywords stay, so renaming variables does not hide a copy;
+without docstrings, `super().__init__()`, `get_inputs` or `get_init_inputs`, which every problem shares):
+- normalized AST: a pre-order stream of node types where local names and `self.` attributes become one
+  placeholder but API attributes (`torch.relu`) and keywords stay, so renaming variables does not hide a copy;
 - token n-grams of the unparsed source, names kept.
 MinHash LSH (datasketch) proposes candidate pairs; exact Jaccard of the n-gram sets decides.
 """
@@ -31,7 +31,7 @@ class _Model(BaseModel):
 class DecontamConfig(_Model):
     ast_threshold: float = Field(0.8, gt=0, le=1)
     """Normalized-AST n-gram Jaccard at or above which a pair is reported."""
-    token_threshold: float = Field(0.7, gt=0, le=1)
+    token_threshold: float = Field(0.8, gt=0, le=1)
     """Token n-gram Jaccard at or above which a pair is reported."""
     ast_ngram: int = 4
     token_ngram: int = 5
@@ -59,23 +59,38 @@ def _problem_nodes(tree: ast.Module) -> list[ast.stmt]:
     return [n for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name not in _SKIP_FUNCS]
 
 
-def _strip_docstrings(nodes: list[ast.stmt]) -> None:
+def _is_boilerplate(stmt: ast.stmt) -> bool:
+    """Docstrings, `pass` and `super().__init__()`: shared by every problem, so they only add false overlap."""
+    if isinstance(stmt, ast.Pass):
+        return True
+    if not isinstance(stmt, ast.Expr):
+        return False
+    value = stmt.value
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        return True
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "__init__"
+            and isinstance(value.func.value, ast.Call) and getattr(value.func.value.func, "id", "") == "super")
+
+
+def _strip_boilerplate(nodes: list[ast.stmt]) -> None:
     for node in nodes:
         for inner in ast.walk(node):
-            body = getattr(inner, "body", None)
-            if (isinstance(inner, ast.ClassDef | ast.FunctionDef) and body and isinstance(body[0], ast.Expr)
-                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
-                inner.body = body[1:] or [ast.Pass()]
+            if isinstance(inner, ast.ClassDef | ast.FunctionDef):
+                inner.body = [s for s in inner.body if not _is_boilerplate(s)] or [ast.Pass()]
 
 
-def _stream(node: ast.AST, names: dict[str, str], out: list[str]) -> None:
+def _stream(node: ast.AST, out: list[str]) -> None:
     kind = type(node).__name__
     if isinstance(node, ast.Name | ast.arg):
         ident = node.id if isinstance(node, ast.Name) else node.arg
-        out.append(ident if ident in _KEEP_NAMES else names.setdefault(ident, f"v{len(names)}"))
+        out.append(ident if ident in _KEEP_NAMES else "v")
         return
     if isinstance(node, ast.Constant):
         out.append("num" if isinstance(node.value, int | float) else "const")
+        return
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        # Attributes of self are names the author chose (self.fc vs self.linear): placeholders too.
+        out.append("self.v")
         return
     if isinstance(node, ast.Attribute):
         out.append("." + node.attr)
@@ -86,7 +101,7 @@ def _stream(node: ast.AST, names: dict[str, str], out: list[str]) -> None:
     elif not isinstance(node, ast.expr_context | ast.Load | ast.Store):
         out.append(kind)
     for child in ast.iter_child_nodes(node):
-        _stream(child, names, out)
+        _stream(child, out)
 
 
 def _ngrams(seq: list[str], n: int) -> set[str]:
@@ -101,11 +116,10 @@ def fingerprint(source: str, config: DecontamConfig | None = None) -> tuple[set[
     try:
         tree = ast.parse(source)
         nodes = _problem_nodes(tree) or tree.body
-        _strip_docstrings(nodes)
-        names: dict[str, str] = {}
+        _strip_boilerplate(nodes)
         stream: list[str] = []
         for node in nodes:
-            _stream(node, names, stream)
+            _stream(node, stream)
         text = "\n".join(ast.unparse(n) for n in nodes)
     except SyntaxError:
         stream, text = [], source

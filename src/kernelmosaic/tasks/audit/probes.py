@@ -63,7 +63,8 @@ class Probe:
         """Finite, deterministic, not constant across seeds, not near zero, not matched by a trivial output."""
         runs = [self.run(self.inputs_for(s)) for s in seeds]
         self.checks += ["finite-output", "nondeterministic", "constant-output", "near-zero-output",
-                        "trivial-output-passes", "small-shapes-too-large"]
+                        "zero-output-passes", "mean-output-passes", "identity-output-passes",
+                        "small-shapes-too-large"]
         numel = sum(x.numel() for x in self.inputs_for(seeds[0]) if isinstance(x, torch.Tensor))
         numel += sum(o.numel() for o in runs[0])
         if numel > self.job["max_elements"]:

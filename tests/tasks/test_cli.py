@@ -1,0 +1,41 @@
+"""`kernelmosaic tasks ...` commands on small fixture sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kernelmosaic.tasks.cli import app
+from kernelmosaic.tasks.folder import save_task_folder
+from kernelmosaic.tasks.schema import Task
+
+runner = CliRunner()
+
+
+def test_list_show_export_import(tmp_path: Path, relu_task: Task) -> None:
+    save_task_folder(relu_task, tmp_path / "set")
+    listed = runner.invoke(app, ["list", str(tmp_path / "set")])
+    assert listed.exit_code == 0, listed.output
+    assert "relu" in listed.output and "nl+ref+spec" in listed.output
+    shown = runner.invoke(app, ["show", str(tmp_path / "set"), "relu", "--form", "spec"])
+    assert shown.exit_code == 0 and shown.output.startswith("dim batch_size, dim")
+    exported = runner.invoke(app, ["export", str(tmp_path / "set"), "--format", "parquet", "--out",
+                                   str(tmp_path / "pq")])
+    assert exported.exit_code == 0, exported.output
+    imported = runner.invoke(app, ["import", str(tmp_path / "pq"), "--out", str(tmp_path / "back")])
+    assert imported.exit_code == 0, imported.output
+    assert (tmp_path / "back" / "L1" / "relu" / "spec.km").read_text() == relu_task.forms.spec
+
+
+def test_validate_fails_with_located_errors_and_exit_code(tmp_path: Path, relu_task: Task) -> None:
+    folder = save_task_folder(relu_task, tmp_path)
+    (folder / "spec.km").write_text("dim batch_size, dim\ninput x: f32[batch_size, dim]\noutput y[b] = x[b, 1]\n")
+    result = runner.invoke(app, ["validate", str(tmp_path), "--no-audit"])
+    assert result.exit_code == 1
+    assert "spec.km:3:20: an index is a variable or the literal 0" in result.output.replace("\n", "")
+
+
+def test_unreadable_source_exits_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["list", str(tmp_path / "missing")])
+    assert result.exit_code == 2
