@@ -39,5 +39,8 @@ def load(path: Path) -> Fixture:
     return Fixture(path, frozenset(expected), json.loads(p.group(1)) if p else {})
 
 
+__all__ = ["FIXTURES", "Fixture", "load", "all_fixtures"]
+
+
 def all_fixtures() -> list[Fixture]:
     return [load(p) for p in sorted(FIXTURES.glob("*.py"))]

@@ -24,6 +24,9 @@ _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 _SKIP = {"comment", "string_literal", "raw_string_literal", "char_literal", "system_lib_string"}
 _ARITH = {"+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "&", "|", "^"}
 _COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="}
+# `auto y = ...` initializers that certainly yield a tensor.
+_TENSOR_INIT = re.compile(r"\s*((at|torch)::(empty|zeros|ones|full|empty_like|zeros_like|ones_like|full_like|"
+                          r"empty_strided|from_blob)\b|\w+\.(contiguous|view|reshape|to|clone|transpose|permute|t)\s*\()")
 _STREAM_ONLY = {"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
                 "cudaEventCreateWithFlags", "cudaEventRecord", "cudaEventElapsedTime", "cudaStreamWaitEvent",
                 "getStreamFromPool", "CUDAStreamGuard", "CUDAEvent"}
@@ -118,8 +121,7 @@ class _Source:
                 elif typ is not None and typ.type == "placeholder_type_specifier":
                     for init in (c for c in n.children if c.type == "init_declarator"):
                         value = init.child_by_field_name("value")
-                        if value is not None and re.match(r"\s*(at|torch)::|\s*\w+\.(contiguous|view|reshape|to)\b",
-                                                          self.t(value)):
+                        if value is not None and _TENSOR_INIT.match(self.t(value)):
                             d = init.child_by_field_name("declarator")
                             if d is not None:
                                 names.add(self.t(d))
@@ -151,7 +153,7 @@ class _Source:
         elif ty in ("identifier", "type_identifier", "field_identifier"):
             self._identifier(node, device)
         elif ty == "call_expression":
-            self._call(node, device)
+            self._call(node, device, tensors)
         elif not device and ty == "binary_expression":
             op = node.child_by_field_name("operator")
             if op is not None and op.type in _ARITH and any(
@@ -204,6 +206,8 @@ class _Source:
     def _rule(self, rule: str, node, name: str, last: str) -> None:
         if rule == "streams-cuda" and self.policy.allow_streams and last in _STREAM_ONLY:
             return
+        if rule == "aten-compute-in-extension":
+            self.st.aten = True
         self.hit(rule, node, f"uses `{name}`")
 
     def _identifier(self, node, device: bool) -> None:
@@ -215,7 +219,7 @@ class _Source:
         if rule:
             self._rule(rule, node, name, name)
 
-    def _call(self, node, device: bool) -> None:
+    def _call(self, node, device: bool, tensors: set[str]) -> None:
         fn = node.child_by_field_name("function")
         if fn is None:
             return
@@ -227,7 +231,9 @@ class _Source:
                 self.hit("printf-in-kernel", node, "printf in device code")
             elif not device and name in self.st.using:
                 self._aten_name(node, self.st.using[name].split("::") + [name])
-            elif not device and self.st.open_ns & {"at", "torch"} and name in TENSOR_METHODS_COMPUTE:
+            elif not device and self.st.open_ns & {"at", "torch"} and name in TENSOR_METHODS_COMPUTE and any(
+                    a.type == "identifier" and self.t(a) in tensors
+                    for a in (node.child_by_field_name("arguments") or node).children):
                 self._aten(node, f"calls `{name}` from an opened ATen namespace")
             elif name in LAUNCHERS:
                 self.st.referenced.update(self.t(i) for i in _iter(node) if i.type == "identifier")

@@ -17,6 +17,8 @@ _STREAMS = {
 _DEVICE_CONFIG = {"cudaDeviceSetCacheConfig", "cudaMallocManaged", "cudaDeviceSetSharedMemConfig",
                   "cudaMemAdvise", "cudaMemPrefetchAsync"}
 _OTHER = {
+    "findSchemaOrThrow": "aten-compute-in-extension", "findOp": "aten-compute-in-extension",
+    "callBoxed": "aten-compute-in-extension", "Dispatcher": "aten-compute-in-extension",
     "fork": "concurrency", "vfork": "concurrency", "system": "concurrency", "popen": "concurrency",
     "execve": "concurrency", "execvp": "concurrency", "setenv": "env-tamper", "putenv": "env-tamper",
     "unsetenv": "env-tamper", "dlopen": "dynamic-code", "dlsym": "dynamic-code", "fopen": "reference-access",

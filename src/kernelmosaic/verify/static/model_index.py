@@ -46,6 +46,8 @@ class ClassInfo:
     local_attrs: dict[str, str] = field(default_factory=dict)
     """attr -> name of an in-module class."""
     tensor_attrs: set[str] = field(default_factory=set)
+    aliases: dict[str, str] = field(default_factory=dict)
+    """attr -> dotted name it is bound to (`op = staticmethod(torch.matmul)`, `self.op = F.relu`)."""
 
 
 def methods_of(idx: ModuleIndex, cls: ast.ClassDef, seen: set[str] | None = None) -> dict:
@@ -103,6 +105,11 @@ def find_kernels(idx: ModuleIndex, exts: list[Extension]) -> Kernels:
 
 def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
     info = ClassInfo(node=cls, methods=methods_of(idx, cls))
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            q = _alias_target(idx, stmt.value)
+            if q:
+                info.aliases[stmt.targets[0].id] = q
     for fn in info.methods.values():
         for node in ast.walk(fn):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
@@ -117,7 +124,9 @@ def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
                     continue
                 v = node.value
                 q = idx.resolve(v.func) if isinstance(v, ast.Call) else None
-                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes:
+                if _alias_target(idx, v):
+                    info.aliases[t.attr] = _alias_target(idx, v) or ""
+                elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes:
                     info.local_attrs[t.attr] = v.func.id
                 elif q == "torch.nn.Parameter" or (q or "").startswith(_TENSOR_FACTORIES) \
                         and not (q or "").startswith("torch.nn.") and not (q or "").startswith("torch.utils."):
@@ -125,3 +134,14 @@ def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
                 elif q and q.startswith("torch.nn.") and q[9:10].isupper():
                     info.nn_attrs[t.attr] = q
     return info
+
+
+def _alias_target(idx: ModuleIndex, value: ast.AST) -> str | None:
+    """Dotted function name a value stands for, looking through staticmethod/classmethod/partial."""
+    if isinstance(value, ast.Call) and idx.resolve(value.func) in (
+            "builtins.staticmethod", "builtins.classmethod", "functools.partial") and value.args:
+        value = value.args[0]
+    if isinstance(value, ast.Call):
+        return None
+    q = idx.resolve(value)
+    return q if q and not q.startswith("builtins.") else None

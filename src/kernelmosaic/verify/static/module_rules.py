@@ -54,6 +54,7 @@ NAMED_CALL_RULES: list[tuple[str, list[str]]] = [
                     "os.environ.clear", "os.environ.popitem", "os.environ.__setitem__", "os.environ.__delitem__"]),
     ("monkeypatch", ["unittest.mock*", "mock.*"]),
 ]
+_STREAM_NAMES = {"Stream", "stream", "Event", "ExternalStream", "set_stream", "StreamContext"}
 _FRAME_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
                 "cr_frame", "ag_frame", "__globals__", "__subclasses__", "__builtins__"}
 _DYNAMIC_ATTRS = {"__code__", "__dict__", "__getattribute__", "__setattr__", "__delattr__", "__import__"}
@@ -154,6 +155,8 @@ def _call(idx: ModuleIndex, node: ast.Call, policy: StaticPolicy) -> list[Hit]:
     elif q:
         rule = classify_call(q)
         if rule == "env-tamper" and _env_key_ok(node, policy):
+            rule = None
+        if rule == "streams-python" and policy.allow_streams and q.rsplit(".", 1)[-1] in _STREAM_NAMES:
             rule = None
         if rule:
             hits.append(idx.hit(rule, node, f"calls `{q.removeprefix('builtins.')}`"))

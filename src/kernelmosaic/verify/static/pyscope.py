@@ -42,6 +42,12 @@ def literal_getattr_to_attribute(tree: ast.AST) -> ast.AST:
     return ast.fix_missing_locations(_T().visit(tree))
 
 
+def _lambda_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:
+    fn = ast.FunctionDef(name=name, args=lam.args, body=[ast.copy_location(ast.Return(value=lam.body), lam)],
+                         decorator_list=[], returns=None, type_params=[])
+    return ast.fix_missing_locations(ast.copy_location(fn, lam))
+
+
 @dataclass
 class ModuleIndex:
     """Imports, module-level definitions and assignments of one candidate module."""
@@ -56,6 +62,8 @@ class ModuleIndex:
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     bound: set[str] = field(default_factory=set)
     parents: dict[int, ast.AST] = field(default_factory=dict)
+    values: dict[str, ast.AST] = field(default_factory=dict)
+    """Module-level name -> the expression last assigned to it."""
 
     @classmethod
     def build(cls, source: str, filename: str) -> ModuleIndex:
@@ -85,6 +93,15 @@ class ModuleIndex:
         for stmt in tree.body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
                 idx.functions[stmt.name] = stmt
+            elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda):
+                # `mm = lambda a, b: a @ b` is a function too; give it a def so reachability follows it.
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        idx.functions[t.id] = _lambda_def(t.id, stmt.value)
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+                for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                    if isinstance(t, ast.Name):
+                        idx.values[t.id] = stmt.value
             elif isinstance(stmt, ast.ClassDef):
                 idx.classes[stmt.name] = stmt
         idx.aliases = idx.scope_aliases(tree.body, {})

@@ -35,6 +35,8 @@ _NN_METHODS_OK = {"parameters", "named_parameters", "buffers", "named_buffers", 
 _BUILTIN_COMPUTE = {"builtins.sum", "builtins.abs", "builtins.max", "builtins.min", "builtins.pow",
                     "builtins.round", "builtins.sorted", "builtins.divmod"}
 _COMPUTE_NAMESPACES = ("torch.nn.functional.", "torch.ops.aten.", "torch.special.", "torch.linalg.", "torch.fft.")
+_PLAIN_BUILTINS = {"builtins.list", "builtins.dict", "builtins.set", "builtins.tuple", "builtins.sorted",
+                   "builtins.range", "builtins.str", "builtins.int", "builtins.float", "builtins.len"}
 _DICT_LOOKUPS = {"get", "setdefault", "pop", "__contains__", "__getitem__"}
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical"}
 
@@ -73,7 +75,8 @@ class FunctionScope:
                     continue
                 names = [t.id for t in ast.walk(target) if isinstance(t, ast.Name)]
                 if isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
-                              | ast.Constant | ast.JoinedStr):
+                              | ast.Constant | ast.JoinedStr) or (isinstance(value, ast.Call) and self.idx.resolve(
+                                  value.func) in _PLAIN_BUILTINS):
                     self.plain.update(names)
                 elif self.is_nn(value) or (isinstance(n, ast.For) and self._is_nn_container(value)):
                     self.nn_names.update(names)
@@ -199,17 +202,23 @@ class FunctionScope:
                 self.calls.append((fn, None, {a.arg for a, t in zip(fn.args.args, tensor_args, strict=False) if t}))
             elif self.is_nn(f):
                 self._compute(node, f"calls nn module `{f.id}`")
+            elif f.id in self.idx.values:
+                self._bound_value(node, self.idx.values[f.id])
             return
         if isinstance(f, ast.Subscript):
             if self.is_nn(f):
                 self._compute(node, "calls an nn submodule")
+            elif isinstance(f.value, ast.Name) and f.value.id in self.idx.values:
+                self._bound_value(node, self.idx.values[f.value.id])
             return
         if not isinstance(f, ast.Attribute):
             return
         recv, name = f.value, f.attr
         attr = self._self_attr(f)
         if attr is not None and self.cls:
-            if attr in self.cls.methods:
+            if attr in self.cls.aliases:
+                self._named_call(node, self.cls.aliases[attr], tensor_args)
+            elif attr in self.cls.methods:
                 m = self.cls.methods[attr]
                 params = {a.arg for a, t in zip(m.args.args[1:], tensor_args, strict=False) if t}
                 self.calls.append((m, self.cls, params))
@@ -217,6 +226,10 @@ class FunctionScope:
                 self.calls.append((self.cls.local_attrs[attr], None, set()))
             elif self.is_nn(f):
                 self._compute(node, f"calls nn submodule `self.{attr}` ({self.cls.nn_attrs[attr]})")
+            return
+        recv_attr = self._self_attr(recv)
+        if self.cls and recv_attr in self.cls.aliases:
+            self._named_call(node, f"{self.cls.aliases[recv_attr]}.{name}", tensor_args)
             return
         if isinstance(recv, ast.Name) and recv.id in self.idx.classes:
             self.calls.append((recv.id, None, set()))
@@ -232,6 +245,15 @@ class FunctionScope:
                 self._compute(node, f"calls tensor method `.{name}()`")
         elif name in TENSOR_METHODS_COMPUTE and not self._plain(recv):
             self._compute(node, f"calls `.{name}()`, a tensor compute method")
+
+    def _bound_value(self, node: ast.Call, value: ast.AST) -> None:
+        """A call through a module-level value (`mm = partial(torch.mm)`, `OPS["mm"](...)`)."""
+        for sub in ast.walk(value):
+            q = self.idx.resolve(sub) if isinstance(sub, ast.Attribute | ast.Name) else None
+            if q and q.startswith("torch.") and q not in TORCH_ALLOWED and q not in self.extra and (
+                    q.rsplit(".", 1)[-1] in TENSOR_METHODS_COMPUTE or q.startswith(_COMPUTE_NAMESPACES)):
+                self._compute(node, f"calls `{q}` through a module-level binding")
+                return
 
     def _plain(self, recv: ast.AST) -> bool:
         """Receivers that are certainly not tensors: literals, containers, modules, extensions."""

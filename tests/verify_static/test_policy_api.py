@@ -1,0 +1,93 @@
+"""The public API: RULES, StaticPolicy knobs, JSON-clean findings and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+from static_fixtures import FIXTURES, load
+
+from kernelmosaic.verify.static import RULES, Rule, StaticPolicy, analyze_candidate
+from kernelmosaic.verify.verdict import Finding
+
+
+def _run(name: str, **policy) -> set[tuple[str, str]]:
+    fx = load(FIXTURES / name)
+    return {(f.rule, f.severity) for f in analyze_candidate(fx.source, fx.path.name, StaticPolicy(**policy))}
+
+
+def test_rules_are_documented_one_liners():
+    for rid, rule in RULES.items():
+        assert isinstance(rule, Rule) and rule.id == rid
+        assert rule.severity in ("reject", "flag")
+        assert rule.rationale and "\n" not in rule.rationale and len(rule.rationale) < 160
+
+
+def test_torch_compute_policy_flag_and_allow():
+    name = "torch_compute_matmul_operator.py"
+    assert _run(name) == {("torch-compute", "reject")}
+    assert _run(name, torch_compute="flag") == {("torch-compute", "flag")}
+    assert _run(name, torch_compute="allow") == set()
+
+
+def test_allowed_torch_ops_extends_the_allow_list():
+    assert _run("torch_compute_functional_aliases.py") == {("torch-compute", "reject")}
+    allowed = ["torch.nn.functional.gelu", "torch.tanh"]
+    assert _run("torch_compute_functional_aliases.py", allowed_torch_ops=allowed) == set()
+    assert _run("torch_compute_tensor_method_in_helper.py", allowed_torch_ops=["softmax"]) == set()
+
+
+def test_allow_streams_accepts_side_streams_but_not_threads():
+    assert _run("streams_python_side_stream.py", allow_streams=True) == set()
+    assert _run("streams_cuda_private_stream.py", allow_streams=True) == set()
+    assert _run("streams_cuda_host_thread.py", allow_streams=True) == {("streams-cuda", "reject")}
+
+
+def test_severity_override_and_env_allow_list():
+    assert _run("printf_in_kernel.py", severity={"printf-in-kernel": "reject"}) == {("printf-in-kernel", "reject")}
+    assert _run("env_tamper_launch_blocking.py", allowed_env_writes=["CUDA_LAUNCH_BLOCKING"]) == set()
+    assert _run("import_not_allowed_problem_module.py", allowed_imports=["torch", "level1_problem"]) == set()
+
+
+def test_policy_rejects_unknown_rule_and_unknown_field():
+    with pytest.raises(ValidationError, match="not-a-rule"):
+        StaticPolicy(severity={"not-a-rule": "flag"})
+    with pytest.raises(ValidationError, match="torch_compte"):
+        StaticPolicy(torch_compte="flag")
+    with pytest.raises(ValidationError):
+        StaticPolicy(torch_compute="maybe")
+
+
+def test_findings_are_typed_and_json_clean_rejects_first():
+    fx = load(FIXTURES / "try_fallback_torch.py")
+    findings = analyze_candidate(fx.source)
+    assert findings and all(isinstance(f, Finding) for f in findings)
+    assert all(f.evidence.startswith("candidate.py:") for f in findings)
+    json.dumps([f.model_dump(mode="json") for f in findings])
+    severities = [f.severity for f in findings]
+    assert severities == sorted(severities, key=lambda s: s != "reject")
+
+
+def test_syntax_error_is_a_finding_not_an_exception():
+    (f,) = analyze_candidate("class ModelNew(:\n    pass\n", "broken.py")
+    assert (f.rule, f.severity) == ("syntax-error", "reject")
+    assert f.evidence.startswith("broken.py:1:")
+
+
+def test_empty_source_has_nothing_to_judge():
+    rules = {f.rule for f in analyze_candidate("")}
+    assert rules == {"no-custom-kernel-defined", "missing-modelnew"}
+
+
+def test_cpp_line_numbers_follow_concatenated_sources():
+    src = (
+        "import torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
+        "A = 'torch::Tensor f(torch::Tensor x) {\\n'\n"
+        "B = '  return at::exp(x);\\n}\\n'\n"
+        "ext = load_inline(name='e', cpp_sources=A + B, functions=['f'])\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        return ext.f(x)\n"
+    )
+    (f,) = analyze_candidate(src)
+    assert f.rule == "aten-compute-in-extension"
+    assert f.evidence == "candidate.py:5: return at::exp(x);"
