@@ -16,7 +16,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [1.0 + 0.01 * torch.randn(batch_size, dim)]
+    return [torch.where(torch.rand(batch_size, dim) < 0.5, -1.0, 1.0) * (1.0 + 0.01 * torch.randn(batch_size, dim))]
 
 
 def get_init_inputs():
