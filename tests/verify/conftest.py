@@ -11,6 +11,6 @@ def build_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def cpu_verifier(build_cache):
     config = VerifyConfig(device="cpu", trials=3, cache_dir=build_cache, timing_budget_ms=20, timing_rounds=2,
-                          compile_baseline=False, run_timeout_s=20, memory_limit_gb=8)
+                          compile_baseline=False, run_timeout_s=8, memory_limit_gb=8)
     with Verifier(config) as verifier:
         yield verifier

@@ -6,9 +6,11 @@ reference outputs are cached, so an agent that verifies twenty candidates for on
 
 from __future__ import annotations
 
+import json
 import threading
 
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
 from kernelmosaic.verify.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
@@ -36,6 +38,12 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     info = CompileInfo()
     if "load_inline" not in source:
         return Status.accepted, "", info  # Triton or plain module: nothing to build ahead of loading
+    marker = config.cache_dir / "compiled" / f"{candidate_hash(source)}.json"
+    if marker.is_file():  # this exact candidate built before: skip the compile worker if its builds are still there
+        record = json.loads(marker.read_text())
+        done = CompileInfo.model_validate(record["info"])
+        if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
+            return Status.accepted, "", done.model_copy(update={"cache_hit": True, "seconds": 0.0})
     worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"))
     try:
         worker.start()
@@ -55,6 +63,9 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     err = res["import_error"]
     if err and err["type"] in ("SyntaxError", "IndentationError", "TabError"):
         return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    dirs = [f"{b['name']}_{b['key'][:16]}" for b in builds]
+    marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
     return Status.accepted, "", info
 
 

@@ -8,6 +8,7 @@ the next verdict. Compiles run on CPU workers outside the device slots, so they 
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -23,6 +24,10 @@ from kernelmosaic.verify.verdict import Correctness, Env, Finding, Status, Verdi
 __all__ = ["Verifier", "InputError", "visible_devices"]
 
 log = logging.getLogger(__name__)
+
+
+# Static findings that are plain failures rather than cheating keep the status a run would have given.
+_STATIC_STATUS = {"syntax-error": Status.compile_error, "missing-modelnew": Status.load_error}
 
 
 def visible_devices(kind: str) -> list[str]:
@@ -48,7 +53,12 @@ class Verifier:
         self._all = [DeviceSlot(d, self.config) for d in (devices or visible_devices(self.config.device))]
         for slot in self._all:
             self._slots.put(slot)
-        self._compile_gate = threading.BoundedSemaphore(max(1, len(self._all)))
+        # compiles happen before a device slot is taken, so they overlap with judging on the devices
+        self._compile_gate = threading.BoundedSemaphore(max(1, min(8, (os.cpu_count() or 2) // 2)))
+
+    @property
+    def device_count(self) -> int:
+        return len(self._all)
 
     def __enter__(self) -> Verifier:
         return self
@@ -79,6 +89,8 @@ class Verifier:
 
                 findings += analyze_candidate(candidate_src, str(candidate))
                 rejects = [f for f in findings if f.severity == "reject"]
+                if rejects and rejects[0].rule in _STATIC_STATUS:
+                    raise Stop(_STATIC_STATUS[rejects[0].rule], rejects[0].message)
                 if rejects:
                     raise Stop(Status.static_reject, f"static check `{rejects[0].rule}`: {rejects[0].message}")
             t = time.perf_counter()

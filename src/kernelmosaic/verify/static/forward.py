@@ -13,10 +13,13 @@ from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_inf
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
 from kernelmosaic.verify.static.tensors import FunctionScope
+from kernelmosaic.verify.static.vocab import TORCH_ALLOWED
 
 __all__ = ["check_forward"]
 
 _ENTRY = ("forward", "__call__", "_call_impl")
+# Run implicitly while forward runs (attribute lookups), without tensor arguments.
+_HIDDEN_ENTRY = ("__getattr__", "__getattribute__")
 
 
 @dataclass
@@ -94,6 +97,10 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
     entries = [m for name, m in info.methods.items() if name in _ENTRY]
     for m in entries:
         reach.add(m, info, {a.arg for a in m.args.args[1:] if _maybe_tensor(a, m)})
+    for name in _HIDDEN_ENTRY:
+        if name in info.methods:
+            reach.add(info.methods[name], info, set())
+    hits.extend(_rebound_forward(idx, info, reach))
     # Methods handed over as callbacks (hooks) run inside forward too.
     for m in info.methods.values():
         for node in ast.walk(m):
@@ -121,3 +128,26 @@ def _maybe_tensor(arg: ast.arg, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> b
     d = defaults.get(arg.arg)
     return d is None or not isinstance(d, ast.Constant)
 
+
+
+def _rebound_forward(idx: ModuleIndex, info: ClassInfo, reach: _Reach) -> list[Hit]:
+    """`forward = ...` in the class body or `self.forward = ...` anywhere replaces what the verifier calls."""
+    values = [s.value for s in info.node.body if isinstance(s, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id in _ENTRY for t in s.targets)]
+    for m in info.methods.values():
+        values += [n.value for n in ast.walk(m) if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+            and t.attr in _ENTRY for t in n.targets)]
+    hits = []
+    for value in values:
+        for sub in ast.walk(value):
+            q = idx.resolve(sub) if isinstance(sub, ast.Name | ast.Attribute) else None
+            if q and q.startswith("torch.") and q not in TORCH_ALLOWED:
+                hits.append(idx.hit("torch-compute", value, f"forward is rebound to something built with `{q}`"))
+                break
+            if isinstance(sub, ast.Attribute) and sub.attr in info.methods:
+                reach.add(info.methods[sub.attr], info, set(a.arg for a in info.methods[sub.attr].args.args[1:]))
+            elif isinstance(sub, ast.Name) and sub.id in idx.functions:
+                fn = idx.functions[sub.id]
+                reach.add(fn, None, {a.arg for a in fn.args.args})
+    return hits

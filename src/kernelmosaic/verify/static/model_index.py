@@ -16,6 +16,9 @@ from kernelmosaic.verify.static.sources import LOAD_FILES, LOAD_INLINE, Extensio
 __all__ = ["ClassInfo", "Kernels", "class_info", "find_kernels", "methods_of"]
 
 _TENSOR_FACTORIES = ("torch.", )
+# Wrappers whose result, when called, runs PyTorch-generated code.
+_COMPILERS = {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch.jit.trace_module",
+              "torch.cuda.make_graphed_callables"}
 
 
 @dataclass
@@ -128,6 +131,8 @@ def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
                     info.aliases[t.attr] = _alias_target(idx, v) or ""
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes:
                     info.local_attrs[t.attr] = v.func.id
+                elif q in _COMPILERS:
+                    info.nn_attrs[t.attr] = q
                 elif q == "torch.nn.Parameter" or (q or "").startswith(_TENSOR_FACTORIES) \
                         and not (q or "").startswith("torch.nn.") and not (q or "").startswith("torch.utils."):
                     info.tensor_attrs.add(t.attr)

@@ -104,6 +104,8 @@ class FunctionScope:
         if isinstance(node, ast.Subscript):
             return self.is_nn(node.value)
         attr = self._self_attr(node)
+        if attr == "_modules":
+            return True
         return bool(self.cls and attr in self.cls.nn_attrs and self.cls.nn_attrs[attr] not in NN_NONCOMPUTE)
 
     def is_tensor(self, node: ast.AST) -> bool:
@@ -152,6 +154,10 @@ class FunctionScope:
     # ---- checks -------------------------------------------------------------------------------------
     def check(self) -> list[Hit]:
         self._bind()
+        for dec in self.fn.decorator_list:
+            q = self.idx.resolve(dec.func if isinstance(dec, ast.Call) else dec) or ""
+            if self._torch_compute_name(q):
+                self._compute(dec, f"is decorated with `{q}`")
         for node in ast.walk(self.fn):
             if isinstance(node, ast.Call):
                 self._call(node)
@@ -250,10 +256,15 @@ class FunctionScope:
         """A call through a module-level value (`mm = partial(torch.mm)`, `OPS["mm"](...)`)."""
         for sub in ast.walk(value):
             q = self.idx.resolve(sub) if isinstance(sub, ast.Attribute | ast.Name) else None
-            if q and q.startswith("torch.") and q not in TORCH_ALLOWED and q not in self.extra and (
-                    q.rsplit(".", 1)[-1] in TENSOR_METHODS_COMPUTE or q.startswith(_COMPUTE_NAMESPACES)):
+            if q and self._torch_compute_name(q):
                 self._compute(node, f"calls `{q}` through a module-level binding")
                 return
+
+    def _torch_compute_name(self, q: str) -> bool:
+        """A torch callable that is neither allowed, owned by another rule, nor a dtype/type name."""
+        return q.startswith("torch.") and q not in TORCH_ALLOWED and q not in TORCH_AUX and q not in self.extra \
+            and not classify_call(q) and q.rsplit(".", 1)[-1] not in TORCH_NONCALL_OK \
+            and not q.startswith(("torch.nn.Module", "torch.autograd.Function"))
 
     def _plain(self, recv: ast.AST) -> bool:
         """Receivers that are certainly not tensors: literals, containers, modules, extensions."""
@@ -281,6 +292,10 @@ class FunctionScope:
         parent = self.idx.parent(node)
         if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node):
             return
+        attr = self._self_attr(node)
+        if self.cls and attr in self.cls.methods:
+            # A bound method handed on (a property, a callback) runs on behalf of forward too.
+            self.calls.append((self.cls.methods[attr], self.cls, set()))
         q = self.idx.resolve(node, self.aliases) or ""
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torch.") and q not in TORCH_ALLOWED and last not in TORCH_NONCALL_OK and \

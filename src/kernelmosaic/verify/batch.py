@@ -1,0 +1,98 @@
+"""Judging many (problem, candidate) pairs: discovery, resumable JSONL output, compiles ahead on a CPU pool."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.hashing import candidate_hash, problem_hash
+from kernelmosaic.verify.verifier import InputError, Verifier
+
+__all__ = ["Pair", "discover_pairs", "run_batch", "settings_key"]
+
+
+class Pair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    problem: Path
+    candidate: Path
+
+
+def discover_pairs(source: Path) -> list[Pair]:
+    """A manifest (`.jsonl` of {id?, problem, candidate}, paths relative to it) or a folder whose sub-folders
+    each hold `problem.py` and one or more `candidate*.py`."""
+    source = Path(source)
+    if source.is_file():
+        pairs = []
+        for n, line in enumerate(source.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                pairs.append(Pair(id=str(row.get("id", f"{n}")), problem=source.parent / row["problem"],
+                                  candidate=source.parent / row["candidate"]))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise InputError(f"{source}:{n}: not a manifest row with `problem` and `candidate` ({exc})") from exc
+        return pairs
+    if not source.is_dir():
+        raise InputError(f"{source}: no such manifest or folder")
+    pairs = [Pair(id=f"{d.name}/{c.stem}", problem=d / "problem.py", candidate=c)
+             for d in sorted(p for p in source.iterdir() if (p / "problem.py").is_file())
+             for c in sorted(d.glob("candidate*.py"))]
+    if not pairs:
+        raise InputError(f"{source}: no sub-folder holds problem.py and candidate*.py")
+    return pairs
+
+
+def settings_key(config: VerifyConfig) -> str:
+    material = config.model_dump(mode="json", exclude={"cache_dir", "keep_scratch"})
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _pair_key(pair: Pair, settings: str) -> str:
+    return f"{pair.id}|{problem_hash(pair.problem.read_text())}|{candidate_hash(pair.candidate.read_text())}|{settings}"
+
+
+def _done_keys(out: Path) -> set[str]:
+    if not out.exists():
+        return set()
+    keys = set()
+    for line in out.read_text().splitlines():
+        try:
+            keys.add(json.loads(line)["batch_key"])
+        except (ValueError, KeyError):
+            continue  # a line cut by a crash is judged again
+    return keys
+
+
+def run_batch(pairs: list[Pair], config: VerifyConfig, out: Path, devices: list[str] | None = None,
+              on_result: Callable[[Pair, dict | None], None] | None = None) -> Iterator[dict]:
+    """Judge every pair not already in `out` with these settings; append one JSON verdict per line."""
+    settings = settings_key(config)
+    done = _done_keys(out)
+    todo = [p for p in pairs if _pair_key(p, settings) not in done]
+    for p in pairs:
+        if p not in todo and on_result:
+            on_result(p, None)
+    lock = threading.Lock()
+    with Verifier(config, devices) as verifier, ThreadPoolExecutor(max_workers=2 * verifier.device_count) as pool, \
+            open(out, "a") as sink:
+        def one(pair: Pair) -> dict:
+            verdict = verifier.verify(pair.problem, pair.candidate).to_dict()
+            row = {"id": pair.id, "problem": str(pair.problem), "candidate": str(pair.candidate),
+                   "batch_key": _pair_key(pair, settings), "verdict": verdict}
+            with lock:
+                sink.write(json.dumps(row) + "\n")
+                sink.flush()
+            if on_result:
+                on_result(pair, row)
+            return row
+
+        yield from pool.map(one, todo)
