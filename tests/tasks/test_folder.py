@@ -73,3 +73,16 @@ def test_validate_reports_spec_and_shape_problems_with_locations(tmp_path: Path,
     assert any("shapes.small: no module-level constant named width" in t for t in text), text
     assert any("1 tasks with a spec, at least 2 required" in t for t in text), text
     assert not report.passed
+
+
+def test_dumped_task_validates_again_and_stale_hash_is_refused(relu_task: Task) -> None:
+    from pydantic import ValidationError
+
+    data = relu_task.to_dict()
+    assert Task.model_validate(data).to_dict() == data
+    data["forms"]["reference"] += "\nextra = 1\n"
+    with pytest.raises(ValidationError, match="hashes.reference does not match"):
+        Task.model_validate(data)
+    # Reformatting alone keeps the hash (comments and whitespace do not count).
+    data["forms"]["reference"] = relu_task.forms.reference.replace("return ", "return  ") + "# note\n"
+    assert Task.model_validate(data).hashes.reference == relu_task.hashes.reference

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from kernelmosaic.tasks.hashing import source_hash, text_hash
 from kernelmosaic.tasks.shapes import apply_shape_overrides
@@ -141,6 +141,20 @@ class Task(_Model):
     """Latest audit report; absent until the task was audited."""
     origin: str = Field(default="", exclude=True)
     """Where this task was loaded from (a folder, `file.parquet#row`); for messages only, not serialized."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_hashes(cls, data: object) -> object:
+        # `hashes` is derived, so a dumped task (which includes it) must validate again; a stale hash means the
+        # reference was edited after the dump, which is refused rather than silently re-hashed.
+        if isinstance(data, dict) and "hashes" in data:
+            data = dict(data)
+            stored = data.pop("hashes") or {}
+            forms = data.get("forms")
+            reference = forms.get("reference", "") if isinstance(forms, dict) else getattr(forms, "reference", "")
+            if stored.get("reference") and stored["reference"] != source_hash(reference):
+                raise ValueError("hashes.reference does not match the reference text")
+        return data
 
     @computed_field  # type: ignore[prop-decorator]
     @property
