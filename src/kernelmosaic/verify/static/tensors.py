@@ -289,13 +289,13 @@ class FunctionScope:
             self._compute(node, f"calls `{q.removeprefix('builtins.')}` on tensors")
 
     def _reference(self, node: ast.Attribute | ast.Name) -> None:
-        parent = self.idx.parent(node)
-        if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node):
-            return
         attr = self._self_attr(node)
         if self.cls and attr in self.cls.methods:
             # A bound method handed on (a property, a callback) runs on behalf of forward too.
             self.calls.append((self.cls.methods[attr], self.cls, set()))
+        parent = self.idx.parent(node)
+        if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node):
+            return
         q = self.idx.resolve(node, self.aliases) or ""
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torch.") and q not in TORCH_ALLOWED and last not in TORCH_NONCALL_OK and \
