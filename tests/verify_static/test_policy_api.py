@@ -91,3 +91,16 @@ def test_cpp_line_numbers_follow_concatenated_sources():
     (f,) = analyze_candidate(src)
     assert f.rule == "aten-compute-in-extension"
     assert f.evidence == "candidate.py:5: return at::exp(x);"
+
+
+def test_internal_error_rejects_instead_of_raising(monkeypatch, caplog):
+    import kernelmosaic.verify.static.analyze as analyze
+
+    def broken(*args, **kwargs):
+        raise KeyError("simulated bug")
+
+    monkeypatch.setattr(analyze, "check_forward", broken)
+    fx = load(FIXTURES / "legit_cpu_add_relu.py")
+    (f,) = analyze_candidate(fx.source, "c.py")
+    assert (f.rule, f.severity) == ("unanalyzable", "reject")
+    assert "KeyError" in f.message and "static analysis of c.py failed" in caplog.text

@@ -28,6 +28,19 @@ def analyze_candidate(source: str, filename: str = "candidate.py", policy: Stati
         line = getattr(e, "lineno", 0) or 0
         return _findings([Hit("syntax-error", line, f"not valid Python: {getattr(e, 'msg', e)}",
                               (getattr(e, "text", "") or "").strip())], filename, policy)
+    except (RecursionError, MemoryError) as e:
+        return _findings([Hit("unanalyzable", 0, f"parsing gave up: {type(e).__name__}")], filename, policy)
+    try:
+        hits = _analyze(idx, policy)
+    except (RecursionError, MemoryError) as e:
+        hits = [Hit("unanalyzable", 0, f"the analysis gave up ({type(e).__name__}): nesting too deep")]
+    except Exception as e:  # a bug here must not let a candidate through unexamined
+        log.exception("static analysis of %s failed", filename)
+        hits = [Hit("unanalyzable", 0, f"internal error in static analysis: {type(e).__name__}: {e}")]
+    return _findings(hits, filename, policy)
+
+
+def _analyze(idx: ModuleIndex, policy: StaticPolicy) -> list[Hit]:
     hits = check_module(idx, policy)
     exts = find_extensions(idx)
     for ext in exts:
@@ -37,10 +50,10 @@ def analyze_candidate(source: str, filename: str = "candidate.py", policy: Stati
         for flag in ext.flags:
             if flag.startswith(_VENDOR_LIBS):
                 hits.append(idx.hit("vendor-library", line, f"links `{flag}`"))
-        hits.extend(check_extension(ext, filename, policy))
+        hits.extend(check_extension(ext, idx.filename, policy))
     hits.extend(check_forward(idx, find_kernels(idx, exts), len(exts), policy))
-    log.debug("static analysis of %s: %d raw hits", filename, len(hits))
-    return _findings(hits, filename, policy)
+    log.debug("static analysis of %s: %d raw hits", idx.filename, len(hits))
+    return hits
 
 
 def _findings(hits: list[Hit], filename: str, policy: StaticPolicy) -> list[Finding]:

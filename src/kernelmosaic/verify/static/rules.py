@@ -71,6 +71,8 @@ RULES: dict[str, Rule] = _rules(
      "the policy forbids Triton kernels for this task."),
     ("syntax-error", "reject",
      "the candidate is not valid Python, so nothing about it can be checked."),
+    ("unanalyzable", "reject",
+     "the analysis could not finish (nesting too deep, internal error); refusing is safer than guessing."),
     # C++/CUDA side.
     ("aten-compute-in-extension", "reject",
      "the extension calls ATen/torch compute (at::matmul, tensor.sum(), a + b on tensors) instead of its own kernel."),
