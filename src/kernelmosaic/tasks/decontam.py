@@ -3,7 +3,8 @@
 Two views of each reference, both restricted to what defines the problem (the `Model` class and helpers,
 without docstrings, `super().__init__()`, `get_inputs` or `get_init_inputs`, which every problem shares):
 - normalized AST: a pre-order stream of node types where local names and `self.` attributes become one
-  placeholder but API attributes (`torch.relu`) and keywords stay, so renaming variables does not hide a copy;
+  placeholder, API calls keep only their name (`torch.relu`, `F.relu` -> `.relu`) and keywords stay, so
+  renaming variables or imports does not hide a copy;
 - token n-grams of the unparsed source, names kept.
 MinHash LSH (datasketch) proposes candidate pairs; exact Jaccard of the n-gram sets decides.
 """
@@ -22,6 +23,7 @@ __all__ = ["DecontamConfig", "Match", "DecontamReport", "fingerprint", "decontam
 
 _KEEP_NAMES = {"torch", "nn", "F", "math", "self", "super", "forward", "__init__", "Model"}
 _SKIP_FUNCS = {"get_inputs", "get_init_inputs"}
+_MODULES = {"torch", "nn", "F", "math", "functional"}
 
 
 class _Model(BaseModel):
@@ -79,6 +81,13 @@ def _strip_boilerplate(nodes: list[ast.stmt]) -> None:
                 inner.body = [s for s in inner.body if not _is_boilerplate(s)] or [ast.Pass()]
 
 
+def _module_root(node: ast.Attribute) -> bool:
+    value = node.value
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name) and value.id in _MODULES
+
+
 def _stream(node: ast.AST, out: list[str]) -> None:
     kind = type(node).__name__
     if isinstance(node, ast.Name | ast.arg):
@@ -91,6 +100,10 @@ def _stream(node: ast.AST, out: list[str]) -> None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         # Attributes of self are names the author chose (self.fc vs self.linear): placeholders too.
         out.append("self.v")
+        return
+    if isinstance(node, ast.Attribute) and _module_root(node):
+        # torch.relu, F.relu and torch.nn.functional.relu are one operator: keep only its name.
+        out.append("." + node.attr)
         return
     if isinstance(node, ast.Attribute):
         out.append("." + node.attr)
