@@ -39,3 +39,11 @@ def test_validate_fails_with_located_errors_and_exit_code(tmp_path: Path, relu_t
 def test_unreadable_source_exits_2(tmp_path: Path) -> None:
     result = runner.invoke(app, ["list", str(tmp_path / "missing")])
     assert result.exit_code == 2
+
+
+def test_synth_writes_tasks_that_validate(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["synth", "--n", "6", "--seed", "5", "--out", str(tmp_path), "--no-audit"])
+    assert result.exit_code == 0, result.output
+    assert "wrote 6 tasks" in result.output and (tmp_path / "README.md").is_file()
+    checked = runner.invoke(app, ["validate", str(tmp_path), "--no-audit"])
+    assert checked.exit_code == 0, checked.output

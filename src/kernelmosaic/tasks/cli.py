@@ -70,6 +70,8 @@ def list_command(source: str = typer.Argument("builtin", help="builtin, a folder
     for t in tasks:
         forms = "nl+ref" + ("+spec" if t.has_spec else "")
         audit = "-" if t.audit is None else ("[green]pass" if t.audit.passed else "[red]fail")
+        if t.audit is not None and t.audit.reference_hash != t.hashes.reference:
+            audit = "[yellow]stale"  # audited before the reference last changed
         table.add_row(t.id, str(t.level), t.category, t.dtype, forms, t.review.state, audit, t.title)
     console.print(table)
 
