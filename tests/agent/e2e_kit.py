@@ -1,0 +1,98 @@
+"""Real C++ candidates for the end-to-end episode on CPU. All working candidates share ONE extension source (they
+differ only in which function `forward` calls), so the verifier's content-keyed build cache builds it once."""
+
+from __future__ import annotations
+
+PROBLEM = '''\
+import torch
+import torch.nn as nn
+
+n = 4096
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+CPP = r"""
+torch::Tensor relu_basic(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const float* src = xc.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    for (int64_t i = 0; i < xc.numel(); ++i) dst[i] = src[i] > 0.f ? src[i] : 0.f;
+    return out;
+}
+
+torch::Tensor relu_wrong(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const float* src = xc.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    for (int64_t i = 0; i < xc.numel(); ++i) dst[i] = src[i] < 0.f ? -src[i] : src[i];
+    return out;
+}
+
+torch::Tensor relu_unrolled(torch::Tensor x) {
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    const float* src = xc.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    const int64_t n = xc.numel(), body = n - n % 4;
+    for (int64_t i = 0; i < body; i += 4) {
+        dst[i] = src[i] > 0.f ? src[i] : 0.f;
+        dst[i + 1] = src[i + 1] > 0.f ? src[i + 1] : 0.f;
+        dst[i + 2] = src[i + 2] > 0.f ? src[i + 2] : 0.f;
+        dst[i + 3] = src[i + 3] > 0.f ? src[i + 3] : 0.f;
+    }
+    for (int64_t i = body; i < n; ++i) dst[i] = src[i] > 0.f ? src[i] : 0.f;
+    return out;
+}
+"""
+
+BROKEN_CPP = r"""
+torch::Tensor relu_basic(torch::Tensor x) {
+    auto out = torch::empty_like(x);
+    float* dst = out.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) dst[i] = src[i] > 0.f ? src[i] : 0.f;
+    return out;
+}
+"""
+
+
+def candidate(function: str, cpp: str = CPP, functions: tuple[str, ...] = ("relu_basic", "relu_wrong", "relu_unrolled")) -> str:
+    return f'''\
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{cpp}"""
+
+ext = load_inline(name="km_agent_e2e_relu", cpp_sources=CPP, functions={list(functions)!r}, extra_cflags=["-O2"])
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return ext.{function}(x)
+'''
+
+
+BROKEN = candidate("relu_basic", cpp=BROKEN_CPP, functions=("relu_basic",))
+WRONG = candidate("relu_wrong")
+GOOD = candidate("relu_basic")
+FAST = candidate("relu_unrolled")
