@@ -6,7 +6,10 @@ reference outputs are cached, so an agent that verifies twenty candidates for on
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import subprocess
 import threading
 
 from kernelmosaic.verify.config import VerifyConfig
@@ -16,7 +19,7 @@ from kernelmosaic.verify.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits"]
+__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version"]
 
 
 class InputError(ValueError):
@@ -27,10 +30,35 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     gib = 1 << 30
     env = {}
     if role == "compile":
-        env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device
+        env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
+        if config.device == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:
+            arch = gpu_arch()  # ...so they are told which architecture to build for
+            if arch:
+                env["TORCH_CUDA_ARCH_LIST"] = arch
     if device == "cpu" or role == "compile":
         return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env)
     return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env)
+
+
+@functools.cache
+def gpu_arch() -> str:
+    """Compute capability of the first visible GPU (e.g. `9.0`), read without initialising CUDA here."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out[0] if out else ""
+
+
+@functools.cache
+def driver_version() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out[0] if out else ""
 
 
 def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo]:

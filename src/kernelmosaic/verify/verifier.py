@@ -17,8 +17,10 @@ from pathlib import Path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
-from kernelmosaic.verify.results import CompileResult
-from kernelmosaic.verify.slot import DeviceSlot, InputError, compile_stage
+from kernelmosaic.verify.pool import WorkerDied, WorkerError
+from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
+from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
+from kernelmosaic.verify.slot import DeviceSlot, InputError, compile_stage, driver_version, gpu_arch
 from kernelmosaic.verify.verdict import Correctness, Env, Finding, Status, Verdict
 
 __all__ = ["Verifier", "InputError", "visible_devices"]
@@ -54,6 +56,7 @@ class Verifier:
         for slot in self._all:
             self._slots.put(slot)
         # compiles happen before a device slot is taken, so they overlap with judging on the devices
+        self._peaks: DevicePeaks | None = None
         self._compile_gate = threading.BoundedSemaphore(max(1, min(8, (os.cpu_count() or 2) // 2)))
 
     @property
@@ -75,6 +78,35 @@ class Verifier:
         with self._compile_gate:
             status, message, info = compile_stage(str(Path(candidate).resolve()), source, self.config)
         return CompileResult(ok=status == Status.accepted, status=status, message=message or "compiled", info=info)
+
+    def device_peaks(self) -> DevicePeaks:
+        """Measured ceilings of the first device (copy bandwidth, fp32 and bf16 matrix rates), cached."""
+        if self._peaks is None:
+            slot = self._slots.get()
+            try:
+                if slot.ref is None or not slot.ref.alive:
+                    slot.ref = slot._new_worker("reference")
+                r = slot.ref.call("peaks", 300.0)
+                self._peaks = DevicePeaks(bandwidth_gbps=r["bandwidth_gbps"], fp32_tflops=r["fp32_tflops"],
+                                          bf16_tflops=r["bf16_tflops"], measured=True)
+            except (WorkerDied, WorkerError) as exc:
+                log.warning("could not measure device peaks: %s", exc)
+                self._peaks = _peaks_or_nominal(slot.device)
+            finally:
+                self._slots.put(slot)
+        return self._peaks
+
+    def profile(self, problem: Path, candidate: Path) -> ProfileReport:
+        """Which kernels ran (census) and, on CUDA where `ncu` works, a per-kernel metric digest."""
+        verdict = self.verify(problem, candidate, timing=False)
+        if not verdict.accepted:
+            return ProfileReport(message=f"not profiled: {verdict.status.value}: {verdict.message}")
+        kernels = report_from_verdict(verdict)
+        if self.config.device != "cuda":
+            return ProfileReport(kernels=kernels, message="CPU device: no GPU kernels to profile")
+        arch = {"TORCH_CUDA_ARCH_LIST": gpu_arch()} if gpu_arch() else {}
+        digest, note = ncu_digest(Path(problem).resolve(), Path(candidate).resolve(), "cuda", arch)
+        return ProfileReport(kernels=kernels, ncu_metrics=digest, message=note)
 
     def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None) -> Verdict:
         started = time.perf_counter()
@@ -103,7 +135,8 @@ class Verifier:
             try:
                 refdata = slot.reference(str(Path(problem).resolve()), verdict.problem_sha256)
                 verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
-                                  precision=self.config.precision)
+                                  precision=self.config.precision,
+                                  driver=driver_version() if slot.device.startswith("cuda") else "")
                 cand = slot.take_candidate_worker()
                 try:
                     judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), self.config,
@@ -129,6 +162,10 @@ class Verifier:
         verdict.accepted = verdict.status == Status.accepted
         verdict.seconds = round(time.perf_counter() - started, 3)
         return verdict
+
+
+def _peaks_or_nominal(device: str) -> DevicePeaks:
+    return DevicePeaks(bandwidth_gbps=0.0, fp32_tflops=0.0, bf16_tflops=0.0, measured=False)
 
 
 def _accepted_message(out: Outcome) -> str:

@@ -88,6 +88,9 @@ class ReferenceRole:
             })
         return {"trials": results}
 
+    def peaks(self) -> dict:
+        return measure_peaks(self.device)
+
     @torch.no_grad()
     def compute(self, inputs: list) -> dict:
         return {"outputs": package_outputs(self.model(*to_device(inputs, self.device)))}
@@ -103,3 +106,37 @@ class ReferenceRole:
         timer = Timer(self.device, l2_bytes)
         result = timer.measure(fn, lambda: self.template.draw(gen), budget_ms)
         return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes}
+
+
+def measure_peaks(device: str) -> dict:
+    """Device ceilings measured here: a large copy (bytes read + written) and large fp32/bf16 matrix products."""
+    import time
+
+    cuda = device.startswith("cuda")
+
+    def best_ms(fn, reps: int = 5) -> float:
+        fn()
+        times = []
+        for _ in range(reps):
+            if cuda:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            if cuda:
+                torch.cuda.synchronize()
+            times.append((time.perf_counter() - t0) * 1e3)
+        return min(times)
+
+    nbytes = (1 << 30) if cuda else (128 << 20)
+    src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).uniform_()
+    dst = torch.empty_like(src)
+    copy_ms = best_ms(lambda s=src, d=dst: d.copy_(s))
+    del src, dst
+    n = 8192 if cuda else 1024
+    out = {"bandwidth_gbps": 2 * nbytes / copy_ms / 1e6}
+    for name, dtype in (("fp32_tflops", torch.float32), ("bf16_tflops", torch.bfloat16)):
+        a = torch.randn(n, n, device=device, dtype=dtype)
+        b = torch.randn(n, n, device=device, dtype=dtype)
+        out[name] = 2 * n**3 / best_ms(lambda a=a, b=b: a @ b) / 1e9
+        del a, b
+    return out

@@ -1,0 +1,111 @@
+"""On a CUDA GPU (scripts/gpu-check): real CUDA candidates, the runtime defences, and every GPU anti-hack fixture."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelmosaic.verify import Status, Verifier, VerifyConfig
+
+from . import gpu_kit as gk
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+
+def _config(cache, **kw) -> VerifyConfig:
+    base = dict(device="cuda", trials=3, cache_dir=cache, timing_budget_ms=100, timing_rounds=2)
+    return VerifyConfig(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def gpu_verifier(build_cache):
+    with Verifier(_config(build_cache)) as v:
+        yield v
+
+
+@pytest.fixture(scope="module")
+def unguarded_verifier(build_cache):
+    """Static checks off: shows that the runtime defences hold on their own."""
+    with Verifier(_config(build_cache, static_checks=False, compile_baseline=False)) as v:
+        yield v
+
+
+@pytest.fixture(scope="module")
+def problems(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gpu-problems")
+    (d / "add.py").write_text(gk.PROBLEM_ADD_RELU)
+    (d / "mm.py").write_text(gk.PROBLEM_MATMUL)
+    return d
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_correct_cuda_kernel_accepted_with_both_speedups(gpu_verifier, problems, tmp_path):
+    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "ok.py", gk.cuda_candidate("ext.add_relu(a, b)")))
+    assert v.accepted, v.message
+    assert v.timing.timer == "cuda_events" and v.timing.compile is not None
+    assert v.timing.speedup_vs_eager > 0 and v.timing.speedup_vs_compile > 0
+    assert v.timing.l2_flush_bytes >= 2 * v.env.l2_bytes > 0
+    assert v.census["custom"] >= 1
+    assert v.env.device_name and v.env.capability and v.env.driver
+
+
+def test_illegal_access_is_cuda_error_and_next_candidate_is_judged_correctly(gpu_verifier, problems, tmp_path):
+    bad = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "oob.py", gk.cuda_candidate("ext.out_of_bounds(a, b)")))
+    assert bad.status == Status.cuda_error, bad.message
+    good = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "ok2.py", gk.cuda_candidate("ext.add_relu(a, b) ")),
+                               timing=False)
+    assert good.accepted, good.message
+
+
+def test_uninitialised_output_is_caught(gpu_verifier, problems, tmp_path):
+    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "half.py", gk.cuda_candidate("ext.half_written(a, b)")))
+    assert v.status == Status.output_mismatch and "NaN" in v.message
+
+
+def test_side_stream_gets_no_false_speedup(unguarded_verifier, gpu_verifier, problems, tmp_path):
+    side = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "side.py", gk.matmul_candidate("ext.matmul_side_stream(a, b)")))
+    same = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "same.py", gk.matmul_candidate("ext.matmul(a, b)")))
+    assert same.accepted, same.message
+    if side.accepted:  # the device-wide sync inside the timed window puts the side-stream work in the measurement
+        assert side.timing.candidate.median_ms >= 0.8 * same.timing.candidate.median_ms
+    else:
+        assert side.status in (Status.output_mismatch, Status.timing_anomaly)
+    guarded = gpu_verifier.verify(problems / "mm.py", _write(tmp_path, "side2.py", gk.matmul_candidate("ext.matmul_side_stream(a, b)")))
+    assert guarded.status == Status.static_reject and any(f.rule.startswith("streams") for f in guarded.findings)
+
+
+def test_aten_behind_a_dead_kernel(unguarded_verifier, gpu_verifier, problems, tmp_path):
+    src = gk.cuda_candidate("ext.dead_kernel_aten(a, b)")
+    assert unguarded_verifier.verify(problems / "add.py", _write(tmp_path, "dead.py", src)).status == Status.no_custom_kernel
+    assert gpu_verifier.verify(problems / "add.py", _write(tmp_path, "dead2.py", src)).status == Status.static_reject
+
+
+def test_tf32_switch(unguarded_verifier, gpu_verifier, problems, tmp_path):
+    src = gk.matmul_candidate("ext.matmul(a, b)", prelude="torch.backends.cuda.matmul.allow_tf32 = True\n")
+    assert unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "tf32.py", src)).status == Status.integrity_violation
+    assert gpu_verifier.verify(problems / "mm.py", _write(tmp_path, "tf32b.py", src)).status == Status.static_reject
+
+
+def test_persisting_l2_window(unguarded_verifier, gpu_verifier, problems, tmp_path):
+    src = gk.matmul_candidate("ext.matmul_pinned_l2(a, b)")
+    guarded = gpu_verifier.verify(problems / "mm.py", _write(tmp_path, "l2.py", src))
+    assert guarded.status == Status.static_reject
+    unguarded = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "l2b.py", src))
+    assert unguarded.status in (Status.accepted, Status.output_mismatch), unguarded.message
+
+
+def test_race_is_not_accepted(unguarded_verifier, problems, tmp_path):
+    v = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "race.py", gk.matmul_candidate("ext.matmul_racy(a, b)")))
+    assert v.status in (Status.output_mismatch, Status.nondeterministic), v.message
+
+
+def test_triton_candidate_is_accepted(gpu_verifier, problems, tmp_path):
+    pytest.importorskip("triton")
+    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "tri.py", gk.TRITON_ADD_RELU))
+    assert v.accepted, v.message
+    assert not v.rejected_by
