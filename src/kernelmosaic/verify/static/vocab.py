@@ -23,6 +23,10 @@ TORCH_ALLOWED = {
     "torch.cuda.get_device_capability", "torch.cuda.get_device_name", "torch.cuda.synchronize",
     "torch.cuda.device", "torch.cuda.set_device",
     "torch.utils.cpp_extension.load_inline", "torch.nn.Parameter", "torch.autograd.Function",
+    # Function forms of the view/layout methods allowed below.
+    "torch.reshape", "torch.flatten", "torch.transpose", "torch.permute", "torch.squeeze", "torch.unsqueeze",
+    "torch.narrow", "torch.split", "torch.chunk", "torch.unbind", "torch.t", "torch.movedim", "torch.swapaxes",
+    "torch.broadcast_to", "torch.broadcast_tensors", "torch.as_strided", "torch.select",
 }
 # Index-building helpers: small work, recorded as a flag rather than a reject.
 TORCH_AUX = {"torch.arange", "torch.linspace", "torch.logspace"}
