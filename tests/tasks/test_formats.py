@@ -76,6 +76,14 @@ def test_exported_parquet_loads_with_hf_datasets(relu_task: Task, tmp_path: Path
     assert ds[0]["id"] == "relu" and ds[0]["reference_hash"] == relu_task.hashes.reference
 
 
+def test_hf_source_reads_a_dataset_in_kernelbench_schema(kernelbench_checkout: Path, tmp_path: Path) -> None:
+    pytest.importorskip("datasets")
+    original = load_tasks(f"kernelbench:{kernelbench_checkout}")
+    out = export_tasks(original, "kernelbench-hf", tmp_path / "hub")
+    # A local folder stands in for a hub repository: `datasets.load_dataset` treats both alike.
+    assert _rows(load_tasks(f"hf:{out}")) == _rows(original)
+
+
 def test_edited_parquet_row_is_detected(relu_task: Task, tmp_path: Path) -> None:
     import pyarrow as pa
 

@@ -93,3 +93,13 @@ def test_generated_module_is_kernelbench_format_with_reference_sizes() -> None:
 def test_size_without_value_is_reported() -> None:
     with pytest.raises(SpecError, match="size 'dim' has no value"):
         compile_spec("dim dim\ninput x: f32[dim]\noutput y[i] = x[i]\n")
+
+
+def test_sum_over_product_with_a_bool_mask_falls_back_to_broadcasting() -> None:
+    spec = "dim B=3, D=8\ninput x: f32[B, D]\ninput mask: bool[B, D]\n" \
+           "output y[b] = sum(d, x[b, d] * mask[b, d])\noutput z[b] = sum(d, x[b, d] * (x[b, d] > 0.0))\n"
+    assert "einsum" not in compile_spec(spec)
+    x, mask = torch.randn(3, 8), torch.rand(3, 8) > 0.5
+    y, z = _run(spec, x, mask)
+    torch.testing.assert_close(y, (x * mask).sum(dim=1))
+    torch.testing.assert_close(z, torch.relu(x).sum(dim=1))

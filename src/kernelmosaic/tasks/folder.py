@@ -30,11 +30,15 @@ def _key_line(text: str, key: str) -> int:
     return text.count("\n", 0, match.start()) + 1 if match else 1
 
 
-def _read_toml(path: Path) -> tuple[dict, str]:
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskFormatError(path, f"cannot read: {exc}") from None
+
+
+def _read_toml(path: Path) -> tuple[dict, str]:
+    text = _read_text(path)
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
@@ -58,9 +62,9 @@ def load_task_folder(folder: Path) -> Task:
     ref_path = folder / "reference.py"
     if not ref_path.is_file():
         raise TaskFormatError(ref_path, "missing: every task needs a reference.py")
-    reference = ref_path.read_text(encoding="utf-8")
+    reference = _read_text(ref_path)
     spec_path = folder / "spec.km"
-    spec = spec_path.read_text(encoding="utf-8") if spec_path.is_file() else ""
+    spec = _read_text(spec_path) if spec_path.is_file() else ""
     fields = {k: v for k, v in data.items() if k != "nl"}
     try:
         task = Task(forms=Forms(nl=data.get("nl", ""), reference=reference, spec=spec),

@@ -69,7 +69,10 @@ def _tensor(val: _Val) -> _Val:
 class _Emitter:
     def __init__(self, program: Program) -> None:
         self.program = program
-        self.tmp = 0
+        # Tensors known to be floating point: einsum refuses bool and mixed-dtype operands.
+        self.floats = {i.name for i in program.inputs if i.dtype in ("f32", "f16", "bf16", "f64")}
+        self.floats |= {s.name for s in program.statements
+                        if not (isinstance(s.expr, BinOp) and s.expr.op in ("<", "<=", ">", ">=", "==", "!="))}
 
     def expr(self, node: Expr) -> _Val:
         if isinstance(node, Num):
@@ -126,12 +129,24 @@ class _Emitter:
 
     def reduce(self, node: Reduce) -> _Val:
         factors = _product_factors(node.body) if node.op == "sum" else []
-        if len(factors) >= 2:
+        if len(factors) >= 2 and all(self._floating(f) for f in factors):
             return self.einsum(node, [self.expr(f) for f in factors])
         body = _tensor(self.expr(node.body))
         dims = tuple(body.labels.index(v) for v in node.variables)
         kept = tuple(lab for lab in body.labels if lab not in node.variables)
         return _Val(f"{_REDUCE[node.op]}({body.code}, dim={dims})", kept)
+
+    def _floating(self, node: Expr) -> bool:
+        """Known floating point (or a number): an access to a float tensor, or arithmetic/functions of those."""
+        if isinstance(node, Num | Param):
+            return True
+        if isinstance(node, Access):
+            return node.name in self.floats
+        if isinstance(node, BinOp) and node.op in ("<", "<=", ">", ">=", "==", "!="):
+            return False
+        children = [node.operand] if isinstance(node, Unary) else [node.left, node.right] \
+            if isinstance(node, BinOp) else list(node.args) if isinstance(node, Call) else [node.body]
+        return all(self._floating(c) for c in children)
 
     def einsum(self, node: Reduce, vals: list[_Val]) -> _Val:
         scalars = [v for v in vals if v.scalar]
