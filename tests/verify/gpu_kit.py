@@ -90,6 +90,13 @@ torch::Tensor out_of_bounds(torch::Tensor a, torch::Tensor b) {
     oob_kernel<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(a.data_ptr<float>(), b.data_ptr<float>(), out.data_ptr<float>(), n);
     return out;
 }
+'''
+
+DEAD_KERNEL = _HEAD + r'''
+__global__ void never_launched(const float* a, const float* b, float* out, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = fmaxf(a[i] + b[i], 0.f);
+}
 
 torch::Tensor dead_kernel_aten(torch::Tensor a, torch::Tensor b) {
     return at::relu(a + b);  // the kernel above is never launched
@@ -100,7 +107,6 @@ ADD_RELU_DECL = r'''
 torch::Tensor add_relu(torch::Tensor a, torch::Tensor b);
 torch::Tensor half_written(torch::Tensor a, torch::Tensor b);
 torch::Tensor out_of_bounds(torch::Tensor a, torch::Tensor b);
-torch::Tensor dead_kernel_aten(torch::Tensor a, torch::Tensor b);
 '''
 
 MATMUL_KERNELS = _HEAD + r'''
@@ -141,6 +147,24 @@ torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
     return c;
 }
 
+torch::Tensor matmul_racy(torch::Tensor a, torch::Tensor b) {
+    int n = a.size(0);
+    auto c = torch::empty_like(a);
+    dim3 block(TILE, TILE), grid(n / TILE, n / TILE);
+    racy_matmul<<<grid, block, 0, at::cuda::getCurrentCUDAStream()>>>(a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), n);
+    return c;
+}
+
+'''
+
+MATMUL_DECL = r'''
+torch::Tensor matmul(torch::Tensor a, torch::Tensor b);
+torch::Tensor matmul_racy(torch::Tensor a, torch::Tensor b);
+'''
+
+# Each cheat lives in its own extension: the static checker judges a whole extension, so a cheat must not
+# share a source with the legitimate kernels.
+MATMUL_SIDE = MATMUL_KERNELS + r'''
 torch::Tensor matmul_side_stream(torch::Tensor a, torch::Tensor b) {
     static cudaStream_t side = nullptr;
     if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
@@ -151,14 +175,9 @@ torch::Tensor matmul_side_stream(torch::Tensor a, torch::Tensor b) {
     return c;  // returned before the side stream finished: the default-stream timer never sees the work
 }
 
-torch::Tensor matmul_racy(torch::Tensor a, torch::Tensor b) {
-    int n = a.size(0);
-    auto c = torch::empty_like(a);
-    dim3 block(TILE, TILE), grid(n / TILE, n / TILE);
-    racy_matmul<<<grid, block, 0, at::cuda::getCurrentCUDAStream()>>>(a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), n);
-    return c;
-}
+'''
 
+MATMUL_L2 = MATMUL_KERNELS + r'''
 torch::Tensor matmul_pinned_l2(torch::Tensor a, torch::Tensor b) {
     cudaStreamAttrValue attr = {};
     attr.accessPolicyWindow.base_ptr = a.data_ptr();
@@ -171,12 +190,6 @@ torch::Tensor matmul_pinned_l2(torch::Tensor a, torch::Tensor b) {
 }
 '''
 
-MATMUL_DECL = r'''
-torch::Tensor matmul(torch::Tensor a, torch::Tensor b);
-torch::Tensor matmul_side_stream(torch::Tensor a, torch::Tensor b);
-torch::Tensor matmul_racy(torch::Tensor a, torch::Tensor b);
-torch::Tensor matmul_pinned_l2(torch::Tensor a, torch::Tensor b);
-'''
 
 
 def cuda_candidate(forward: str, *, kernels: str = ADD_RELU_KERNELS, decl: str = ADD_RELU_DECL, name: str = "km_gpu_add",
@@ -201,7 +214,19 @@ class ModelNew(nn.Module):
 
 
 def matmul_candidate(forward: str, prelude: str = "") -> str:
+    """`forward` names one of matmul, matmul_racy, matmul_side_stream, matmul_pinned_l2."""
+    if "side_stream" in forward:
+        return cuda_candidate(forward, kernels=MATMUL_SIDE, decl="torch::Tensor matmul_side_stream(torch::Tensor a, torch::Tensor b);",
+                              name="km_gpu_mm_side", prelude=prelude)
+    if "pinned_l2" in forward:
+        return cuda_candidate(forward, kernels=MATMUL_L2, decl="torch::Tensor matmul_pinned_l2(torch::Tensor a, torch::Tensor b);",
+                              name="km_gpu_mm_l2", prelude=prelude)
     return cuda_candidate(forward, kernels=MATMUL_KERNELS, decl=MATMUL_DECL, name="km_gpu_mm", prelude=prelude)
+
+
+def dead_kernel_candidate() -> str:
+    return cuda_candidate("ext.dead_kernel_aten(a, b)", kernels=DEAD_KERNEL,
+                          decl="torch::Tensor dead_kernel_aten(torch::Tensor a, torch::Tensor b);", name="km_gpu_dead")
 
 
 TRITON_ADD_RELU = '''\

@@ -80,7 +80,7 @@ def test_side_stream_gets_no_false_speedup(unguarded_verifier, gpu_verifier, pro
 
 
 def test_aten_behind_a_dead_kernel(unguarded_verifier, gpu_verifier, problems, tmp_path):
-    src = gk.cuda_candidate("ext.dead_kernel_aten(a, b)")
+    src = gk.dead_kernel_candidate()
     assert unguarded_verifier.verify(problems / "add.py", _write(tmp_path, "dead.py", src)).status == Status.no_custom_kernel
     assert gpu_verifier.verify(problems / "add.py", _write(tmp_path, "dead2.py", src)).status == Status.static_reject
 

@@ -149,7 +149,8 @@ class Worker:
             sig = signal.Signals(-code).name
             kind = "resource" if sig == "SIGKILL" else "crash"
             return WorkerDied(kind, f"{detail}: killed by {sig}")
-        return WorkerDied("crash", f"{detail}: exit status {code}")
+        tail = self.output_tail(400).strip().splitlines()[-3:]
+        return WorkerDied("crash", f"{detail}: exit status {code}" + (f" ({' / '.join(tail)})" if tail else ""))
 
     def output_tail(self, limit: int = 4000) -> str:
         try:

@@ -29,7 +29,7 @@ def main() -> None:
     channel = Channel(sock)
     device = args.device
     if device.startswith("cuda"):
-        torch.cuda.set_device(torch.device(device))
+        torch.cuda.set_device(torch.device(device).index or 0)
         torch.cuda.init()
     role = _make_role(args.role, device)
     channel.send({"ok": True, "ready": True, "pid": os.getpid(), "env": probe_env(device)})

@@ -88,7 +88,8 @@ class _Source:
             if node.type == "function_definition":
                 device = any(c.type in ("__global__", "__device__") for c in node.children)
                 tensors = self._tensor_params(node)
-                if any(c.type == "__global__" for c in node.children):
+                self._library_impl(node)
+            if any(c.type == "__global__" for c in node.children):
                     name = self._fn_name(node)
                     if name:
                         self.st.kernels[name] = (self._line(node), self._snippet(node))
@@ -148,6 +149,8 @@ class _Source:
                               raw="void __km_macro__() {\n" + self.t(body).replace("\\\n", " \n") + "\n;}")
                 sub.base_row -= 1
                 sub.run()
+        elif ty == "declaration":
+            self._stored_tensor(node)
         elif ty == "qualified_identifier" and node.parent is not None and node.parent.type != "qualified_identifier":
             self._qualified(node)
         elif ty in ("identifier", "type_identifier", "field_identifier"):
@@ -168,6 +171,26 @@ class _Source:
             arg = node.child_by_field_name("argument")
             if arg is not None and arg.type == "identifier" and self.t(arg) in tensors and self.t(node)[:1] == "-":
                 self._aten(node, "tensor negation in host code")
+
+    def _library_impl(self, fn) -> None:
+        """TORCH_LIBRARY_IMPL(aten, ...) replaces ATen's kernels for every caller, the reference included."""
+        if self._fn_name(fn) in ("TORCH_LIBRARY_IMPL", "TORCH_LIBRARY_FRAGMENT", "TORCH_LIBRARY"):
+            decl = next((c for c in fn.children if c.type == "function_declarator"), None)
+            params = decl.child_by_field_name("parameters") if decl is not None else None
+            first = self.t(params).strip("()").split(",")[0].strip() if params is not None else ""
+            if first in ("aten", "prim", "prims", "_"):
+                self.hit("monkeypatch", fn, f"registers kernels into the `{first}` namespace")
+
+    def _stored_tensor(self, node) -> None:
+        """A static or file-scope tensor survives between calls: a place to keep old outputs."""
+        typ = node.child_by_field_name("type")
+        if typ is None or "Tensor" not in self.t(typ) or any(
+                c.type == "function_declarator" for c in node.children):
+            return
+        static = any(c.type == "storage_class_specifier" and self.t(c) == "static" for c in node.children)
+        global_scope = node.parent is not None and node.parent.type in ("translation_unit", "declaration_list")
+        if static or global_scope:
+            self.hit("caching", node, "a static or global tensor keeps state between calls")
 
     def _expand(self, name: str) -> str:
         parts = name.split("::")

@@ -14,7 +14,7 @@ _STREAMS = {
     "cudaStreamWaitEvent", "cudaGraphLaunch", "cudaGraphInstantiate", "cudaStreamGetCaptureInfo",
     "cudaLimitPersistingL2CacheSize", "cudaThreadExit",
 }
-_DEVICE_CONFIG = {"cudaDeviceSetCacheConfig", "cudaMallocManaged", "cudaDeviceSetSharedMemConfig",
+_DEVICE_CONFIG = {"cudaDeviceSetCacheConfig", "cudaSetDeviceFlags", "cudaMallocManaged", "cudaDeviceSetSharedMemConfig",
                   "cudaMemAdvise", "cudaMemPrefetchAsync"}
 _OTHER = {
     "findSchemaOrThrow": "aten-compute-in-extension", "findOp": "aten-compute-in-extension",

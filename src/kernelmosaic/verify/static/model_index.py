@@ -36,6 +36,8 @@ class Kernels:
     """`torch.ops` namespaces the extensions register with TORCH_LIBRARY."""
     ext_attrs: set[str] = field(default_factory=set)
     """`self.<attr>` names (any class) bound to an extension module."""
+    py_ops: dict[str, list] = field(default_factory=dict)
+    """`torch.ops` namespace -> functions registered for it in Python (`@torch.library.custom_op("ns::op")`)."""
 
 
 @dataclass
@@ -82,6 +84,12 @@ def is_ext_value(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
 
 def find_kernels(idx: ModuleIndex, exts: list[Extension]) -> Kernels:
     k = Kernels(triton=find_triton_kernels(idx))
+    for fn in idx.functions.values():
+        for dec in fn.decorator_list:
+            if isinstance(dec, ast.Call) and (idx.resolve(dec.func) or "").startswith("torch.library.") \
+                    and dec.args and isinstance(dec.args[0], ast.Constant) and isinstance(dec.args[0].value, str) \
+                    and "::" in dec.args[0].value:
+                k.py_ops.setdefault(dec.args[0].value.split("::")[0], []).append(fn)
     for e in exts:
         k.op_namespaces.update(re.findall(r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)", e.cpp.text + e.cuda.text))
     # A few rounds reach a fixpoint for chains like `ext = get_ext()`, `self.ext = ext`, `f = self.ext.f`.

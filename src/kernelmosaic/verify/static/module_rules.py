@@ -21,7 +21,7 @@ _MODULE_RULES = {
                      "codeop", "types", "_ctypes"},
     "reference-access": {"gc", "inspect", "__main__", "traceback", "kernelmosaic", "kernelbench", "pathlib",
                          "shutil", "glob", "io", "tempfile"},
-    "monkeypatch": {"unittest.mock", "mock", "unittest"},
+    "monkeypatch": {"unittest.mock", "mock", "unittest", "torch.overrides", "torch.utils._python_dispatch"},
 }
 _REFERENCE_NAMES = {"Model", "get_inputs", "get_init_inputs"}
 
@@ -40,7 +40,7 @@ NAMED_CALL_RULES: list[tuple[str, list[str]]] = [
     ("numerics-switch", ["torch.set_float32_matmul_precision", "torch.set_default_dtype",
                          "torch.set_default_tensor_type", "torch.set_flush_denormal",
                          "torch.use_deterministic_algorithms", "torch.backends.*", "torch.autocast",
-                         "torch.cuda.amp.*", "torch.amp.*", "torch.set_default_device"]),
+                         "torch.cuda.amp.*", "torch.amp.*", "torch.set_default_device", "torch._C._set_*"]),
     ("streams-python", ["torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.Event", "torch.cuda.ExternalStream",
                         "torch.cuda.set_stream", "torch.cuda.set_per_process_memory_fraction",
                         "torch.cuda.memory.set_per_process_memory_fraction", "torch.cuda.set_device",
@@ -52,7 +52,7 @@ NAMED_CALL_RULES: list[tuple[str, list[str]]] = [
                       "torch.cuda.is_current_stream_capturing"]),
     ("env-tamper", ["os.putenv", "os.unsetenv", "os.environ.update", "os.environ.setdefault", "os.environ.pop",
                     "os.environ.clear", "os.environ.popitem", "os.environ.__setitem__", "os.environ.__delitem__"]),
-    ("monkeypatch", ["unittest.mock*", "mock.*"]),
+    ("monkeypatch", ["unittest.mock*", "mock.*", "torch.overrides.*", "torch.utils._python_dispatch.*"]),
 ]
 _STREAM_NAMES = {"Stream", "stream", "Event", "ExternalStream", "set_stream", "StreamContext"}
 _FRAME_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
@@ -104,7 +104,9 @@ def check_module(idx: ModuleIndex, policy: StaticPolicy) -> list[Hit]:
             hits.extend(_global(idx, node, id(_method_of(idx, node)) in modelnew_methods))
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             hits.extend(_memoized(idx, node))
-        elif isinstance(node, ast.ClassDef) and node.name == "ModelNew":
+        elif isinstance(node, ast.ClassDef) and _intercepts_torch(idx, node):
+            hits.append(idx.hit("monkeypatch", node, f"class `{node.name}` can intercept torch operations"))
+        if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
             for base in node.bases:
                 q = idx.resolve(base) or ""
                 name = base.id if isinstance(base, ast.Name) else q
@@ -150,6 +152,9 @@ def _call(idx: ModuleIndex, node: ast.Call, policy: StaticPolicy) -> list[Hit]:
         target = idx.resolve(node.args[0])
         if target and not target.startswith("builtins.") or (target or "").startswith("builtins.builtins"):
             hits.append(idx.hit("monkeypatch", node, f"{q[9:]}() on module `{target}`"))
+    elif q and q.startswith("torch.library."):
+        if _library_targets_aten(node):
+            hits.append(idx.hit("monkeypatch", node, f"`{q}` registers kernels for ATen operators"))
     elif q == "builtins.getattr" and node.args and idx.resolve(node.args[0]):
         hits.append(idx.hit("dynamic-code", node, "getattr() on a module with a computed name"))
     elif q:
@@ -221,3 +226,21 @@ def _memoized(idx: ModuleIndex, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> l
         if q in ("functools.lru_cache", "functools.cache"):
             return [idx.hit("caching", dec, f"`{fn.name}` memoizes on its arguments (tensors hash by identity)")]
     return []
+
+
+def _library_targets_aten(node: ast.Call) -> bool:
+    """torch.library registrations are fine for the candidate's own namespace, not for aten/prims or unknown ones."""
+    first = node.args[0] if node.args else next((k.value for k in node.keywords), None)
+    if first is None:
+        return False
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return True
+    return first.value.split("::")[0] in ("aten", "prim", "prims", "_", "")
+
+
+def _intercepts_torch(idx: ModuleIndex, cls: ast.ClassDef) -> bool:
+    """Tensor subclasses and __torch_function__/__torch_dispatch__ hooks see (and can fake) every torch op."""
+    if any((idx.resolve(b) or "") == "torch.Tensor" for b in cls.bases):
+        return True
+    return any(isinstance(s, ast.FunctionDef) and s.name in ("__torch_function__", "__torch_dispatch__")
+               for s in cls.body)

@@ -264,7 +264,7 @@ class FunctionScope:
         """A torch callable that is neither allowed, owned by another rule, nor a dtype/type name."""
         return q.startswith("torch.") and q not in TORCH_ALLOWED and q not in TORCH_AUX and q not in self.extra \
             and not classify_call(q) and q.rsplit(".", 1)[-1] not in TORCH_NONCALL_OK \
-            and not q.startswith(("torch.nn.Module", "torch.autograd.Function"))
+            and not q.startswith(("torch.nn.Module", "torch.autograd.Function", "torch.library."))
 
     def _plain(self, recv: ast.AST) -> bool:
         """Receivers that are certainly not tensors: literals, containers, modules, extensions."""
@@ -275,8 +275,14 @@ class FunctionScope:
         return is_ext_value(self.idx, self.k, recv) or self.idx.resolve(recv, self.aliases) is not None
 
     def _named_call(self, node: ast.Call, q: str, tensor_args: list[bool]) -> None:
-        if classify_call(q):
+        if classify_call(q) or q.startswith("torch.library."):
             return  # owned by a whole-module rule
+        parts = q.split(".")
+        if len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.py_ops:
+            # An op the candidate registered in Python: follow into its implementation.
+            for fn in self.k.py_ops[parts[2]]:
+                self.calls.append((fn, None, {a.arg for a, t in zip(fn.args.args, tensor_args, strict=False) if t}))
+            return
         if q.startswith("torch."):
             if q in TORCH_ALLOWED or q in self.extra:
                 return
