@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 import typer
@@ -73,8 +74,8 @@ def generate_command(
     pending = store.pending_tasks(rid, [t.id for t in selected])
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
     base = VerifyConfig(device=config.agent.device, compile_baseline=config.compile_baseline)
-    with VerifierSet(base) as verifiers, Live(view, console=console, refresh_per_second=4, transient=False,
-                                                 disable=not live):
+    display = Live(view, console=console, refresh_per_second=4) if live else contextlib.nullcontext()
+    with VerifierSet(base) as verifiers, display:
         peaks = verifiers.device_peaks()
         asyncio.run(run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid, config=config,
                               peaks=peaks, on_step=view.on_step, on_done=view.on_done))

@@ -1,0 +1,57 @@
+"""A crash between a model reply and its tool results: the resumed episode runs the recorded calls, never re-asks."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agent_kit import make_task
+from resume_driver import PLAN, next_reply
+
+from kernelmosaic.agent import AgentConfig, GenerateConfig, run_tasks
+from kernelmosaic.models.scripted import ScriptedModel
+from kernelmosaic.store.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent
+
+
+class CrashOnce:
+    """Wraps a store; the append of the first ToolCallEvent of turn `turn` fails once, as a dying process would."""
+
+    def __init__(self, store, turn: int) -> None:
+        self.store, self.turn, self.crashed = store, turn, False
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def append_event(self, episode_id, seq, event):
+        if isinstance(event, ToolCallEvent) and event.step == self.turn and not self.crashed:
+            self.crashed = True
+            raise OSError("disk went away")
+        return self.store.append_event(episode_id, seq, event)
+
+
+def test_interrupted_step_is_completed_without_asking_the_model_again(store, fake_verifier, tmp_path):
+    config = GenerateConfig(tasks="test", model="scripted:resume", out_dir=tmp_path / "runs", agent=AgentConfig(device="cpu"))
+    run_id = store.create_run("test", config.model, config.tasks, config)
+    task = make_task()
+    crashing = CrashOnce(store, turn=3)
+    asked: list[int] = []
+
+    def reply(messages):
+        asked.append(len(messages))
+        return next_reply(messages)
+
+    model = ScriptedModel([reply] * 20)
+    run = dict(verifier_for=lambda _: fake_verifier, run_id=run_id, config=config)
+    [first] = asyncio.run(run_tasks([task], store=crashing, backend=model, **run))
+    assert crashing.crashed and first.status == "failed" and first.exit_reason == "infra_error"
+    assert store.pending_tasks(run_id, [task.id]) == [task.id]
+
+    [second] = asyncio.run(run_tasks([task], store=store, backend=model, **run))
+    assert second.status == "done" and second.exit_reason == "submitted"
+    traj = store.load_trajectory(second.id)
+    said = [e.message.content for e in traj.events if isinstance(e, MessageEvent) and e.message.role == "assistant"]
+    assert said == [f"turn {i}: {name}" for i, (name, _) in enumerate(PLAN)]
+    calls = [e.call.id for e in traj.events if isinstance(e, ToolCallEvent)]
+    assert calls == [e.call_id for e in traj.events if isinstance(e, ToolResultEvent)] == [f"call_{i}" for i in range(len(PLAN))]
+    # Three replies before the crash, three after it: the interrupted turn's reply was not requested again.
+    assert len(asked) == 3 + 3
+    assert "ms=1" in traj.best.source and traj.totals.turns == len(PLAN)
