@@ -111,3 +111,21 @@ def test_worker_imports_only_stdlib_and_torch() -> None:
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_worker_restores_torch_globals_a_reference_changed() -> None:
+    # In-process on purpose: this checks the worker function itself, with fixture code we wrote.
+    import torch
+
+    from kernelmosaic.tasks.audit.runner import build_job
+    from kernelmosaic.tasks.audit.worker import audit_one
+
+    task = make_task("sets_dtype", "torch.relu(x)")
+    task = task.model_copy(update={"forms": task.forms.model_copy(update={
+        "reference": task.forms.reference.replace("batch_size = 64", "torch.set_default_dtype(torch.float64)\n"
+                                                  "batch_size = 64")})})
+    job, _ = build_job(task, AuditConfig())
+    before = torch.get_default_dtype()
+    result = audit_one(job)
+    assert torch.get_default_dtype() == before
+    assert result["findings"] == []

@@ -7,13 +7,11 @@ import types
 import pytest
 import torch
 
-from kernelmosaic.tasks.spec import SpecError, compile_spec
+from kernelmosaic.tasks.spec import SpecError, compile_spec, load_spec_module
 
 
 def _module(spec: str, sizes: dict | None = None) -> types.ModuleType:
-    module = types.ModuleType("generated")
-    exec(compile(compile_spec(spec, sizes), "<generated>", "exec"), module.__dict__)
-    return module
+    return load_spec_module(spec, sizes)
 
 
 def _run(spec: str, *inputs: torch.Tensor, init: tuple = ()) -> torch.Tensor:

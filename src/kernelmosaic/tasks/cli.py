@@ -116,8 +116,8 @@ def validate_command(source: str = typer.Argument("builtin", help="Task source."
         raise typer.Exit(2) from None
     req = BUILTIN_REQUIREMENTS if source == "builtin" else Requirements()
     report = validate_tasks(source, tasks, errors, req)
-    summary = (f"{report.tasks} tasks (levels {report.by_level}), {report.with_spec} with a spec, "
-               f"all with nl+reference")
+    both = sum(bool(t.forms.nl.strip() and t.forms.reference.strip()) for t in tasks)
+    summary = f"{report.tasks} tasks (levels {report.by_level}), {both} with nl+reference, {report.with_spec} with a spec"
     console.print(summary, highlight=False)
     for issue in report.issues:
         console.print(f"[red]error:[/red] {issue}", highlight=False)

@@ -21,7 +21,7 @@ import torch
 
 from kernelmosaic.tasks.audit.probes import Probe, _close, _max_err, as_outputs, fmt
 
-__all__ = ["main", "audit_one"]
+__all__ = ["main", "audit_one", "DISTRIBUTIONS"]
 
 DISTRIBUTIONS = ("given", "given-2", "normal", "uniform01", "wide")
 
@@ -109,6 +109,17 @@ def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe:
 
 
 def audit_one(job: dict) -> dict:
+    """Audit one task; torch's global settings are restored afterwards so one reference cannot skew the next."""
+    saved = (torch.get_default_dtype(), torch.is_grad_enabled(), torch.get_num_threads())
+    try:
+        return _audit_one(job)
+    finally:
+        torch.set_default_dtype(saved[0])
+        torch.set_grad_enabled(saved[1])
+        torch.set_num_threads(saved[2])
+
+
+def _audit_one(job: dict) -> dict:
     findings: list[dict] = []
     checks: list[str] = ["loads"]
     devices = ["cpu"]

@@ -7,6 +7,7 @@ product becomes one `torch.einsum`, so `sum(k, A[i,k] * B[k,j])` never materiali
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
 
 from kernelmosaic.tasks.spec.lexer import SpecError
@@ -25,7 +26,7 @@ from kernelmosaic.tasks.spec.nodes import (
 )
 from kernelmosaic.tasks.spec.parser import parse_spec
 
-__all__ = ["compile_spec", "compile_program", "forward_source"]
+__all__ = ["compile_spec", "compile_program", "forward_source", "load_spec_module"]
 
 _UNARY = {"exp": "torch.exp", "log": "torch.log", "tanh": "torch.tanh", "sigmoid": "torch.sigmoid",
           "relu": "torch.relu", "abs": "torch.abs", "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt",
@@ -222,3 +223,14 @@ def compile_program(program: Program, sizes: dict[str, int] | None = None, file:
 def compile_spec(source: str, sizes: dict[str, int] | None = None, file: str = "spec.km") -> str:
     """Parse, check and compile spec text into module source (raises `SpecError` with line and column)."""
     return compile_program(parse_spec(source, file), sizes, file)
+
+
+def load_spec_module(source: str, sizes: dict[str, int] | None = None, file: str = "spec.km") -> types.ModuleType:
+    """Compile a spec and import the result as a module (`.Model`, `.get_inputs`, `.get_init_inputs`).
+
+    Safe to run in-process: the generated code only calls torch, and every name in it is a checked identifier
+    from the spec (numbers are re-printed with repr), so spec text cannot inject code.
+    """
+    module = types.ModuleType(f"kernelmosaic_spec_{file.replace('/', '_').replace('.', '_')}")
+    exec(compile(compile_spec(source, sizes, file), f"<{file}>", "exec"), module.__dict__)  # noqa: S102
+    return module
