@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from kernelmosaic.verify.static.compute import FunctionScope
 from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
-from kernelmosaic.verify.static.tensors import FunctionScope
 from kernelmosaic.verify.static.vocab import TORCH_ALLOWED
 
 __all__ = ["check_forward"]

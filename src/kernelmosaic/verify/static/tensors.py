@@ -1,7 +1,7 @@
-"""Judges one function reached from forward: which names hold tensors, and what is done to them.
+"""Tensor-ness of names in one function reached from forward: what holds a tensor, an nn module, a kernel.
 
-Tensor-ness is tracked on purpose narrowly (parameters passed tensors, allocations, kernel outputs,
-views of those) so that shape arithmetic like `(n + 255) // 256` is never mistaken for compute.
+Tracked on purpose narrowly (parameters passed tensors, allocations, kernel outputs, views of those) so
+that shape arithmetic like `(n + 255) // 256` is never mistaken for compute.
 """
 
 from __future__ import annotations
@@ -9,40 +9,22 @@ from __future__ import annotations
 import ast
 
 from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, is_ext_value
-from kernelmosaic.verify.static.module_rules import classify_call
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
-from kernelmosaic.verify.static.vocab import (
-    NN_NONCOMPUTE,
-    TENSOR_METHODS_ALLOWED,
-    TENSOR_METHODS_COMPUTE,
-    TORCH_ALLOWED,
-    TORCH_AUX,
-    TORCH_NONCALL_OK,
-)
+from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
 
-__all__ = ["FunctionScope"]
+__all__ = ["TensorScope"]
 
 _NOT_TENSOR_RESULT = {"size", "dim", "ndimension", "numel", "nelement", "stride", "storage_offset", "element_size",
                       "is_contiguous", "get_device", "data_ptr", "item", "tolist", "__len__", "is_cuda", "numpy",
                       "untyped_storage", "dim_order", "is_floating_point", "type"}
 _TENSOR_ATTRS = {"T", "mT", "H", "mH", "data", "real", "imag", "grad", "weight", "bias"}
-_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.BitAnd, ast.BitOr, ast.BitXor,
-          ast.LShift, ast.RShift)
-_NN_METHODS_OK = {"parameters", "named_parameters", "buffers", "named_buffers", "children", "modules",
-                  "state_dict", "to", "cuda", "cpu", "float", "half", "train", "eval", "requires_grad_",
-                  "extra_repr", "register_buffer", "register_parameter"}
-_BUILTIN_COMPUTE = {"builtins.sum", "builtins.abs", "builtins.max", "builtins.min", "builtins.pow",
-                    "builtins.round", "builtins.sorted", "builtins.divmod"}
-_COMPUTE_NAMESPACES = ("torch.nn.functional.", "torch.ops.aten.", "torch.special.", "torch.linalg.", "torch.fft.")
 _PLAIN_BUILTINS = {"builtins.list", "builtins.dict", "builtins.set", "builtins.tuple", "builtins.sorted",
                    "builtins.range", "builtins.str", "builtins.int", "builtins.float", "builtins.len"}
-_DICT_LOOKUPS = {"get", "setdefault", "pop", "__contains__", "__getitem__"}
-_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical"}
 
 
-class FunctionScope:
-    """Checks one reachable function; fills `calls` (what it reaches) and `launched`."""
+class TensorScope:
+    """Names of one function and what they hold; `FunctionScope` adds the checks."""
 
     def __init__(self, idx: ModuleIndex, k: Kernels, cls: ClassInfo | None, fn: ast.FunctionDef | ast.AsyncFunctionDef,
                  tensor_params: set[str], policy: StaticPolicy):
@@ -151,121 +133,6 @@ class FunctionScope:
         parts = q.split(".")
         return len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.op_namespaces
 
-    # ---- checks -------------------------------------------------------------------------------------
-    def check(self) -> list[Hit]:
-        self._bind()
-        for dec in self.fn.decorator_list:
-            q = self.idx.resolve(dec.func if isinstance(dec, ast.Call) else dec) or ""
-            if self._torch_compute_name(q):
-                self._compute(dec, f"is decorated with `{q}`")
-        for node in ast.walk(self.fn):
-            if isinstance(node, ast.Call):
-                self._call(node)
-            elif isinstance(node, ast.BinOp):
-                if isinstance(node.op, ast.MatMult):
-                    self._compute(node, "uses the `@` operator")
-                elif isinstance(node.op, _ARITH) and (self.is_tensor(node.left) or self.is_tensor(node.right)):
-                    self._compute(node, "does tensor arithmetic in Python")
-            elif isinstance(node, ast.AugAssign):
-                if isinstance(node.op, ast.MatMult) or self.is_tensor(node.target) or self.is_tensor(node.value):
-                    self._compute(node, "does in-place tensor arithmetic in Python")
-            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.Invert) \
-                    and self.is_tensor(node.operand):
-                self._compute(node, "negates a tensor in Python")
-            elif isinstance(node, ast.Compare) and not any(isinstance(o, ast.Is | ast.IsNot | ast.In | ast.NotIn)
-                                                            for o in node.ops):
-                if any(self.is_tensor(x) for x in [node.left, *node.comparators]):
-                    self._compute(node, "compares tensors in Python")
-            elif isinstance(node, ast.Try | ast.TryStar):
-                self._try(node)
-            elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-                self._state(node)
-            elif isinstance(node, ast.Attribute | ast.Name) and isinstance(node.ctx, ast.Load):
-                self._reference(node)
-            if isinstance(node, ast.Subscript | ast.Compare | ast.Call):
-                self._identity_key(node)
-        return self.hits
-
-    def _compute(self, node: ast.AST, what: str) -> None:
-        if self.policy.action("torch-compute") != "allow":
-            self.hits.append(self.idx.hit("torch-compute", node, f"`{self.fn.name}` {what}"))
-
-    def _call(self, node: ast.Call) -> None:
-        f = node.func
-        if self._is_kernel_call(node):
-            self.launched = True
-            return
-        tensor_args = [self.is_tensor(a) for a in node.args]
-        q = self.idx.resolve(f, self.aliases)
-        if q:
-            self._named_call(node, q, tensor_args)
-            return
-        if isinstance(f, ast.Name):
-            if f.id in self.idx.classes:
-                self.calls.append((f.id, None, set()))
-            elif f.id in self.idx.functions:
-                fn = self.idx.functions[f.id]
-                self.calls.append((fn, None, {a.arg for a, t in zip(fn.args.args, tensor_args, strict=False) if t}))
-            elif self.is_nn(f):
-                self._compute(node, f"calls nn module `{f.id}`")
-            elif f.id in self.idx.values:
-                self._bound_value(node, self.idx.values[f.id])
-            return
-        if isinstance(f, ast.Subscript):
-            if self.is_nn(f):
-                self._compute(node, "calls an nn submodule")
-            elif isinstance(f.value, ast.Name) and f.value.id in self.idx.values:
-                self._bound_value(node, self.idx.values[f.value.id])
-            return
-        if not isinstance(f, ast.Attribute):
-            return
-        recv, name = f.value, f.attr
-        attr = self._self_attr(f)
-        if attr is not None and self.cls:
-            if attr in self.cls.aliases:
-                self._named_call(node, self.cls.aliases[attr], tensor_args)
-            elif attr in self.cls.methods:
-                m = self.cls.methods[attr]
-                params = {a.arg for a, t in zip(m.args.args[1:], tensor_args, strict=False) if t}
-                self.calls.append((m, self.cls, params))
-            elif attr in self.cls.local_attrs:
-                self.calls.append((self.cls.local_attrs[attr], None, set()))
-            elif self.is_nn(f):
-                self._compute(node, f"calls nn submodule `self.{attr}` ({self.cls.nn_attrs[attr]})")
-            return
-        recv_attr = self._self_attr(recv)
-        if self.cls and recv_attr in self.cls.aliases:
-            self._named_call(node, f"{self.cls.aliases[recv_attr]}.{name}", tensor_args)
-            return
-        if isinstance(recv, ast.Name) and recv.id in self.idx.classes:
-            self.calls.append((recv.id, None, set()))
-            return
-        if self.is_nn(recv):
-            if name not in _NN_METHODS_OK:
-                self._compute(node, f"calls `.{name}()` of an nn submodule")
-            return
-        if name in self.extra:
-            return
-        if self.is_tensor(recv):
-            if name not in TENSOR_METHODS_ALLOWED:
-                self._compute(node, f"calls tensor method `.{name}()`")
-        elif name in TENSOR_METHODS_COMPUTE and not self._plain(recv):
-            self._compute(node, f"calls `.{name}()`, a tensor compute method")
-
-    def _bound_value(self, node: ast.Call, value: ast.AST) -> None:
-        """A call through a module-level value (`mm = partial(torch.mm)`, `OPS["mm"](...)`)."""
-        for sub in ast.walk(value):
-            q = self.idx.resolve(sub) if isinstance(sub, ast.Attribute | ast.Name) else None
-            if q and self._torch_compute_name(q):
-                self._compute(node, f"calls `{q}` through a module-level binding")
-                return
-
-    def _torch_compute_name(self, q: str) -> bool:
-        """A torch callable that is neither allowed, owned by another rule, nor a dtype/type name."""
-        return q.startswith("torch.") and q not in TORCH_ALLOWED and q not in TORCH_AUX and q not in self.extra \
-            and not classify_call(q) and q.rsplit(".", 1)[-1] not in TORCH_NONCALL_OK \
-            and not q.startswith(("torch.nn.Module", "torch.autograd.Function", "torch.library."))
-
     def _plain(self, recv: ast.AST) -> bool:
         """Receivers that are certainly not tensors: literals, containers, modules, extensions."""
         if isinstance(recv, ast.Constant | ast.List | ast.Dict | ast.Set | ast.JoinedStr):
@@ -273,78 +140,3 @@ class FunctionScope:
         if isinstance(recv, ast.Name) and recv.id in self.plain:
             return True
         return is_ext_value(self.idx, self.k, recv) or self.idx.resolve(recv, self.aliases) is not None
-
-    def _named_call(self, node: ast.Call, q: str, tensor_args: list[bool]) -> None:
-        if classify_call(q) or q.startswith("torch.library."):
-            return  # owned by a whole-module rule
-        parts = q.split(".")
-        if len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.py_ops:
-            # An op the candidate registered in Python: follow into its implementation.
-            for fn in self.k.py_ops[parts[2]]:
-                self.calls.append((fn, None, {a.arg for a, t in zip(fn.args.args, tensor_args, strict=False) if t}))
-            return
-        if q.startswith("torch."):
-            if q in TORCH_ALLOWED or q in self.extra:
-                return
-            if q in TORCH_AUX:
-                self.hits.append(self.idx.hit("torch-aux-op", node, f"`{self.fn.name}` calls `{q}`"))
-                return
-            self._compute(node, f"calls `{q}`")
-        elif q in ("operator.matmul", "operator.imatmul") or (
-                q.startswith("operator.") and any(tensor_args)) or (q in _BUILTIN_COMPUTE and any(tensor_args)):
-            self._compute(node, f"calls `{q.removeprefix('builtins.')}` on tensors")
-
-    def _reference(self, node: ast.Attribute | ast.Name) -> None:
-        attr = self._self_attr(node)
-        if self.cls and attr in self.cls.methods:
-            # A bound method handed on (a property, a callback) runs on behalf of forward too.
-            self.calls.append((self.cls.methods[attr], self.cls, set()))
-        parent = self.idx.parent(node)
-        if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node):
-            return
-        q = self.idx.resolve(node, self.aliases) or ""
-        last = q.rsplit(".", 1)[-1]
-        if q.startswith("torch.") and q not in TORCH_ALLOWED and last not in TORCH_NONCALL_OK and \
-                (last in TENSOR_METHODS_COMPUTE or q.startswith(_COMPUTE_NAMESPACES)) and q not in self.extra:
-            self._compute(node, f"passes `{q}` as a function")
-
-    def _try(self, node: ast.Try | ast.TryStar) -> None:
-        for h in node.handlers:
-            if not all(self._harmless(s) for s in h.body):
-                self.hits.append(self.idx.hit("try-fallback", h, f"`{self.fn.name}` computes in an exception handler"))
-
-    def _harmless(self, stmt: ast.stmt) -> bool:
-        if isinstance(stmt, ast.Pass | ast.Raise):
-            return True
-        if isinstance(stmt, ast.Expr):
-            v = stmt.value
-            if isinstance(v, ast.Constant):
-                return True
-            return isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _LOG_METHODS
-        return False
-
-    def _state(self, node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> None:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        for t in targets:
-            for sub in ast.walk(t):
-                attr = self._self_attr(sub)
-                if attr is not None and isinstance(sub.ctx, ast.Store) and not (
-                        node.value is not None and is_ext_value(self.idx, self.k, node.value)):
-                    self.hits.append(self.idx.hit("caching", sub, f"`{self.fn.name}` stores `self.{attr}` "
-                                                                  "while running"))
-
-    def _identity_key(self, node: ast.Subscript | ast.Compare | ast.Call) -> None:
-        if isinstance(node, ast.Call):
-            f = node.func
-            key = node.args[:1] if isinstance(f, ast.Attribute) and f.attr in _DICT_LOOKUPS else []
-        elif isinstance(node, ast.Subscript):
-            key = [node.slice]
-        elif any(isinstance(o, ast.In | ast.NotIn) for o in node.ops):
-            key = [node.left]
-        else:
-            return
-        for n in (x for k in key for x in ast.walk(k)):
-            if isinstance(n, ast.Call) and ((isinstance(n.func, ast.Attribute) and n.func.attr == "data_ptr")
-                                            or self.idx.resolve(n.func) in ("builtins.id", "builtins.hash")):
-                self.hits.append(self.idx.hit("caching", node, "looks up state keyed on tensor identity"))
-                return
