@@ -189,7 +189,7 @@ def synth_command(n: int = typer.Option(100, "--n", help="Tasks to write."),
 
 @app.command("export")
 def export_command(source: str = typer.Argument(..., help="Task source."),
-                   fmt: str = typer.Option("parquet", "--format", help="folder, parquet, kernelbench, kernelbench-hf."),
+                   fmt: str = typer.Option("parquet", "--format", help="folder, parquet (= hf), kernelbench, kernelbench-hf."),
                    out: Path = typer.Option(..., help="Output folder (a dataset card README.md is written in it)."),
                    name: str = typer.Option("KernelMosaic tasks", help="Dataset name for the card.")) -> None:
     """Export tasks to another format."""

@@ -16,7 +16,7 @@ from kernelmosaic.tasks.schema import Task
 __all__ = ["BUILTIN_DIR", "EXPORT_FORMATS", "load_tasks", "load_tasks_lenient", "export_tasks", "describe_source"]
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
-EXPORT_FORMATS = ("folder", "parquet", "kernelbench", "kernelbench-hf")
+EXPORT_FORMATS = ("folder", "parquet", "hf", "kernelbench", "kernelbench-hf")
 
 
 def describe_source(source: str) -> str:
@@ -102,8 +102,9 @@ def export_tasks(tasks: list[Task], fmt: str, out: str | Path, name: str = "Kern
     if fmt == "folder":
         for task in tasks:
             save_task_folder(task, out)
-    elif fmt in ("parquet", "kernelbench-hf"):
-        schema = "kernelmosaic" if fmt == "parquet" else "kernelbench"
+    elif fmt in ("parquet", "hf", "kernelbench-hf"):
+        # `hf` is the same hub-ready layout: data/*.parquet + a card with `configs`, pushable as is.
+        schema = "kernelbench" if fmt == "kernelbench-hf" else "kernelmosaic"
         write_parquet(tasks, out / "data" / "train-00000-of-00001.parquet", schema)
         glob = "data/*.parquet"
     elif fmt == "kernelbench":
