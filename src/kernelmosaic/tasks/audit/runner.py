@@ -42,6 +42,8 @@ class AuditConfig(BaseModel):
     """Worker processes running side by side."""
     task_timeout_s: float = 60.0
     """Seconds one task may take inside a worker before the worker's process group is killed."""
+    startup_timeout_s: float = 180.0
+    """Seconds a worker may take to import torch and begin its first task (or between tasks)."""
     max_elements: int = 1 << 24
     """Largest total of input and output elements allowed at the small shapes."""
     memory_limit_gb: float = 8.0
@@ -77,6 +79,40 @@ def _src_root() -> str:
     return str(Path(kernelmosaic.__file__).resolve().parent.parent)
 
 
+def _watch(proc: subprocess.Popen, result_path: Path, config: AuditConfig,
+           done: Callable[[str, dict], None]) -> tuple[str | None, set[str]]:
+    """Follow a worker's results until it exits or overruns; returns (task it was inside, tasks finished)."""
+    current, since, finished, offset = None, time.monotonic(), set(), 0
+    while True:
+        exited = proc.poll() is not None
+        with open(result_path, "rb") as fh:
+            fh.seek(offset)
+            chunk = fh.read()
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        offset += len(complete)
+        for line in complete.decode("utf-8").splitlines():
+            record = json.loads(line)
+            since = time.monotonic()
+            if record["event"] == "start":
+                current = record["id"]
+            else:
+                finished.add(record["id"])
+                done(record["id"], record)
+                current = None
+        if exited:
+            return current, finished
+        limit = config.task_timeout_s if current is not None else config.startup_timeout_s
+        if time.monotonic() - since > limit:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if current is not None:
+                done(current, _failure(current, "timeout", f"the task ran longer than {limit:.0f} s in the "
+                                       "audit worker", ""))
+                finished.add(current)
+            return None, finished
+        time.sleep(0.05)
+
+
 def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict], None]) -> None:
     pending = list(jobs)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([_src_root(), os.environ.get("PYTHONPATH", "")]))
@@ -90,41 +126,16 @@ def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict]
                 proc = subprocess.Popen([sys.executable, "-m", WORKER, str(job_path), str(result_path)],
                                         stdout=log_fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         cwd=scratch, env=env, start_new_session=True)
-                current, since, finished, offset = None, time.monotonic(), set(), 0
-                while True:
-                    exited = proc.poll() is not None
-                    with open(result_path, "rb") as fh:
-                        fh.seek(offset)
-                        chunk = fh.read()
-                    complete = chunk[: chunk.rfind(b"\n") + 1]
-                    offset += len(complete)
-                    for line in complete.decode("utf-8").splitlines():
-                        record = json.loads(line)
-                        if record["event"] == "start":
-                            current, since = record["id"], time.monotonic()
-                        else:
-                            finished.add(record["id"])
-                            done(record["id"], record)
-                            current = None
-                    if exited:
-                        break
-                    if current is not None and time.monotonic() - since > config.task_timeout_s:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                        proc.wait()
-                        done(current, _failure(current, "timeout", f"the task ran longer than "
-                                               f"{config.task_timeout_s:.0f} s in the audit worker", ""))
-                        finished.add(current)
-                        current = None
-                        break
-                    time.sleep(0.05)
+                current, finished = _watch(proc, result_path, config, done)
             tail = log_path.read_text(encoding="utf-8", errors="replace")[-800:]
         if current is not None:  # the worker died inside this task
             done(current, _failure(current, "worker-crash", f"the audit worker died (exit {proc.returncode}) "
                                    "while running this task", tail))
             finished.add(current)
-        elif not finished and proc.returncode != 0:
-            for job in pending:  # it never got to a task: nothing else would go better
-                done(job["id"], _failure(job["id"], "worker-crash", "the audit worker failed to start", tail))
+        if not finished:  # it never got through a task: another start would fare no better
+            for job in pending:
+                done(job["id"], _failure(job["id"], "worker-crash", "the audit worker failed to start or to "
+                                         "make progress", tail))
             return
         pending = [j for j in pending if j["id"] not in finished]
 
