@@ -80,7 +80,8 @@ class FunctionScope(TensorScope):
         if self._is_kernel_call(node):
             self.launched = True
             return
-        tensor_args = [self.is_tensor(a) for a in node.args]
+        tensor_args = [self.is_tensor(a) or (isinstance(a, ast.List | ast.Tuple) and any(map(self.is_tensor, a.elts)))
+                       for a in node.args]
         q = self.idx.resolve(f, self.aliases)
         if q:
             self._named_call(node, q, tensor_args)
@@ -134,7 +135,8 @@ class FunctionScope(TensorScope):
         if self.is_tensor(recv):
             if name not in TENSOR_METHODS_ALLOWED:
                 self._compute(node, f"calls tensor method `.{name}()`")
-        elif name in TENSOR_METHODS_COMPUTE and not self._plain(recv):
+        elif (name in TENSOR_METHODS_COMPUTE or name[:-1] in TENSOR_METHODS_COMPUTE and name.endswith("_")) \
+                and not self._plain(recv):
             self._compute(node, f"calls `.{name}()`, a tensor compute method")
 
     def _bound_value(self, node: ast.Call, value: ast.AST) -> None:

@@ -27,6 +27,8 @@ _COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="}
 # `auto y = ...` initializers that certainly yield a tensor.
 _TENSOR_INIT = re.compile(r"\s*((at|torch)::(empty|zeros|ones|full|empty_like|zeros_like|ones_like|full_like|"
                           r"empty_strided|from_blob)\b|\w+\.(contiguous|view|reshape|to|clone|transpose|permute|t)\s*\()")
+_VIEW_METHODS = {"contiguous", "view", "reshape", "to", "t", "transpose", "permute", "clone", "expand", "squeeze",
+                 "unsqueeze", "flatten", "narrow", "select", "slice", "cuda", "cpu", "float", "half"}
 _STREAM_ONLY = {"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
                 "cudaEventCreateWithFlags", "cudaEventRecord", "cudaEventElapsedTime", "cudaStreamWaitEvent",
                 "getStreamFromPool", "CUDAStreamGuard", "CUDAEvent"}
@@ -159,8 +161,7 @@ class _Source:
             self._call(node, device, tensors)
         elif not device and ty == "binary_expression":
             op = node.child_by_field_name("operator")
-            if op is not None and op.type in _ARITH and any(
-                    c.type == "identifier" and self.t(c) in tensors for c in node.children):
+            if op is not None and op.type in _ARITH and any(self._is_tensor(c, tensors) for c in node.children):
                 self._aten(node, f"tensor arithmetic `{self.t(node)[:40]}` in host code")
         elif not device and ty == "assignment_expression":
             op = node.child_by_field_name("operator")
@@ -169,8 +170,23 @@ class _Source:
                 self._aten(node, f"in-place tensor arithmetic `{self.t(node)[:40]}` in host code")
         elif not device and ty == "unary_expression":
             arg = node.child_by_field_name("argument")
-            if arg is not None and arg.type == "identifier" and self.t(arg) in tensors and self.t(node)[:1] == "-":
+            if arg is not None and self._is_tensor(arg, tensors) and self.t(node)[:1] == "-":
                 self._aten(node, "tensor negation in host code")
+
+    def _is_tensor(self, node, tensors: set[str]) -> bool:
+        """A tensor-typed variable, a view/copy of one (`x.contiguous()`), `x[i]`, or parentheses around one."""
+        if node.type == "identifier":
+            return self.t(node) in tensors
+        if node.type in ("parenthesized_expression", "subscript_expression"):
+            return any(self._is_tensor(c, tensors) for c in node.children if c.type not in ("(", ")"))
+        if node.type == "call_expression":
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "field_expression":
+                field, recv = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+                return field is not None and recv is not None and self.t(field) in _VIEW_METHODS \
+                    and self._is_tensor(recv, tensors)
+            return bool(_TENSOR_INIT.match(self.t(node)))
+        return False
 
     def _library_impl(self, fn) -> None:
         """TORCH_LIBRARY_IMPL(aten, ...) replaces ATen's kernels for every caller, the reference included."""

@@ -96,7 +96,8 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
     info = reach.info("ModelNew")
     entries = [m for name, m in info.methods.items() if name in _ENTRY]
     for m in entries:
-        reach.add(m, info, {a.arg for a in m.args.args[1:] if _maybe_tensor(a, m)})
+        star = {m.args.vararg.arg} if m.args.vararg else set()  # forward(self, *inputs)
+        reach.add(m, info, {a.arg for a in m.args.args[1:] if _maybe_tensor(a, m)} | star)
     for name in _HIDDEN_ENTRY:
         if name in info.methods:
             reach.add(info.methods[name], info, set())
