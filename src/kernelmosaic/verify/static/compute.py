@@ -80,6 +80,11 @@ class FunctionScope(TensorScope):
         if self._is_kernel_call(node):
             self.launched = True
             return
+        mods = self.local_modules(f) or (self.local_modules(f.value) if isinstance(f, ast.Attribute) else [])
+        if mods:
+            # An in-module nn.Module (or a container of them): its code runs, so follow it.
+            self.calls.extend((name, None, set()) for name in mods)
+            return
         tensor_args = [self.is_tensor(a) or (isinstance(a, ast.List | ast.Tuple) and any(map(self.is_tensor, a.elts)))
                        for a in node.args]
         q = self.idx.resolve(f, self.aliases)
@@ -114,8 +119,6 @@ class FunctionScope(TensorScope):
                 m = self.cls.methods[attr]
                 params = {a.arg for a, t in zip(m.args.args[1:], tensor_args, strict=False) if t}
                 self.calls.append((m, self.cls, params))
-            elif attr in self.cls.local_attrs:
-                self.calls.append((self.cls.local_attrs[attr], None, set()))
             elif self.is_nn(f):
                 self._compute(node, f"calls nn submodule `self.{attr}` ({self.cls.nn_attrs[attr]})")
             return

@@ -16,6 +16,7 @@ from kernelmosaic.verify.static.sources import LOAD_FILES, LOAD_INLINE, Extensio
 __all__ = ["ClassInfo", "Kernels", "class_info", "find_kernels", "methods_of"]
 
 _TENSOR_FACTORIES = ("torch.", )
+_CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
 # Wrappers whose result, when called, runs PyTorch-generated code.
 _COMPILERS = {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch.jit.trace_module",
               "torch.cuda.make_graphed_callables"}
@@ -48,8 +49,8 @@ class ClassInfo:
     methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
     nn_attrs: dict[str, str] = field(default_factory=dict)
     """attr -> dotted nn class (`torch.nn.Conv2d`)."""
-    local_attrs: dict[str, str] = field(default_factory=dict)
-    """attr -> name of an in-module class."""
+    local_attrs: dict[str, list[str]] = field(default_factory=dict)
+    """attr -> in-module classes it holds (one instance, or a ModuleList/Sequential of them)."""
     tensor_attrs: set[str] = field(default_factory=set)
     aliases: dict[str, str] = field(default_factory=dict)
     """attr -> dotted name it is bound to (`op = staticmethod(torch.matmul)`, `self.op = F.relu`)."""
@@ -138,7 +139,9 @@ def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
                 if _alias_target(idx, v):
                     info.aliases[t.attr] = _alias_target(idx, v) or ""
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes:
-                    info.local_attrs[t.attr] = v.func.id
+                    info.local_attrs[t.attr] = [v.func.id]
+                elif q in _CONTAINERS and _local_only(idx, v):
+                    info.local_attrs[t.attr] = _local_only(idx, v)
                 elif q in _COMPILERS:
                     info.nn_attrs[t.attr] = q
                 elif q == "torch.nn.Parameter" or (q or "").startswith(_TENSOR_FACTORIES) \
@@ -147,6 +150,19 @@ def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
                 elif q and q.startswith("torch.nn.") and q[9:10].isupper():
                     info.nn_attrs[t.attr] = q
     return info
+
+
+def _local_only(idx: ModuleIndex, container: ast.Call) -> list[str]:
+    """In-module classes a container is built from, or [] when it also holds torch.nn modules."""
+    local, other = [], False
+    for n in ast.walk(container):
+        if n is container or not isinstance(n, ast.Call):
+            continue
+        if isinstance(n.func, ast.Name) and n.func.id in idx.classes:
+            local.append(n.func.id)
+        elif (idx.resolve(n.func) or "").startswith("torch.nn."):
+            other = True
+    return [] if other else local
 
 
 def _alias_target(idx: ModuleIndex, value: ast.AST) -> str | None:

@@ -33,6 +33,7 @@ class TensorScope:
         self.tensors = set(tensor_params)
         self.nn_names: set[str] = set()
         self.plain: set[str] = set()
+        self.local_names: dict[str, list[str]] = {}
         self.calls: list[tuple[ast.AST | str, ClassInfo | None, set[str]]] = []
         self.launched = False
         self.hits: list[Hit] = []
@@ -60,6 +61,8 @@ class TensorScope:
                               | ast.Constant | ast.JoinedStr) or (isinstance(value, ast.Call) and self.idx.resolve(
                                   value.func) in _PLAIN_BUILTINS):
                     self.plain.update(names)
+                elif self.local_modules(value):
+                    self.local_names.update({name: self.local_modules(value) for name in names})
                 elif self.is_nn(value) or (isinstance(n, ast.For) and self._is_nn_container(value)):
                     self.nn_names.update(names)
                 elif self.is_tensor(value) or (isinstance(n, ast.For) and self._iter_of_tensors(value)):
@@ -78,6 +81,15 @@ class TensorScope:
     def _is_nn_container(self, node: ast.AST) -> bool:
         attr = self._self_attr(node)
         return bool(self.cls and attr in self.cls.nn_attrs)
+
+    def local_modules(self, node: ast.AST) -> list[str]:
+        """In-module classes an expression holds instances of (`self.block`, `self.blocks[0]`, a loop variable)."""
+        if isinstance(node, ast.Name):
+            return self.local_names.get(node.id, [])
+        if isinstance(node, ast.Subscript):
+            return self.local_modules(node.value)
+        attr = self._self_attr(node)
+        return self.cls.local_attrs.get(attr, []) if self.cls and attr else []
 
     def is_nn(self, node: ast.AST) -> bool:
         """A computing nn module (`self.conv`, `self.layers[0]`, a loop variable over `self.layers`)."""
