@@ -65,7 +65,8 @@ def list_command(source: str = typer.Argument("builtin", help="builtin, a folder
             typer.echo(json.dumps(t.to_dict()))
         return
     table = Table(title=f"{len(tasks)} tasks from {source}")
-    for col in ("id", "lvl", "category", "dtype", "forms", "review", "audit", "title"):
+    table.add_column("id", no_wrap=True)
+    for col in ("lvl", "category", "dtype", "forms", "review", "audit", "title"):
         table.add_column(col, overflow="fold")
     for t in tasks:
         forms = "nl+ref" + ("+spec" if t.has_spec else "")

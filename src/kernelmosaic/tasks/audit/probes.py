@@ -9,7 +9,7 @@ import math
 
 import torch
 
-__all__ = ["Probe", "as_outputs", "fmt"]
+__all__ = ["Probe", "as_outputs", "fmt", "close_enough", "max_error"]
 
 
 def fmt(x: float) -> str:
@@ -28,11 +28,11 @@ def _floating(t: torch.Tensor) -> bool:
     return t.is_floating_point()
 
 
-def _close(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:
+def close_enough(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:
     return a.shape == b.shape and torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True)
 
 
-def _max_err(a: torch.Tensor, b: torch.Tensor) -> float:
+def max_error(a: torch.Tensor, b: torch.Tensor) -> float:
     if a.shape != b.shape:
         return math.inf
     diff = (a.double() - b.double()).abs()
@@ -77,7 +77,7 @@ class Probe:
                          f"nan={int(torch.isnan(o).sum())} inf={int(torch.isinf(o).sum())}")
         again = self.run(self.inputs_for(seeds[0]))
         if any(not torch.equal(a, b) for a, b in zip(runs[0], again, strict=True)):
-            err = max(_max_err(a, b) for a, b in zip(runs[0], again, strict=True))
+            err = max(max_error(a, b) for a, b in zip(runs[0], again, strict=True))
             self.add("nondeterministic", "reject", "two forward calls on the same inputs differ (dropout in train "
                      "mode, random ops?); no candidate could match it", f"max abs difference {fmt(err)}")
         if len(runs) > 1 and all(torch.equal(a, b) for r in runs[1:] for a, b in zip(runs[0], r, strict=True)):
@@ -95,17 +95,17 @@ class Probe:
             outs = [r[k] for r in runs]
             if not _floating(outs[0]):
                 continue
-            if all(_close(torch.zeros_like(o), o, self.atol, self.rtol) for o in outs):
+            if all(close_enough(torch.zeros_like(o), o, self.atol, self.rtol) for o in outs):
                 self.add("zero-output-passes", "reject", f"an all-zero output {k} is within tolerance "
                          f"(atol={self.atol}, rtol={self.rtol}); raise magnitudes or change the shapes",
                          f"max |y| = {fmt(max(float(o.abs().max()) for o in outs))}")
-            elif outs[0].numel() > 1 and all(_close(torch.full_like(o, float(o.double().mean())), o, self.atol,
+            elif outs[0].numel() > 1 and all(close_enough(torch.full_like(o, float(o.double().mean())), o, self.atol,
                                                      self.rtol) for o in outs):
                 self.add("mean-output-passes", "reject", f"filling output {k} with its mean is within tolerance",
                          f"std = {fmt(float(outs[0].double().std()))}")
             else:
                 for j, x in enumerate(self.inputs_for(seeds[0])):
-                    if isinstance(x, torch.Tensor) and x.shape == outs[0].shape and _close(
+                    if isinstance(x, torch.Tensor) and x.shape == outs[0].shape and close_enough(
                             x.to(outs[0].dtype).cpu(), outs[0], self.atol, self.rtol):
                         self.add("identity-output-passes", "reject", f"returning input {j} unchanged matches output "
                                  f"{k} within tolerance", f"shape {tuple(x.shape)}")
@@ -128,10 +128,10 @@ class Probe:
             return
         if any(_floating(o) and not torch.isfinite(o).all() for o in out_signed):
             return
-        if any(not _close(a, b, self.atol, self.rtol) for a, b in zip(out_signed, out_abs, strict=True)):
+        if any(not close_enough(a, b, self.atol, self.rtol) for a, b in zip(out_signed, out_abs, strict=True)):
             self.add("positive-inputs-hide-sign", "flag", "get_inputs() draws only non-negative values, yet the "
                      "output changes for negative inputs; a kernel that mishandles negatives would pass",
-                     f"max difference {fmt(max(_max_err(a, b) for a, b in zip(out_signed, out_abs, strict=True)))}")
+                     f"max difference {fmt(max(max_error(a, b) for a, b in zip(out_signed, out_abs, strict=True)))}")
 
     def check_device(self, device: str, reference_out: list[torch.Tensor]) -> None:
         self.checks.append(f"runs-{device}")
@@ -148,9 +148,9 @@ class Probe:
             self.model.to("cpu")
         tol = 10 * self.atol
         for k, (a, b) in enumerate(zip(reference_out, outs, strict=True)):
-            if not _close(a, b, tol, tol):
+            if not close_enough(a, b, tol, tol):
                 self.add(f"runs-{device}", "flag", f"output {k} on {device} differs from CPU beyond {tol}",
-                         f"max abs error {fmt(_max_err(a, b))}")
+                         f"max abs error {fmt(max_error(a, b))}")
 
 
 def _clone(x: object) -> object:

@@ -19,7 +19,7 @@ import types
 
 import torch
 
-from kernelmosaic.tasks.audit.probes import Probe, _close, _max_err, as_outputs, fmt
+from kernelmosaic.tasks.audit.probes import Probe, as_outputs, close_enough, fmt, max_error
 
 __all__ = ["main", "audit_one", "DISTRIBUTIONS"]
 
@@ -100,9 +100,9 @@ def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe:
         for j, (a, b) in enumerate(zip(want, got, strict=True)):
             # Scale atol with the output's magnitude: sums of many terms carry proportionally larger rounding.
             scale = max(1.0, float(a.double().abs().nan_to_num(0, 0, 0).max())) if a.numel() else 1.0
-            if a.shape != b.shape or not _close(a, b, probe.atol * scale, probe.rtol):
+            if a.shape != b.shape or not close_enough(a, b, probe.atol * scale, probe.rtol):
                 detail = (f"shape {tuple(a.shape)} vs {tuple(b.shape)}" if a.shape != b.shape
-                          else f"max abs error {fmt(_max_err(a, b))}")
+                          else f"max abs error {fmt(max_error(a, b))}")
                 probe.add("spec-reference-mismatch", "reject", f"spec and reference disagree on output {j} with "
                           f"'{dist}' inputs", detail)
                 return
