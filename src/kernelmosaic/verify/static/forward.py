@@ -88,6 +88,10 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
         hits.append(idx.hit("triton-not-allowed", first, "Triton kernels are not allowed by the policy"))
     if model is None:
         return hits + [idx.hit("missing-modelnew", 1, "no `class ModelNew` defined at module level")]
+    rebinding = _rebinds_modelnew(idx, model)
+    if rebinding is not None:
+        # The class analyzed would not be the one the verifier loads.
+        return hits + [idx.hit("missing-modelnew", rebinding, "`ModelNew` is rebound after its class definition")]
     for base in model.bases:
         q = idx.resolve(base) or ""
         if q.startswith("torch.nn.") and q != "torch.nn.Module":
@@ -152,3 +156,16 @@ def _rebound_forward(idx: ModuleIndex, info: ClassInfo, reach: _Reach) -> list[H
                 fn = idx.functions[sub.id]
                 reach.add(fn, None, {a.arg for a in fn.args.args})
     return hits
+
+
+def _rebinds_modelnew(idx: ModuleIndex, model: ast.ClassDef) -> ast.AST | None:
+    for node in ast.walk(idx.tree):
+        if isinstance(node, ast.Name) and node.id == "ModelNew" and isinstance(node.ctx, ast.Store | ast.Del):
+            return node
+        if isinstance(node, ast.Global | ast.Nonlocal) and "ModelNew" in node.names:
+            return node
+        if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == "ModelNew" and node is not model:
+            return node
+        if isinstance(node, ast.alias) and (node.asname or node.name) == "ModelNew":
+            return idx.parent(node) or node
+    return None

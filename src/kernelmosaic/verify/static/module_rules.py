@@ -52,7 +52,8 @@ NAMED_CALL_RULES: list[tuple[str, list[str]]] = [
                       "torch.cuda.is_current_stream_capturing"]),
     ("env-tamper", ["os.putenv", "os.unsetenv", "os.environ.update", "os.environ.setdefault", "os.environ.pop",
                     "os.environ.clear", "os.environ.popitem", "os.environ.__setitem__", "os.environ.__delitem__"]),
-    ("monkeypatch", ["unittest.mock*", "mock.*", "torch.overrides.*", "torch.utils._python_dispatch.*"]),
+    ("monkeypatch", ["unittest.mock*", "mock.*", "torch.overrides.*", "torch.utils._python_dispatch.*",
+                     "torch.nn.modules.module.register_module_*"]),
 ]
 _STREAM_NAMES = {"Stream", "stream", "Event", "ExternalStream", "set_stream", "StreamContext"}
 _FRAME_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",

@@ -14,7 +14,8 @@ Action = Literal["reject", "flag", "allow"]
 
 DEFAULT_IMPORTS = [
     "torch", "triton", "math", "numpy", "typing", "functools", "dataclasses", "itertools", "collections",
-    "operator", "os", "sys", "time", "datetime", "textwrap", "__future__", "enum", "warnings", "logging", "abc", "string",
+    "operator", "os", "sys", "time", "datetime", "textwrap", "__future__", "enum", "warnings", "logging", "abc",
+    "string", "contextlib", "hashlib", "copy", "re", "numbers",
 ]
 
 

@@ -26,7 +26,7 @@ TORCH_ALLOWED = {
     # Function forms of the view/layout methods allowed below.
     "torch.reshape", "torch.flatten", "torch.transpose", "torch.permute", "torch.squeeze", "torch.unsqueeze",
     "torch.narrow", "torch.split", "torch.chunk", "torch.unbind", "torch.t", "torch.movedim", "torch.swapaxes",
-    "torch.broadcast_to", "torch.broadcast_tensors", "torch.as_strided", "torch.select",
+    "torch.broadcast_to", "torch.broadcast_tensors", "torch.as_strided", "torch.select", "torch.set_grad_enabled",
 }
 # Index-building helpers: small work, recorded as a flag rather than a reject.
 TORCH_AUX = {"torch.arange", "torch.linspace", "torch.logspace"}
