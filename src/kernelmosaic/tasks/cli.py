@@ -151,7 +151,8 @@ def audit_command(source: str = typer.Argument("builtin", help="Task source."),
         for r in reports:
             typer.echo(r.model_dump_json(by_alias=True))
     else:
-        console.print(_findings_table([r for r in reports if r.findings], f"audit of {len(reports)} tasks"))
+        if any(r.findings for r in reports):
+            console.print(_findings_table([r for r in reports if r.findings], f"audit of {len(reports)} tasks"))
         console.print(f"{sum(r.passed for r in reports)}/{len(reports)} passed", highlight=False)
     if write:
         for task, report in zip(tasks, reports, strict=True):
