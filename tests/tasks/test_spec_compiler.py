@@ -101,3 +101,11 @@ def test_sum_over_product_with_a_bool_mask_falls_back_to_broadcasting() -> None:
     y, z = _run(spec, x, mask)
     torch.testing.assert_close(y, (x * mask).sum(dim=1))
     torch.testing.assert_close(z, torch.relu(x).sum(dim=1))
+
+
+def test_index_spanning_two_different_sizes_is_an_error_at_the_access() -> None:
+    spec = "dim M=4, K=5, J=6\ninput A: f32[M, K]\ninput B: f32[J, J]\noutput C[i, n] = sum(k, A[i, k] * B[n, k])\n"
+    with pytest.raises(SpecError) as info:
+        compile_spec(spec)
+    assert (info.value.line, info.value.col) == (4, 35)
+    assert "index 'k' spans 6 in B (dimension 1) but 5 in A (dimension 1)" in info.value.message

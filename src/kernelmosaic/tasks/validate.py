@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernelmosaic.tasks.errors import TaskFormatError, located
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.tasks.shapes import ShapeOverrideError, apply_shape_overrides, module_constants
-from kernelmosaic.tasks.spec import SpecError, parse_spec
+from kernelmosaic.tasks.spec import SpecError, compile_program, parse_spec
 
 __all__ = ["Issue", "Requirements", "ValidationReport", "validate_tasks", "BUILTIN_REQUIREMENTS"]
 
@@ -97,13 +97,25 @@ def _check_spec(task: Task) -> list[Issue]:
         program = parse_spec(task.forms.spec, file)
     except SpecError as exc:
         return [Issue(file=file, line=exc.line, col=exc.col, task_id=task.id, message=exc.message)]
-    try:
-        constants = module_constants(task.forms.reference)
-    except SyntaxError:
-        return []  # reported by the reference check
-    return [Issue(file=file, line=d.line, col=1, task_id=task.id,
-                  message=f"size '{d.name}' has no value: the reference defines no constant '{d.name}'")
-            for d in program.dims if d.value is None and not isinstance(constants.get(d.name), int)]
+    issues = []
+    for label in ("default", "small"):
+        try:
+            constants = module_constants(task.problem_source(label))
+        except (SyntaxError, ShapeOverrideError):
+            return issues  # reported by the reference check
+        missing = [d for d in program.dims if d.value is None and not isinstance(constants.get(d.name), int)]
+        if missing:
+            return [Issue(file=file, line=d.line, col=1, task_id=task.id,
+                          message=f"size '{d.name}' has no value: the reference defines no constant '{d.name}'")
+                    for d in missing]
+        sizes = {k: v for k, v in constants.items() if isinstance(v, int)}
+        try:
+            compile_program(program, sizes, file)
+        except SpecError as exc:
+            issues.append(Issue(file=file, line=exc.line, col=exc.col, task_id=task.id,
+                                message=f"{exc.message} (with the {label} shapes)"))
+            break
+    return issues
 
 
 def validate_tasks(source: str, tasks: list[Task], load_errors: list[TaskFormatError] | None = None,

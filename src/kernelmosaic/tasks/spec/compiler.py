@@ -25,6 +25,7 @@ from kernelmosaic.tasks.spec.nodes import (
     Unary,
 )
 from kernelmosaic.tasks.spec.parser import parse_spec
+from kernelmosaic.tasks.spec.ranges import check_ranges
 
 __all__ = ["compile_spec", "compile_program", "forward_source", "load_spec_module"]
 
@@ -184,14 +185,16 @@ def forward_source(program: Program) -> list[str]:
     return lines
 
 
-def compile_program(program: Program, sizes: dict[str, int] | None = None, file: str = "spec.km") -> str:
+def compile_program(program: Program, sizes: dict[str, int] | None = None, file: str = "spec.km",
+                    source: str = "") -> str:
     """Python source of a KernelBench-format module for `program`; `sizes` override `dim` values."""
     values = {d.name: d.value for d in program.dims}
     values.update({k: v for k, v in (sizes or {}).items() if k in values})
     for decl in program.dims:
         if values[decl.name] is None:
             raise SpecError(f"size '{decl.name}' has no value (give `dim {decl.name} = N` or a reference constant)",
-                            decl.line, 1, file)
+                            decl.line, 1, file, source)
+    check_ranges(program, values, file, source)
     params = program.params
     sig = ", ".join(f"{p.name}={p.default!r}" if p.default is not None else p.name for p in params)
     out = ['"""Generated from a kernelmosaic math spec; edit the spec, not this file."""', "",
@@ -222,7 +225,7 @@ def compile_program(program: Program, sizes: dict[str, int] | None = None, file:
 
 def compile_spec(source: str, sizes: dict[str, int] | None = None, file: str = "spec.km") -> str:
     """Parse, check and compile spec text into module source (raises `SpecError` with line and column)."""
-    return compile_program(parse_spec(source, file), sizes, file)
+    return compile_program(parse_spec(source, file), sizes, file, source)
 
 
 def load_spec_module(source: str, sizes: dict[str, int] | None = None, file: str = "spec.km") -> types.ModuleType:
