@@ -134,7 +134,6 @@ def _maybe_tensor(arg: ast.arg, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> b
     return d is None or not isinstance(d, ast.Constant)
 
 
-
 def _rebound_forward(idx: ModuleIndex, info: ClassInfo, reach: _Reach) -> list[Hit]:
     """`forward = ...` in the class body or `self.forward = ...` anywhere replaces what the verifier calls."""
     values = [s.value for s in info.node.body if isinstance(s, ast.Assign)

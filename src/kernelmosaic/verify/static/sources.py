@@ -100,6 +100,8 @@ class _Resolver:
             return out
         if isinstance(node, ast.Name):
             return self._name(node)
+        if isinstance(node, ast.Attribute):
+            return self._class_attr(node)
         if isinstance(node, ast.Call):
             return self._call(node)
         raise Opaque(f"line {line}: `{ast.unparse(node)[:60]}` is not a literal")
@@ -131,6 +133,13 @@ class _Resolver:
                 raise Opaque(f"line {line}: .{f.attr}() could not be evaluated ({e})") from e
         raise Opaque(f"line {line}: `{ast.unparse(node)[:60]}` is computed at run time")
 
+    def _class_attr(self, node: ast.Attribute) -> Text:
+        """`self.SRC` / `Cls.SRC` where a class body binds SRC to a literal."""
+        values = _class_attr_values(self.idx, node.attr)
+        if len(values) != 1:
+            raise Opaque(f"line {node.lineno}: `{ast.unparse(node)[:60]}` is not a class-level literal")
+        return self.text(values[0])
+
     def _name(self, node: ast.Name) -> Text:
         for scope in (self.scope, self.idx.tree):
             found = _assignments(scope, node.id)
@@ -142,6 +151,11 @@ class _Resolver:
                     out = out + part if aug or not out.pieces else out + Text([("\n", 0)]) + part
                 return out
         raise Opaque(f"line {node.lineno}: `{node.id}` is not bound to a literal in this module")
+
+
+def _class_attr_values(idx: ModuleIndex, attr: str) -> list[ast.AST]:
+    return [stmt.value for cls in idx.classes.values() for stmt in cls.body
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == attr for t in stmt.targets)]
 
 
 def _assignments(scope: ast.AST, name: str) -> list[tuple[ast.AST, bool]]:
