@@ -223,11 +223,14 @@ class _Source:
         while inner.children and inner.children[-1].type == "qualified_identifier":
             inner = inner.children[-1]
         last = inner.children[-1] if inner.children else inner
-        name = self._expand(re.sub(r"<.*?>|\s", "", self.t(node)))
+        name = self._expand(_strip_templates(self.t(node)))
         parts = name.split("::")
         rule = qualified_rule(parts)
         if rule:
             self._rule(rule, node, name, parts[-1])
+            return
+        if parts[:2] == ["torch", "nn"]:
+            self._aten(node, f"uses `{name}`, a torch::nn module or function")
             return
         if parts[0] not in ("at", "torch") or last.type in ("type_identifier", "template_type"):
             return
@@ -281,9 +284,19 @@ class _Source:
             if field is not None and field.type == "template_method":
                 field = field.child_by_field_name("name") or field
             name = self.t(field) if field is not None else ""
-            if name in TENSOR_METHODS_COMPUTE and name not in CPP_METHODS_ALLOWED \
+            if (name in TENSOR_METHODS_COMPUTE or name == "forward") and name not in CPP_METHODS_ALLOWED \
                     and name not in self.policy.allowed_torch_ops:
                 self._aten(node, f"calls tensor method `.{name}()`")
+
+
+def _strip_templates(text: str) -> str:
+    """`a::b<c<d>, e>::f` -> `a::b::f`, without whitespace."""
+    text = re.sub(r"\s", "", text)
+    while True:
+        shorter = re.sub(r"<[^<>]*>", "", text)
+        if shorter == text:
+            return text
+        text = shorter
 
 
 def _iter(node):

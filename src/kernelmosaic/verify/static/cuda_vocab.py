@@ -50,6 +50,8 @@ def identifier_rule(name: str) -> str | None:
 def qualified_rule(parts: list[str]) -> str | None:
     """Rule owning a qualified name that is not plain ATen compute (namespaces already de-aliased)."""
     root, last = parts[0], parts[-1]
+    if root in ("at", "torch", "c10") and any(p in ("blas", "cublas", "cudnn", "cusparse") for p in parts):
+        return "vendor-library"
     if root in ("cutlass", "cute", "thrust", "cub"):
         return "vendor-template"
     if root == "std" and len(parts) > 1 and parts[1] in ("thread", "jthread", "async"):
