@@ -9,7 +9,7 @@ from kernelmosaic.tasks.schema import Forms, Shapes, Task
 REFERENCE = '''import torch
 import torch.nn as nn
 
-batch_size = 64
+batch_size = {batch_size}
 dim = 4096
 
 
@@ -31,15 +31,15 @@ def get_init_inputs():
 
 
 def make_reference(body: str, inputs: str = "torch.randn(batch_size, dim)", init_sig: str = "",
-                   init_body: str = "", init_inputs: str = "") -> str:
+                   init_body: str = "", init_inputs: str = "", batch_size: int = 64) -> str:
     return REFERENCE.format(body=body, inputs=inputs, init_sig=init_sig, init_body=init_body or "        pass\n",
-                            init_inputs=init_inputs)
+                            init_inputs=init_inputs, batch_size=batch_size)
 
 
-def make_task(task_id: str, body: str, spec: str = "", **kw) -> Task:
+def make_task(task_id: str, body: str, spec: str = "", alternatives: list[dict] | None = None, **kw) -> Task:
     return Task(id=task_id, title=task_id.replace("_", " "), level=1, category="activation",
                 forms=Forms(nl=f"Compute {body}.", reference=make_reference(body, **kw), spec=spec),
-                shapes=Shapes(small={"batch_size": 4, "dim": 64}))
+                shapes=Shapes(small={"batch_size": 4, "dim": 64}, alternatives=alternatives or []))
 
 
 @pytest.fixture

@@ -28,6 +28,8 @@ FIXTURES = [
     make_task("identity_passes", "x + 1e-7 * torch.tanh(x)"),
     make_task("positive_inputs", "torch.relu(x) + 0.5 * torch.sigmoid(x)", inputs="torch.rand(batch_size, dim)"),
     make_task("crashes", "x.view(-1, 7)"),
+    make_task("bad_alternative", "x.view(x.shape[0], -1, 64).sum(dim=2)", alternatives=[{"dim": 4096}, {"dim": 100}]),
+    make_task("huge_default", "torch.relu(x)", batch_size=1 << 22),
     # Last in each worker's share (round-robin over 2 workers), so neither forces a restart.
     make_task("exits", "__import__('os')._exit(3)"),
     make_task("hangs", "__import__('time').sleep(60) or x"),
@@ -36,7 +38,7 @@ FIXTURES = [
 
 @pytest.fixture(scope="module")
 def reports() -> dict[str, AuditReport]:
-    got = audit_tasks(FIXTURES, AuditConfig(jobs=2, task_timeout_s=5))
+    got = audit_tasks(FIXTURES, AuditConfig(jobs=2, task_timeout_s=10))
     return {r.task_id: r for r in got}
 
 
@@ -83,6 +85,14 @@ def test_failures_inside_the_worker_never_reach_the_caller(reports: dict[str, Au
     assert _rules(reports["exits"]) == {"worker-crash"}
     # Tasks after the crash in the same worker still got audited.
     assert len(reports) == len(FIXTURES)
+
+
+def test_shapes_are_checked_on_the_meta_device(reports: dict[str, AuditReport]) -> None:
+    report = reports["bad_alternative"]
+    assert _rules(report) == {"alternative-shapes"}
+    assert "alternatives[1]" in report.findings[0].message
+    assert _rules(reports["huge_default"], "flag") == {"default-shapes-memory"}
+    assert reports["huge_default"].passed
 
 
 def test_hang_is_killed_after_the_timeout(reports: dict[str, AuditReport]) -> None:

@@ -46,6 +46,8 @@ class AuditConfig(BaseModel):
     """Seconds a worker may take to import torch and begin its first task (or between tasks)."""
     max_elements: int = 1 << 24
     """Largest total of input and output elements allowed at the small shapes."""
+    max_default_gb: float = 40.0
+    """Inputs plus outputs at the default shapes above this many GiB are flagged (measured on the meta device)."""
     memory_limit_gb: float = 8.0
     """Address-space cap of a CPU-only worker."""
     use_gpu: bool = True
@@ -61,8 +63,14 @@ def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Findin
     except (ShapeOverrideError, SyntaxError) as exc:
         return None, [Finding(rule="loads", severity="reject", message=f"cannot apply the small shapes: {exc}")]
     atol, rtol = TOLERANCES[task.dtype]
+    try:
+        alternatives = [task.problem_source(i) for i in range(len(task.shapes.alternatives))]
+    except (ShapeOverrideError, SyntaxError) as exc:
+        return None, [Finding(rule="alternative-shapes", severity="reject", message=f"cannot apply: {exc}")]
     job = {"id": task.id, "reference": reference, "atol": atol, "rtol": rtol, "seeds": config.seeds,
-           "max_elements": config.max_elements, "use_gpu": config.use_gpu, "spec_module": "", "spec_inputs": []}
+           "max_elements": config.max_elements, "use_gpu": config.use_gpu, "spec_module": "", "spec_inputs": [],
+           "reference_default": task.forms.reference, "alternatives": alternatives,
+           "max_default_gb": config.max_default_gb}
     if task.has_spec:
         try:
             program = parse_spec(task.forms.spec, f"{task.id}/spec.km")

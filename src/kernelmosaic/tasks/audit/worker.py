@@ -19,6 +19,7 @@ import types
 
 import torch
 
+from kernelmosaic.tasks.audit.meta import check_shapes
 from kernelmosaic.tasks.audit.probes import Probe, as_outputs, close_enough, fmt, max_error
 
 __all__ = ["main", "audit_one", "DISTRIBUTIONS"]
@@ -152,6 +153,7 @@ def _audit_one(job: dict) -> dict:
                          "evidence": _last_frame(exc)})
         return result()
     probe.check_signs(runs[0])
+    check_shapes(job, _load, probe.add, checks)
     if job.get("spec_module"):
         _check_spec(job, ref, init, inputs_for, probe)
     if job.get("use_gpu") and torch.cuda.is_available():
@@ -185,6 +187,9 @@ def main(argv: list[str]) -> int:
         limit = int(batch.get("memory_limit_gb", 8) * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     torch.set_num_threads(int(batch.get("threads", 1)))
+    # The meta device loads its registrations lazily (seconds); pay that here, not inside a task's timeout.
+    with torch.device("meta"):
+        torch.nn.functional.relu(torch.nn.Linear(2, 2)(torch.empty(1, 2))).sum()
     with open(result_path, "a", encoding="utf-8") as out:
         for job in batch["tasks"]:
             out.write(json.dumps({"event": "start", "id": job["id"]}) + "\n")
