@@ -81,13 +81,13 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
     hits: list[Hit] = []
     model = idx.classes.get("ModelNew")
     if not n_extensions and not kernels.triton:
-        hits.append(idx.hit("no-custom-kernel-defined", model or 1,
+        hits.append(idx.hit("no-custom-kernel-defined", model or 0,
                             "no load_inline extension and no @triton.jit kernel in the candidate"))
     if kernels.triton and not policy.allow_triton:
         first = next(iter(kernels.triton.values()))
         hits.append(idx.hit("triton-not-allowed", first, "Triton kernels are not allowed by the policy"))
     if model is None:
-        return hits + [idx.hit("missing-modelnew", 1, "no `class ModelNew` defined at module level")]
+        return hits + [idx.hit("missing-modelnew", 0, "no `class ModelNew` defined at module level")]
     rebinding = _rebinds_modelnew(idx, model)
     if rebinding is not None:
         # The class analyzed would not be the one the verifier loads.
