@@ -30,6 +30,8 @@ _BUILTIN_COMPUTE = {"builtins.sum", "builtins.abs", "builtins.max", "builtins.mi
                     "builtins.round", "builtins.sorted", "builtins.divmod"}
 _COMPUTE_NAMESPACES = ("torch.nn.functional.", "torch.ops.aten.", "torch.special.", "torch.linalg.", "torch.fft.")
 _DICT_LOOKUPS = {"get", "setdefault", "pop", "__contains__", "__getitem__"}
+# Methods whose result, used as a lookup key, identifies an input (its address or its values).
+_KEY_METHODS = {"data_ptr", "item", "tolist", "untyped_storage", "storage"}
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical"}
 
 
@@ -226,7 +228,7 @@ class FunctionScope(TensorScope):
         else:
             return
         for n in (x for k in key for x in ast.walk(k)):
-            if isinstance(n, ast.Call) and ((isinstance(n.func, ast.Attribute) and n.func.attr == "data_ptr")
+            if isinstance(n, ast.Call) and ((isinstance(n.func, ast.Attribute) and n.func.attr in _KEY_METHODS)
                                             or self.idx.resolve(n.func) in ("builtins.id", "builtins.hash")):
-                self.hits.append(self.idx.hit("caching", node, "looks up state keyed on tensor identity"))
+                self.hits.append(self.idx.hit("caching", node, "looks up state keyed on tensor identity or values"))
                 return

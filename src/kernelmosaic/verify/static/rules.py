@@ -63,6 +63,8 @@ RULES: dict[str, Rule] = _rules(
      "CUDA graphs replay recorded work; legitimate for launch overhead, but they can replay stale results."),
     ("env-tamper", "reject",
      "writing os.environ (CUDA_LAUNCH_BLOCKING, build dirs) changes how the verifier itself runs or builds."),
+    ("rng-control", "reject",
+     "seeding or reading RNG state lets a candidate predict (and precompute for) the verifier's random inputs."),
     ("timing-probe", "flag",
      "the candidate reads the clock; code that knows when it is timed can behave differently when timed."),
     ("caching", "flag",
