@@ -1,3 +1,6 @@
+import os
+from pathlib import Path
+
 import pytest
 
 from kernelmosaic.verify import Verifier, VerifyConfig
@@ -5,7 +8,8 @@ from kernelmosaic.verify import Verifier, VerifyConfig
 
 @pytest.fixture(scope="session")
 def build_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("build-cache")
+    shared = os.environ.get("KERNELMOSAIC_CACHE")  # scripts/gpu-check shares one cache with its benchmark
+    return Path(shared) if shared else tmp_path_factory.mktemp("build-cache")
 
 
 @pytest.fixture(scope="session")

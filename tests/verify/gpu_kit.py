@@ -186,7 +186,7 @@ torch::Tensor matmul_pinned_l2(torch::Tensor a, torch::Tensor b) {
     attr.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
     attr.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
     cudaStreamSetAttribute(at::cuda::getCurrentCUDAStream(), cudaStreamAttributeAccessPolicyWindow, &attr);
-    return matmul(a, b);
+    return ::matmul(a, b);
 }
 '''
 

@@ -70,6 +70,19 @@ def _call(worker: Worker, op: str, timeout: float, phase_status: Status, what: s
         raise Stop(status_of_error(err, phase_status), f"{what}: {err.get('type')}: {err.get('message', '')[:600]}") from exc
 
 
+def _float32_sizes(packaged: dict) -> list[int]:
+    """Output sizes in float32 words, for poisoning blocks the allocator will hand to the candidate's outputs."""
+    sizes = []
+    for meta in packaged["meta"]:
+        if meta.get("type") == "Tensor":
+            n = 1
+            for d in meta["shape"]:
+                n *= d
+            itemsize = {"float64": 8, "int64": 8, "float16": 2, "bfloat16": 2, "bool": 1, "int8": 1, "uint8": 1}.get(meta["dtype"], 4)
+            sizes.append((n * itemsize + 3) // 4)
+    return sizes
+
+
 def _integrity(diffs: list[str], phase: str) -> None:
     if diffs:
         finding = Finding(rule="runtime-integrity", severity="reject",
@@ -98,7 +111,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     t = time.perf_counter()
     usable = [tr for tr in refdata.trials if not tr["skipped"]]
     ran = _call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
-                trials=[tr["inputs"] for tr in usable])
+                trials=[tr["inputs"] for tr in usable], poison_sizes=_float32_sizes(usable[0]["outputs"]))
     out.phase_seconds["correctness"] = time.perf_counter() - t
     corr = out.correctness
     corr.trials, corr.atol, corr.rtol = len(usable), atol, rtol
@@ -169,6 +182,9 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
                                                seed=config.seed + 3000 + r, l2_bytes=l2)["samples"]
             except WorkerError as exc:
                 compile_error = f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
+            except WorkerDied as exc:  # a baseline that hangs or dies costs us the baseline, not the verdict
+                compile_error = f"torch.compile baseline: {exc.detail}"
+                raise Stop(Status.bad_problem, f"the reference worker died while timing torch.compile: {exc.detail}") from exc
     expected = _call(ref, "compute", config.run_timeout_s, Status.bad_problem, "reference on a timed input",
                      inputs=checked[0])["outputs"]
     atol, rtol = config.tolerances()

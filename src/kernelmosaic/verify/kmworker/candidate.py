@@ -53,18 +53,19 @@ class CandidateRole:
         self.model = model.to(self.device)
         return {"copied": copied, "skipped": skipped, "integrity": integrity.diff(self.before)}
 
-    def _poison(self) -> None:
-        """Fill and free a large block so that uninitialised outputs read NaN instead of a lucky earlier result."""
-        nbytes = 256 << 20 if self.device.startswith("cuda") else 32 << 20
-        block = torch.empty(nbytes // 4, dtype=torch.float32, device=self.device)
-        block.fill_(float("nan"))
-        del block
+    def _poison(self, sizes: list[int]) -> None:
+        """Fill and free blocks of the outputs' sizes, so the allocator hands exactly those NaN-filled blocks to
+        the candidate's outputs and an element it never writes reads NaN instead of a lucky earlier result."""
+        blocks = [torch.empty(max(n, 1), dtype=torch.float32, device=self.device) for n in (sizes or [1 << 20])]
+        for b in blocks:
+            b.fill_(float("nan"))
+        del blocks
 
     @torch.no_grad()
-    def run(self, trials: list[list], repeat_first: bool = True) -> dict:
+    def run(self, trials: list[list], poison_sizes: list[int], repeat_first: bool = True) -> dict:
         results = []
         for k, host_inputs in enumerate(trials):
-            self._poison()
+            self._poison(poison_sizes)
             inputs = to_device(host_inputs, self.device)
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             out = self.model(*inputs)
@@ -74,7 +75,7 @@ class CandidateRole:
                     "mutated": [i for i, (b, a) in enumerate(zip(before, inputs, strict=True))
                                 if isinstance(b, torch.Tensor) and not torch.equal(b, a)]}
             if k == 0 and repeat_first:
-                self._poison()
+                self._poison(poison_sizes)
                 item["repeat"] = package_outputs(self.model(*[x.clone() if isinstance(x, torch.Tensor) else x
                                                               for x in before]))
             results.append(item)
