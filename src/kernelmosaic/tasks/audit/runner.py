@@ -4,6 +4,7 @@ restart after a crash) and turns their JSON results into typed `AuditReport`s. I
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -87,6 +88,12 @@ def _src_root() -> str:
     return str(Path(kernelmosaic.__file__).resolve().parent.parent)
 
 
+def _kill(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):  # it may have exited on its own meanwhile
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 def _watch(proc: subprocess.Popen, result_path: Path, config: AuditConfig,
            done: Callable[[str, dict], None]) -> tuple[str | None, set[str]]:
     """Follow a worker's results until it exits or overruns; returns (task it was inside, tasks finished)."""
@@ -111,8 +118,7 @@ def _watch(proc: subprocess.Popen, result_path: Path, config: AuditConfig,
             return current, finished
         limit = config.task_timeout_s if current is not None else config.startup_timeout_s
         if time.monotonic() - since > limit:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            _kill(proc)
             if current is not None:
                 done(current, _failure(current, "timeout", f"the task ran longer than {limit:.0f} s in the "
                                        "audit worker", ""))
@@ -121,7 +127,8 @@ def _watch(proc: subprocess.Popen, result_path: Path, config: AuditConfig,
         time.sleep(0.05)
 
 
-def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict], None]) -> None:
+def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict], None],
+               live: set[subprocess.Popen]) -> None:
     pending = list(jobs)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([_src_root(), os.environ.get("PYTHONPATH", "")]))
     while pending:
@@ -134,7 +141,11 @@ def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict]
                 proc = subprocess.Popen([sys.executable, "-m", WORKER, str(job_path), str(result_path)],
                                         stdout=log_fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                         cwd=scratch, env=env, start_new_session=True)
-                current, finished = _watch(proc, result_path, config, done)
+                live.add(proc)
+                try:
+                    current, finished = _watch(proc, result_path, config, done)
+                finally:
+                    live.discard(proc)
             tail = log_path.read_text(encoding="utf-8", errors="replace")[-800:]
         if current is not None:  # the worker died inside this task
             done(current, _failure(current, "worker-crash", f"the audit worker died (exit {proc.returncode}) "
@@ -184,9 +195,16 @@ def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
         else:
             jobs.append(job)
     chunks = [jobs[i :: config.jobs] for i in range(config.jobs) if jobs[i :: config.jobs]]
-    threads = [threading.Thread(target=_run_chunk, args=(c, config, done), daemon=True) for c in chunks]
+    live: set[subprocess.Popen] = set()
+    threads = [threading.Thread(target=_run_chunk, args=(c, config, done, live), daemon=True) for c in chunks]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            while thread.is_alive():  # a timed join lets Ctrl-C through
+                thread.join(0.5)
+    finally:
+        for proc in list(live):  # interrupted: workers live in their own sessions, so end them explicitly
+            if proc.poll() is None:
+                _kill(proc)
     return [reports[t.id] for t in tasks]
