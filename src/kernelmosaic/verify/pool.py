@@ -23,7 +23,7 @@ __all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAG
 
 log = logging.getLogger(__name__)
 
-WORKER_PACKAGE_DIR = Path(__file__).resolve().parent  # holds the top-level package `kmworker`
+WORKER_PACKAGE_DIR = Path(__file__).resolve().parent / "sandbox"  # holds only the top-level package `kmworker`
 
 
 class WorkerDied(Exception):
@@ -78,7 +78,7 @@ class Worker:
         self.poisoned = False
 
     def start(self, timeout: float = 120.0) -> dict:
-        from kernelmosaic.verify.kmworker.protocol import Channel
+        from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
 
         parent_sock, child_sock = socket.socketpair()
         env = dict(os.environ)

@@ -15,7 +15,7 @@ import threading
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
-from kernelmosaic.verify.kmworker.inputs import DISTRIBUTIONS
+from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
