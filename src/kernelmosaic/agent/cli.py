@@ -12,7 +12,7 @@ from rich.live import Live
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.live import RunView
-from kernelmosaic.agent.runner import GenerateConfig, run_tasks, select_tasks, start_or_resume_run
+from kernelmosaic.agent.runner import GenerateConfig, replayable, run_tasks, select_tasks, start_or_resume_run
 from kernelmosaic.agent.verifiers import VerifierSet
 
 __all__ = ["generate_command"]
@@ -41,8 +41,8 @@ def generate_command(
     task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
     resume: bool = typer.Option(False, "--resume", help="Continue a run (RUN_ID, or the latest) with its stored settings."),
     out: Path = typer.Option(Path("runs"), "--out", help="Directory for run folders (problem, candidates, trajectory JSON)."),
-    compile_baseline: bool = typer.Option(True, "--compile-baseline/--no-compile-baseline",
-                                          help="Time torch.compile baselines in benchmark()."),
+    compile_baseline: bool | None = typer.Option(None, "--compile-baseline/--no-compile-baseline",
+                                                 help="Time torch.compile baselines in benchmark() (default: on cuda only)."),
     live: bool = typer.Option(True, "--live/--no-live", help="Show the live view."),
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
@@ -58,17 +58,19 @@ def generate_command(
     console = Console()
     try:
         store = open_store(db)
-        fresh = None if resume else GenerateConfig(
-            tasks=tasks, model=model, task_ids=task, limit=limit, concurrency=concurrency, out_dir=out,
-            compile_baseline=compile_baseline,
-            agent=AgentConfig(device=device or _default_device(), budgets=Budgets(max_turns=max_turns)))
-        selected = select_tasks(load_tasks(fresh.tasks), fresh.task_ids, fresh.limit) if fresh else None
-        backend = get_model(fresh.model) if fresh else None
-        rid, config = start_or_resume_run(store, fresh, (run_id or "latest") if resume else None)
         if resume:
+            rid, config = start_or_resume_run(store, None, run_id or "latest")
             config = config.model_copy(update={"concurrency": concurrency})
-            selected = select_tasks(load_tasks(config.tasks), config.task_ids, config.limit)
-            backend = get_model(config.model)
+        else:
+            dev = device or _default_device()
+            config = GenerateConfig(
+                tasks=tasks, model=model, task_ids=task, limit=limit, concurrency=concurrency, out_dir=out,
+                compile_baseline=dev == "cuda" if compile_baseline is None else compile_baseline,
+                agent=AgentConfig(device=dev, budgets=Budgets(max_turns=max_turns)))
+        selected = select_tasks(replayable(load_tasks(config.tasks), config.model), config.task_ids, config.limit)
+        backend = get_model(config.model)
+        if not resume:  # only once the tasks and the model are known to be usable
+            rid, _ = start_or_resume_run(store, config, None)
     except (StoreError, TaskFormatError, ModelError, ValueError) as exc:
         raise _fail(str(exc)) from exc
     pending = store.pending_tasks(rid, [t.id for t in selected])

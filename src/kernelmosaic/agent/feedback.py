@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["trim_compile_log", "test_feedback", "timing_feedback", "profile_feedback", "clip_lines"]
+__all__ = ["trim_compile_log", "test_feedback", "timing_feedback", "profile_feedback", "clip_lines", "short_paths"]
 
 # gcc/clang `file:line:col: error:` and nvcc `file(line): error:`, plus linker and loader failures.
 _ERROR = re.compile(
@@ -15,7 +15,7 @@ _NOISE = re.compile(r"^\s*(\[\d+/\d+\]|FAILED:|In file included from|\s*from /|n
 _COMMAND = re.compile(r"^\s*(/\S*/)?(c\+\+|g\+\+|gcc|clang\+\+|nvcc|ld)\s")
 
 
-def _short(line: str) -> str:
+def short_paths(line: str) -> str:
     # Build directories are long hashed paths; the model only needs the file name.
     return re.sub(r"(?:/[^\s/:()]+)+/([^\s/:()]+\.(?:cpp|cu|cuh|h|hpp|py|so|o))", r"\1", line)
 
@@ -36,17 +36,17 @@ def trim_compile_log(log: str, max_errors: int = 5, max_lines: int = 30) -> str:
     while i < len(lines) and errors < max_errors:
         if _ERROR.search(lines[i]):
             errors += 1
-            picked.append(_short(lines[i].strip()))
+            picked.append(short_paths(lines[i].strip()))
             # gcc prints the offending line and a caret right after the error; keep those, not the notes.
             for follow in lines[i + 1 : i + 3]:
                 if _ERROR.search(follow) or "note:" in follow or "warning:" in follow:
                     break
-                picked.append(_short(follow.rstrip()))
+                picked.append(short_paths(follow.rstrip()))
             i += 1
             continue
         i += 1
     if not picked:
-        picked = [_short(ln) for ln in lines[-max_lines:]]
+        picked = [short_paths(ln) for ln in lines[-max_lines:]]
     return clip_lines("\n".join(picked), max_lines)
 
 
@@ -56,7 +56,7 @@ def _num(x: Any) -> str:
 
 def test_feedback(v: dict[str, Any], max_lines: int = 30) -> str:
     """Status, message, trials, errors, first mismatch and findings of a correctness verdict."""
-    out = [f"{'PASSED' if v['accepted'] else 'FAILED'} ({v['status']}): {v.get('message', '')}"]
+    out = [f"{'PASSED' if v['accepted'] else 'FAILED'} ({v['status']}): {short_paths(v.get('message', ''))}"]
     c = v.get("correctness") or {}
     if c.get("trials"):
         out.append(

@@ -16,7 +16,7 @@ from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.store.records import EpisodeInfo
 
-__all__ = ["GenerateConfig", "select_tasks", "run_tasks", "start_or_resume_run"]
+__all__ = ["GenerateConfig", "select_tasks", "replayable", "run_tasks", "start_or_resume_run"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,19 @@ def select_tasks(tasks: Sequence[Any], task_ids: Sequence[str], limit: int) -> l
             raise ValueError(f"unknown task id(s): {', '.join(unknown)}")
         tasks = [by_id[i] for i in task_ids]
     return list(tasks[:limit] if limit else tasks)
+
+
+def replayable(tasks: Sequence[Any], model: str) -> list[Any]:
+    """For a `replay:` model, only the tasks its recording holds (others could only fail); other models: all."""
+    scheme, _, target = model.partition(":")
+    if scheme != "replay":
+        return list(tasks)
+    from kernelmosaic.models.replay import BUNDLED_NAME, bundled_path, load_trajectories
+
+    recorded = {t.task_id for t in load_trajectories(bundled_path() if target == BUNDLED_NAME else Path(target))}
+    kept = [t for t in tasks if t.id in recorded]
+    log.info("%s holds recordings for %d of %d tasks; running those", model, len(kept), len(tasks))
+    return kept
 
 
 def start_or_resume_run(store: Any, config: GenerateConfig | None, resume: int | Literal["latest"] | None,

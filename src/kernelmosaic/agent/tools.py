@@ -14,7 +14,13 @@ from typing import Any
 
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.exits import Submitted
-from kernelmosaic.agent.feedback import profile_feedback, test_feedback, timing_feedback, trim_compile_log
+from kernelmosaic.agent.feedback import (
+    profile_feedback,
+    short_paths,
+    test_feedback,
+    timing_feedback,
+    trim_compile_log,
+)
 from kernelmosaic.agent.guidance import GuidanceItem, GuidanceLibrary
 from kernelmosaic.agent.prompts import PHASE_TWO
 from kernelmosaic.agent.specs import argument_error
@@ -96,7 +102,7 @@ class Toolbox:
         if result.ok:
             text = f"Compiled and imported in {info.seconds:.1f} s (cache hit: {'yes' if info.cache_hit else 'no'}). Next: test()."
             return ToolOutput(text, candidate_sha256=self.state.current_sha)
-        text = f"Compile failed ({result.status}): {result.message}\n" + trim_compile_log(info.log, max_lines=self.config.max_feedback_lines)
+        text = f"Compile failed ({result.status}): {short_paths(result.message)}\n" + trim_compile_log(info.log, max_lines=self.config.max_feedback_lines)
         return self._guide(ToolOutput(text, candidate_sha256=self.state.current_sha), str(result.status))
 
     async def _test(self, call: ToolCall) -> ToolOutput:

@@ -1,0 +1,1 @@
+"""Authored demonstration episodes, recorded against the real verifier into the bundled replay file."""
