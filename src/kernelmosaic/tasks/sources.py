@@ -86,7 +86,10 @@ def _load_hf(spec: str) -> list[Task]:
     import datasets  # optional dependency; imported only for hf: sources
 
     name, _, split = spec.partition(":")
-    loaded = datasets.load_dataset(name, split=split or None)
+    try:
+        loaded = datasets.load_dataset(name, split=split or None)
+    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (network, missing split, format)
+        raise TaskFormatError(f"hf:{spec}", f"cannot load the dataset: {type(exc).__name__}: {exc}") from None
     parts = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [(split or "train", loaded)]
     tasks: list[Task] = []
     for part, table in parts:

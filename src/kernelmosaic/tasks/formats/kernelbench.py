@@ -92,7 +92,10 @@ def read_kernelbench(path: str | Path) -> list[Task]:
                 continue  # helpers and __init__.py are not problems
             found.append((int(match.group(1)), file))
         for problem_id, file in sorted(found):
-            code = file.read_text(encoding="utf-8")
+            try:
+                code = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise TaskFormatError(file, f"cannot read: {exc}") from None
             tasks.append(task_from_kernelbench(code, level, file.stem, problem_id, str(file)))
     return tasks
 
