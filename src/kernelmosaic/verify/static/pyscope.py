@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 __all__ = ["ModuleIndex", "Hit", "literal_getattr_to_attribute"]
 
 _BUILTINS = set(dir(builtins))
+_DANGEROUS = {"exec", "eval", "compile", "__import__", "open", "globals", "vars", "locals", "getattr", "setattr",
+              "delattr", "breakpoint"}
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,9 @@ class ModuleIndex:
                 return self.imports[node.id]
             if node.id in self.functions or node.id in self.classes:
                 return None
-            if node.id in _BUILTINS and node.id not in self.bound:
+            if node.id in _BUILTINS and (node.id not in self.bound or node.id in _DANGEROUS):
+                # Dangerous builtins resolve even when the name is also bound somewhere: `exec = exec` or a
+                # same-named variable elsewhere must not hide them.
                 return f"builtins.{node.id}"
             if self.star and node.id not in self.bound:
                 return f"{self.star[0]}.{node.id}"
