@@ -30,6 +30,7 @@ _BUILTIN_COMPUTE = {"builtins.sum", "builtins.abs", "builtins.max", "builtins.mi
                     "builtins.round", "builtins.sorted", "builtins.divmod"}
 _COMPUTE_NAMESPACES = ("torch.nn.functional.", "torch.ops.aten.", "torch.special.", "torch.linalg.", "torch.fft.")
 _DICT_LOOKUPS = {"get", "setdefault", "pop", "__contains__", "__getitem__"}
+_OPERATOR_ARITH = {"matmul", "add", "sub", "mul", "truediv", "floordiv", "pow", "neg", "abs", "mod"}
 # Methods whose result, used as a lookup key, identifies an input (its address or its values).
 _KEY_METHODS = {"data_ptr", "item", "tolist", "untyped_storage", "storage"}
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical"}
@@ -191,6 +192,14 @@ class FunctionScope(TensorScope):
         if q.startswith("torch.") and q not in TORCH_ALLOWED and last not in TORCH_NONCALL_OK and \
                 (last in TENSOR_METHODS_COMPUTE or q.startswith(_COMPUTE_NAMESPACES)) and q not in self.extra:
             self._compute(node, f"passes `{q}` as a function")
+        elif q.startswith("operator.") and last.lstrip("i") in _OPERATOR_ARITH:
+            self._compute(node, f"passes `{q}` as a function (on tensors it is PyTorch compute)")
+        elif not q and isinstance(node, ast.Attribute) and node.attr not in self.extra and (
+                (self.is_tensor(node.value) and node.attr not in TENSOR_METHODS_ALLOWED
+                 and node.attr in TENSOR_METHODS_COMPUTE)
+                or (node.attr in TENSOR_METHODS_COMPUTE and not self._plain(node.value)
+                    and not self.is_nn(node.value) and self._self_attr(node) is None)):
+            self._compute(node, f"takes the bound method `.{node.attr}` of a tensor")
 
     def _try(self, node: ast.Try | ast.TryStar) -> None:
         for h in node.handlers:

@@ -287,6 +287,8 @@ class _Source:
             if (name in TENSOR_METHODS_COMPUTE or name == "forward") and name not in CPP_METHODS_ALLOWED \
                     and name not in self.policy.allowed_torch_ops:
                 self._aten(node, f"calls tensor method `.{name}()`")
+            elif name == "attr":
+                self.hit("dynamic-code", node, "reads a Python attribute from C++ (`.attr(...)`)")
 
 
 def _strip_templates(text: str) -> str:

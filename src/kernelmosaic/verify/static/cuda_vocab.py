@@ -4,6 +4,8 @@ from __future__ import annotations
 
 __all__ = ["identifier_rule", "qualified_rule", "NUMERICS_SETTERS", "LAUNCHERS"]
 
+# Calling back into Python from C++ can reach torch (or anything else) without a visible at:: call.
+_PYTHON_C_API = ("PyImport_", "PyRun_", "PyEval_", "PyObject_Call", "PyObject_GetAttr", "PyModule_GetDict")
 _VENDOR_PREFIXES = ("cublas", "cudnn", "cufft", "cusparse", "cusolver", "nvblas")
 _STREAMS = {
     "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
@@ -36,6 +38,8 @@ _STREAM_QUALIFIED = {"getStreamFromPool", "setCurrentCUDAStream", "CUDAStreamGua
 
 def identifier_rule(name: str) -> str | None:
     """Rule owning an unqualified identifier (call, type or field name)."""
+    if name.startswith(_PYTHON_C_API):
+        return "dynamic-code"
     if name.startswith(_VENDOR_PREFIXES):
         return "vendor-library"
     if name in _STREAMS:
@@ -52,6 +56,8 @@ def qualified_rule(parts: list[str]) -> str | None:
     root, last = parts[0], parts[-1]
     if root in ("at", "torch", "c10") and any(p in ("blas", "cublas", "cudnn", "cusparse") for p in parts):
         return "vendor-library"
+    if root in ("py", "pybind11") and last in ("import", "eval", "exec", "eval_file", "module_", "module"):
+        return "dynamic-code"
     if root in ("cutlass", "cute", "thrust", "cub"):
         return "vendor-template"
     if root == "std" and len(parts) > 1 and parts[1] in ("thread", "jthread", "async"):
