@@ -91,12 +91,33 @@ class _Source:
                 device = any(c.type in ("__global__", "__device__") for c in node.children)
                 tensors = self._tensor_params(node)
                 self._library_impl(node)
-            if any(c.type == "__global__" for c in node.children):
+                if any(c.type == "__global__" for c in node.children):
                     name = self._fn_name(node)
                     if name:
                         self.st.kernels[name] = (self._line(node), self._snippet(node))
+            elif node.type == "ERROR":
+                self._error_region(node)
             self._visit(node, device, tensors)
             stack.extend((c, device, tensors) for c in reversed(node.children))
+
+    def _error_region(self, node) -> None:
+        """Inside a region tree-sitter could not parse, `at :: matmul` arrives as loose tokens: rejoin them."""
+        leaves = [n for n in _iter(node) if not n.children and not _inside(n, _SKIP, node)]
+        leaves.sort(key=lambda n: n.start_byte)
+        i = 0
+        while i < len(leaves):
+            j = i
+            while j + 2 < len(leaves) and leaves[j + 1].type == "::" and leaves[j + 2].type.endswith("identifier"):
+                j += 2
+            if j > i and leaves[i].type.endswith("identifier"):
+                parts = [self.t(leaves[k]) for k in range(i, j + 1, 2)]
+                name = self._expand("::".join(parts))
+                rule = qualified_rule(name.split("::"))
+                if rule:
+                    self._rule(rule, leaves[i], name, name.split("::")[-1])
+                elif name.split("::")[0] in ("at", "torch"):
+                    self._aten_name(leaves[i], name.split("::"))
+            i = j + 1
 
     def _first_error(self, node):
         for c in node.children:
@@ -219,10 +240,6 @@ class _Source:
         self.hit("aten-compute-in-extension", node, what)
 
     def _qualified(self, node) -> None:
-        inner = node
-        while inner.children and inner.children[-1].type == "qualified_identifier":
-            inner = inner.children[-1]
-        last = inner.children[-1] if inner.children else inner
         name = self._expand(_strip_templates(self.t(node)))
         parts = name.split("::")
         rule = qualified_rule(parts)
@@ -232,8 +249,9 @@ class _Source:
         if parts[:2] == ["torch", "nn"]:
             self._aten(node, f"uses `{name}`, a torch::nn module or function")
             return
-        if parts[0] not in ("at", "torch") or last.type in ("type_identifier", "template_type"):
+        if parts[0] not in ("at", "torch"):
             return
+        # Judged by name, not by node type: in ambiguous code tree-sitter may parse `at::matmul` as a type.
         self._aten_name(node, parts)
 
     def _aten_name(self, node, parts: list[str]) -> None:
@@ -241,7 +259,9 @@ class _Source:
         if re.match(r"k[A-Z]", last) or last[:1].isupper() or last in ATEN_ALLOWED \
                 or "::".join(parts) in self.policy.allowed_torch_ops:
             return
-        if len(parts) > 2 and parts[1] == "cuda" and "native" not in parts:
+        if len(parts) > 2 and parts[1] in ("cuda", "vec") and "native" not in parts:
+            return
+        if "numeric_limits" in parts:
             return
         self._aten(node, f"calls `{'::'.join(parts)}`")
 
@@ -299,6 +319,16 @@ def _strip_templates(text: str) -> str:
         if shorter == text:
             return text
         text = shorter
+
+
+def _inside(node, types: set[str], stop) -> bool:
+    """Whether a node lies within a node of one of `types` (a comment or string), looking up to `stop`."""
+    cur = node
+    while cur is not None and cur != stop:
+        if cur.type in types:
+            return True
+        cur = cur.parent
+    return False
 
 
 def _iter(node):

@@ -76,6 +76,8 @@ ATEN_ALLOWED = {
     "getDefaultCUDAStream", "getCurrentDeviceProperties", "getDeviceProperties", "current_device",
     "device_of", "globalContext", "elementSize", "toString", "typeMetaToScalarType", "irange", "get_default_dtype",
     "check_size_nonnegative", "size", "numel", "is_available", "device_count", "nullopt", "make_optional",
+    "optional", "opmath_type", "acc_type", "acc_type_device", "variable_list", "tensor_list", "parallel_for",
+    "parallel_reduce", "get_num_threads", "in_parallel_region", "toUnderlying", "kCUDA", "kCPU",
 }
 # C++ tensor methods that describe, view or allocate (the rest of TENSOR_METHODS_COMPUTE is compute).
 CPP_METHODS_ALLOWED = TENSOR_METHODS_ALLOWED | {
