@@ -66,10 +66,10 @@ class FunctionScope(TensorScope):
                     self._compute(node, "compares tensors in Python")
             elif isinstance(node, ast.Try | ast.TryStar):
                 self._try(node)
-            elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-                self._state(node)
             elif isinstance(node, ast.Attribute | ast.Name) and isinstance(node.ctx, ast.Load):
                 self._reference(node)
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                self._state(node)
             if isinstance(node, ast.Subscript | ast.Compare | ast.Call):
                 self._identity_key(node)
         return self.hits
@@ -162,6 +162,10 @@ class FunctionScope(TensorScope):
     def _named_call(self, node: ast.Call, q: str, tensor_args: list[bool]) -> None:
         if classify_call(q) or q.startswith("torch.library."):
             return  # owned by a whole-module rule
+        if q == "builtins.getattr" and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+            # A literal name was already turned into `self.name`; a computed one can hide a submodule call.
+            self.hits.append(self.idx.hit("dynamic-code", node, "getattr() on self with a computed name"))
+            return
         parts = q.split(".")
         if len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.py_ops:
             # An op the candidate registered in Python: follow into its implementation.

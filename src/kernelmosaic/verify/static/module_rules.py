@@ -66,7 +66,8 @@ _STREAM_NAMES = {"Stream", "stream", "Event", "ExternalStream", "set_stream", "S
 _FRAME_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
                 "cr_frame", "ag_frame", "__globals__", "__subclasses__", "__builtins__", "__bases__", "__base__",
                 "__mro__"}
-_DYNAMIC_ATTRS = {"__code__", "__dict__", "__getattribute__", "__setattr__", "__delattr__", "__import__"}
+_DYNAMIC_ATTRS = {"__code__", "__dict__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__",
+                  "__import__"}
 _SIZE_NAMES = {"batch_size", "dim", "features", "in_features", "out_features", "in_channels", "out_channels",
                "seq_len", "hidden_size", "num_heads", "kernel_size", "M", "N", "K", "B", "L", "D", "H", "W"}
 
