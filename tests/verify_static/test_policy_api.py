@@ -104,3 +104,14 @@ def test_internal_error_rejects_instead_of_raising(monkeypatch, caplog):
     (f,) = analyze_candidate(fx.source, "c.py")
     assert (f.rule, f.severity) == ("unanalyzable", "reject")
     assert "KeyError" in f.message and "static analysis of c.py failed" in caplog.text
+
+
+def test_analysis_is_fast_enough_to_run_before_every_compile():
+    import time
+
+    sources = [fx.source for fx in map(load, sorted(FIXTURES.glob("legit_*.py")))]
+    started = time.perf_counter()
+    for src in sources:
+        analyze_candidate(src)
+    per_candidate = (time.perf_counter() - started) / len(sources)
+    assert per_candidate < 1.0, per_candidate  # ~0.02 s here; the bound only catches pathologies

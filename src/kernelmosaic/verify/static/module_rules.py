@@ -53,6 +53,7 @@ NAMED_CALL_RULES: list[tuple[str, list[str]]] = [
                      "torch.set_rng_state", "torch.random.*", "torch.cuda.manual_seed*", "torch.cuda.seed*",
                      "torch.cuda.get_rng_state*", "torch.cuda.set_rng_state*", "torch.cuda.random.*",
                      "torch.Generator", "numpy.random.seed", "numpy.random.set_state", "numpy.random.get_state",
+                     "numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator",
                      "random.seed", "random.setstate", "random.getstate"]),
     ("timing-probe", ["time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.thread_time",
                       "time.*_ns", "time.clock_gettime", "datetime.datetime.now", "datetime.datetime.utcnow",
