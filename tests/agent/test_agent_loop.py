@@ -129,7 +129,7 @@ def test_model_failure_ends_with_model_error(run_one):
 def test_guidance_profile_and_roofline(run_one, fake_verifier):
     outputs = [call("guidance", topic="bank conflicts"), call("guidance"),
                call("write_candidate", source=candidate("ms=0.5")), call("profile"), call("benchmark"), call("submit")]
-    _, traj = run_one(outputs, device="cuda", peaks=fake_verifier.device_peaks())
+    _, traj = run_one(outputs, device="cuda", peaks=fake_verifier.device_peaks)
     lookup = _results(traj, "guidance")
     assert "smem-tiling" in lookup[0].content and "coalescing:" in lookup[1].content
     assert any(isinstance(e, GuidanceEvent) and e.reason == "query: bank conflicts" for e in traj.events)

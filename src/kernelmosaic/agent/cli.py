@@ -49,7 +49,6 @@ def generate_command(
     from kernelmosaic.models import ModelError, get_model
     from kernelmosaic.store import StoreError, open_store
     from kernelmosaic.tasks import TaskFormatError, load_tasks
-    from kernelmosaic.verify.config import VerifyConfig
 
     if run_id is not None and not resume:
         raise _fail(f"a run id ({run_id}) is only accepted with --resume")
@@ -75,10 +74,10 @@ def generate_command(
         raise _fail(str(exc)) from exc
     pending = store.pending_tasks(rid, [t.id for t in selected])
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
-    base = VerifyConfig(device=config.agent.device, compile_baseline=config.compile_baseline)
     display = Live(view, console=console, refresh_per_second=4) if live else contextlib.nullcontext()
-    with VerifierSet(base) as verifiers, display:
-        peaks = verifiers.device_peaks()
+    with VerifierSet(config.verify_config()) as verifiers, display:
+        # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
+        peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
         asyncio.run(run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid, config=config,
                               peaks=peaks, on_step=view.on_step, on_done=view.on_done))
     if not store.pending_tasks(rid, [t.id for t in selected]):

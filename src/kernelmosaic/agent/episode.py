@@ -48,7 +48,8 @@ class EpisodeContext:
     config: AgentConfig
     out_dir: Path
     library: GuidanceLibrary
-    peaks: Any = None
+    peaks: Callable[[], Any] | None = None
+    """Returns the device's DevicePeaks (for achieved-vs-peak figures in benchmark()); None: not shown."""
     on_step: Callable[[str, EpisodeState], None] | None = None
 
 

@@ -21,14 +21,18 @@ def short_paths(line: str) -> str:
 
 
 def clip_lines(text: str, max_lines: int) -> str:
-    lines = text.strip().splitlines()
+    lines = text.strip("\n").splitlines()
     if len(lines) <= max_lines:
         return "\n".join(lines)
     return "\n".join(lines[:max_lines] + [f"... ({len(lines) - max_lines} more lines)"])
 
 
-def trim_compile_log(log: str, max_errors: int = 5, max_lines: int = 30) -> str:
-    """The first compiler errors with `file:line`, each with the source line and caret that follow it."""
+def trim_compile_log(log: str, max_errors: int = 5, max_lines: int = 30, shown: str = "") -> str:
+    """The first compiler errors with `file:line`, each with the source line and caret that follow it.
+
+    Lines already in `shown` (the verdict's message, usually quoting the first error) are not repeated.
+    """
+    shown = short_paths(shown)
     lines = [ln for ln in log.splitlines() if ln.strip() and not _NOISE.match(ln) and not _COMMAND.match(ln)]
     picked: list[str] = []
     errors = 0
@@ -36,7 +40,9 @@ def trim_compile_log(log: str, max_errors: int = 5, max_lines: int = 30) -> str:
     while i < len(lines) and errors < max_errors:
         if _ERROR.search(lines[i]):
             errors += 1
-            picked.append(short_paths(lines[i].strip()))
+            line = short_paths(lines[i].strip())
+            if line not in shown:
+                picked.append(line)
             # gcc prints the offending line and a caret right after the error; keep those, not the notes.
             for follow in lines[i + 1 : i + 3]:
                 if _ERROR.search(follow) or "note:" in follow or "warning:" in follow:
@@ -69,7 +75,7 @@ def test_feedback(v: dict[str, Any], max_lines: int = 30) -> str:
         evidence = f" [{f['evidence']}]" if f.get("evidence") else ""
         out.append(f"finding {f['severity']} {f['rule']}: {f['message']}{evidence}")
     if v["status"] == "compile_error":
-        out.append(trim_compile_log((v.get("compile") or {}).get("log", ""), max_lines=max_lines))
+        out.append(trim_compile_log((v.get("compile") or {}).get("log", ""), max_lines=max_lines, shown=out[0]))
     elif not v["accepted"] and v.get("candidate_output_tail"):
         out.append("candidate output (last lines):\n" + "\n".join(v["candidate_output_tail"].strip().splitlines()[-8:]))
     return clip_lines("\n".join(out), max_lines)

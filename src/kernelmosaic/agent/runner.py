@@ -15,6 +15,7 @@ from kernelmosaic.agent.episode import EpisodeContext, run_episode
 from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.verify.config import VerifyConfig
 
 __all__ = ["GenerateConfig", "select_tasks", "replayable", "run_tasks", "start_or_resume_run"]
 
@@ -42,6 +43,11 @@ class GenerateConfig(BaseModel):
     """Episode configuration."""
     compile_baseline: bool = True
     """Also time a torch.compile build of each reference in benchmark()."""
+
+    def verify_config(self) -> VerifyConfig:
+        """The verifier settings of this run. Host timing on CPU is only indicative, so it gets a short budget."""
+        light = {"timing_budget_ms": 100.0, "timing_rounds": 2} if self.agent.device == "cpu" else {}
+        return VerifyConfig(device=self.agent.device, compile_baseline=self.compile_baseline, **light)
 
 
 def select_tasks(tasks: Sequence[Any], task_ids: Sequence[str], limit: int) -> list[Any]:
@@ -81,7 +87,7 @@ def start_or_resume_run(store: Any, config: GenerateConfig | None, resume: int |
 
 
 async def run_tasks(tasks: Sequence[Any], *, store: Any, verifier_for: Callable[[str], Any], backend: Any, run_id: int, config: GenerateConfig,
-                    peaks: Any = None, on_step: Callable[[str, EpisodeState], None] | None = None,
+                    peaks: Callable[[], Any] | None = None, on_step: Callable[[str, EpisodeState], None] | None = None,
                     on_done: Callable[[EpisodeInfo], None] | None = None) -> list[EpisodeInfo]:
     """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time."""
     ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=config.agent,

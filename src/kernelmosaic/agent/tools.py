@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,7 @@ class Toolbox:
     """The tools of one episode: its task, problem file, candidate file and state, and the shared verifier."""
 
     def __init__(self, *, verifier: Any, task: Any, problem: Path, workdir: Path, state: EpisodeState,
-                 library: GuidanceLibrary, config: AgentConfig, peaks: Any = None) -> None:
+                 library: GuidanceLibrary, config: AgentConfig, peaks: Callable[[], Any] | None = None) -> None:
         self.verifier, self.task, self.problem, self.state = verifier, task, problem, state
         self.library, self.config, self.peaks = library, config, peaks
         self.candidate = workdir / "candidate.py"
@@ -102,7 +103,8 @@ class Toolbox:
         if result.ok:
             text = f"Compiled and imported in {info.seconds:.1f} s (cache hit: {'yes' if info.cache_hit else 'no'}). Next: test()."
             return ToolOutput(text, candidate_sha256=self.state.current_sha)
-        text = f"Compile failed ({result.status}): {short_paths(result.message)}\n" + trim_compile_log(info.log, max_lines=self.config.max_feedback_lines)
+        head = f"Compile failed ({result.status}): {short_paths(result.message)}"
+        text = head + "\n" + trim_compile_log(info.log, max_lines=self.config.max_feedback_lines, shown=head)
         return self._guide(ToolOutput(text, candidate_sha256=self.state.current_sha), str(result.status))
 
     async def _test(self, call: ToolCall) -> ToolOutput:
@@ -137,14 +139,13 @@ class Toolbox:
     async def _roofline(self, verdict: dict[str, Any]) -> str:
         if self.peaks is None:
             return ""
+        peaks = await asyncio.to_thread(self.peaks)  # measured once by the verifier, then cached
         workload = await asyncio.to_thread(estimate_workload, self.problem, self.task.dtype)
-        return roofline_text(workload, verdict["timing"]["candidate"]["median_ms"], self.peaks, self.task.dtype)
+        return roofline_text(workload, verdict["timing"]["candidate"]["median_ms"], peaks, self.task.dtype)
 
     async def _profile(self, call: ToolCall) -> ToolOutput:
         if not self.state.current_sha:
             return ToolOutput(_NO_CANDIDATE)
-        if not hasattr(self.verifier, "profile"):
-            return ToolOutput("profile() is not available with this verifier; use benchmark().")
         started = time.perf_counter()
         report = await asyncio.to_thread(self.verifier.profile, self.problem, self.candidate)
         return ToolOutput(profile_feedback(report.kernels, report.ncu_metrics, report.message),

@@ -77,14 +77,13 @@ def record(out: Path) -> int:
     """Run the demonstrations and write their trajectories, one JSON object per line, to `out`."""
     from kernelmosaic.store import open_store
     from kernelmosaic.tasks import load_tasks
-    from kernelmosaic.verify.config import VerifyConfig
 
     with tempfile.TemporaryDirectory() as tmp:
         config = GenerateConfig(tasks="builtin", model=DemoModel.name, task_ids=DEMO_TASKS, concurrency=2,
                                 out_dir=Path(tmp) / "runs", agent=AgentConfig(device="cpu"), compile_baseline=False)
         tasks = select_tasks(load_tasks("builtin"), DEMO_TASKS, 0)
         with open_store(f"sqlite:///{tmp}/demo.db") as store, \
-                VerifierSet(VerifyConfig(device="cpu", compile_baseline=False)) as verifiers:
+                VerifierSet(config.verify_config()) as verifiers:
             run_id = store.create_run("demo", config.model, config.tasks, config)
             infos = asyncio.run(run_tasks(tasks, store=store, verifier_for=verifiers, backend=DemoModel(),
                                           run_id=run_id, config=config))

@@ -1,0 +1,80 @@
+"""`kernelmosaic generate` in-process: the main job's replay of the bundled file (fake verifier), errors, resume by id."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from resume_driver import FakeVerifierSet
+from typer.testing import CliRunner
+
+import kernelmosaic.agent.cli as agent_cli
+from kernelmosaic.cli import app
+from kernelmosaic.models.replay import bundled_path, load_trajectories
+from kernelmosaic.store import open_store
+
+
+@pytest.fixture
+def fake_verifiers(monkeypatch):
+    monkeypatch.setattr(agent_cli, "VerifierSet", FakeVerifierSet)
+
+
+def test_main_job_replays_every_bundled_trajectory(fake_verifiers, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    result = CliRunner().invoke(app, ["generate", "--tasks", "builtin", "--model", "replay:bundled", "--device", "cpu",
+                                      "--db", url, "--no-live"])
+    assert result.exit_code == 0, result.output
+    recorded = {t.task_id: t for t in load_trajectories(bundled_path())}
+    assert 3 <= len(recorded) <= 5
+    with open_store(url) as store:
+        run = store.latest_run()
+        assert run.status == "done" and run.config["agent"]["device"] == "cpu"
+        episodes = store.list_episodes(run.id)
+        assert sorted(e.task_id for e in episodes) == sorted(recorded)  # only the recorded tasks ran
+        for info in episodes:
+            assert info.exit_reason == "submitted" and info.best_candidate_sha256, info
+            assert info.totals.turns == recorded[info.task_id].totals.turns
+    files = sorted((tmp_path / "runs" / f"run-{run.id}" / "trajectories").glob("*.json"))
+    assert [json.loads(f.read_text())["exit_reason"] for f in files] == ["submitted"] * len(recorded)
+    assert f"run {run.id}: {len(recorded)} done" in result.output
+
+
+def test_bundled_recordings_include_a_repair_after_a_compile_error():
+    statuses = []
+    for traj in load_trajectories(bundled_path()):
+        assert traj.exit_reason == "submitted" and traj.best is not None and traj.best.verdict["accepted"]
+        assert "load_inline" in traj.best.source and "cuda_sources" not in traj.best.source
+        statuses += [(e.verdict or {}).get("status") or e.content.split(" (")[0] for e in traj.events if e.type == "tool_result"]
+    assert "Compile failed" in statuses and "accepted" in statuses
+
+
+def test_bad_invocations_exit_2_with_a_message(fake_verifiers, tmp_path):
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    runner = CliRunner()
+    result = runner.invoke(app, ["generate", "--db", url, "--task", "no_such_task", "--device", "cpu", "--no-live"])
+    assert result.exit_code == 2 and "unknown task id(s): no_such_task" in result.output
+    result = runner.invoke(app, ["generate", "7", "--db", url])
+    assert result.exit_code == 2 and "only accepted with --resume" in result.output
+    result = runner.invoke(app, ["generate", "--db", url, "--model", "nope:x", "--device", "cpu"])
+    assert result.exit_code == 2 and "unknown model scheme" in result.output
+    result = runner.invoke(app, ["generate", "--resume", "--db", url])
+    assert result.exit_code == 2 and "no run to resume" in result.output
+    with open_store(url) as store:
+        assert store.list_runs() == []  # nothing half-created
+
+
+def test_resume_by_run_id_skips_done_tasks(fake_verifiers, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    args = ["--db", url, "--no-live"]
+    first = CliRunner().invoke(app, ["generate", "--model", "replay:bundled", "--device", "cpu", "--limit", "1", *args])
+    assert first.exit_code == 0, first.output
+    with open_store(url) as store:
+        run = store.latest_run()
+        events = len(store.get_episode(store.list_episodes(run.id)[0].id).events)
+    again = CliRunner().invoke(app, ["generate", "--resume", str(run.id), *args])
+    assert again.exit_code == 0, again.output
+    with open_store(url) as store:
+        [episode] = store.list_episodes(run.id)
+        assert len(store.get_episode(episode.id).events) == events  # done: not run again
