@@ -161,7 +161,7 @@ def _call(idx: ModuleIndex, node: ast.Call, policy: StaticPolicy) -> list[Hit]:
     hits = []
     if q in ("builtins.setattr", "builtins.delattr") and node.args:
         target = idx.resolve(node.args[0])
-        if target and not target.startswith("builtins.") or (target or "").startswith("builtins.builtins"):
+        if target and not target.startswith("builtins."):  # `builtins` itself (the module) counts
             hits.append(idx.hit("monkeypatch", node, f"{q[9:]}() on module `{target}`"))
     elif q and q.startswith("torch.library."):
         if _library_targets_aten(node):
@@ -200,7 +200,7 @@ def _write(idx: ModuleIndex, target: ast.AST, policy: StaticPolicy) -> list[Hit]
         return []
     if isinstance(target, ast.Attribute):
         q = idx.resolve(target)
-        if not q or q.startswith("builtins.") and not q.startswith("builtins.builtins"):
+        if not q:
             return []
         if q.startswith("torch.backends."):
             return [idx.hit("numerics-switch", target, f"sets `{q}`")]
