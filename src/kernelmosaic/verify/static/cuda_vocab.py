@@ -33,7 +33,7 @@ NUMERICS_SETTERS = {
 }
 LAUNCHERS = {"cudaLaunchKernel", "cudaLaunchKernelEx", "cudaLaunchCooperativeKernel", "cuLaunchKernel"}
 _STREAM_QUALIFIED = {"getStreamFromPool", "setCurrentCUDAStream", "CUDAStreamGuard", "CUDAMultiStreamGuard",
-                     "getStreamFromExternal", "CUDAEvent", "CUDAGraph"}
+                     "getStreamFromExternal", "CUDAEvent", "CUDAGraph", "CUDACachingAllocator", "emptyCache"}
 
 
 def identifier_rule(name: str) -> str | None:
@@ -66,7 +66,7 @@ def qualified_rule(parts: list[str]) -> str | None:
         return "reference-access"
     if root == "std" and len(parts) > 1 and parts[1] in ("system", "getenv"):
         return "concurrency" if parts[1] == "system" else None
-    if last in _STREAM_QUALIFIED:
+    if last in _STREAM_QUALIFIED or "CUDACachingAllocator" in parts:
         return "streams-cuda"
     if last in ("getCurrentCUDABlasHandle", "getCurrentCUDABlasLtHandle", "getCurrentCUDNNHandle"):
         return "vendor-library"

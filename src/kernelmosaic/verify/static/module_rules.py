@@ -46,7 +46,11 @@ NAMED_CALL_RULES: list[tuple[str, list[str]]] = [
     ("streams-python", ["torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.Event", "torch.cuda.ExternalStream",
                         "torch.cuda.set_stream", "torch.cuda.set_per_process_memory_fraction",
                         "torch.cuda.memory.set_per_process_memory_fraction", "torch.cuda.set_device",
-                        "torch.Stream", "torch.Event", "torch.cuda.StreamContext", "torch.cuda.streams.*"]),
+                        "torch.Stream", "torch.Event", "torch.cuda.StreamContext", "torch.cuda.streams.*",
+                        # Allocator control: releasing cached blocks defeats poisoned-output checks.
+                        "torch.cuda.empty_cache", "torch.cuda.memory.empty_cache", "torch.cuda.caching_allocator_*",
+                        "torch.cuda.memory.caching_allocator_*", "torch.cuda.memory._set_allocator_settings",
+                        "torch.cuda.set_per_process_memory_fraction"]),
     ("cuda-graph", ["torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_callables",
                     "torch.cuda.graphs.*"]),
     ("rng-control", ["torch.manual_seed", "torch.seed", "torch.initial_seed", "torch.get_rng_state",
@@ -73,8 +77,13 @@ _SIZE_NAMES = {"batch_size", "dim", "features", "in_features", "out_features", "
                "seq_len", "hidden_size", "num_heads", "kernel_size", "M", "N", "K", "B", "L", "D", "H", "W"}
 
 
+_READ_ONLY = {"is_available", "is_built", "version", "is_flash_attention_available", "get_device_name"}
+
+
 def classify_call(q: str) -> str | None:
     """The rule a dotted callee belongs to, or None when no whole-module rule claims it."""
+    if q.startswith("torch.backends.") and q.rsplit(".", 1)[-1] in _READ_ONLY:
+        return None  # a query, not a switch
     for rule, patterns in NAMED_CALL_RULES:
         if any(fnmatch.fnmatchcase(q, p) for p in patterns):
             return rule

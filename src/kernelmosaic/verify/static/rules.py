@@ -58,7 +58,7 @@ RULES: dict[str, Rule] = _rules(
     ("numerics-switch", "reject",
      "global numerics switches (TF32, reduced-precision reductions, default dtype) change the reference's precision too."),
     ("streams-python", "reject",
-     "new CUDA streams/events or memory caps in Python move work off the stream the timer measures."),
+     "new CUDA streams/events, device switches or allocator controls escape the timer or the output checks."),
     ("cuda-graph", "flag",
      "CUDA graphs replay recorded work; legitimate for launch overhead, but they can replay stale results."),
     ("env-tamper", "reject",

@@ -27,6 +27,11 @@ TORCH_ALLOWED = {
     "torch.reshape", "torch.flatten", "torch.transpose", "torch.permute", "torch.squeeze", "torch.unsqueeze",
     "torch.narrow", "torch.split", "torch.chunk", "torch.unbind", "torch.t", "torch.movedim", "torch.swapaxes",
     "torch.broadcast_to", "torch.broadcast_tensors", "torch.as_strided", "torch.select", "torch.set_grad_enabled",
+    # Profiling annotations and compile-state queries: no work on tensors.
+    "torch.cuda.nvtx.range_push", "torch.cuda.nvtx.range_pop", "torch.cuda.nvtx.range", "torch.cuda.nvtx.mark",
+    "torch.autograd.profiler.record_function", "torch.profiler.record_function", "torch.jit.is_scripting",
+    "torch.jit.is_tracing", "torch.compiler.is_compiling", "torch.cuda.memory_allocated",
+    "torch.cuda.max_memory_allocated",
 }
 # Index-building helpers: small work, recorded as a flag rather than a reject.
 TORCH_AUX = {"torch.arange", "torch.linspace", "torch.logspace"}
