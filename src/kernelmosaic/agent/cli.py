@@ -80,6 +80,8 @@ def generate_command(
         peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
         asyncio.run(run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid, config=config,
                               peaks=peaks, on_step=view.on_step, on_done=view.on_done))
+    if live:
+        console.line()
     if not store.pending_tasks(rid, [t.id for t in selected]):
         store.finish_run(rid, "done")
     summary = store.run_summary(rid)

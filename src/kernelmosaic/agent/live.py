@@ -67,4 +67,4 @@ class RunView:
             for e in self.done[-10:]:
                 speed = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager > 0 else "-"
                 done.add_row(e.task_id, e.exit_reason, "yes" if e.best_candidate_sha256 else "no", speed, str(e.totals.turns))
-            return Group(header, running, done)
+            return Group(header, *([running] if self.running else []), done)

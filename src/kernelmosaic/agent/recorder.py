@@ -32,7 +32,6 @@ class Recorder:
     def __init__(self, store: Any, episode_id: int, state: EpisodeState, header: Trajectory, path: Path) -> None:
         self.store, self.episode_id, self.state, self.header, self.path = store, episode_id, state, header, path
         self._started = time.monotonic()
-        self._solutions: set[str] = set()
         self.on_save: Callable[[], None] | None = None
         """Called after every checkpoint (progress displays)."""
 
@@ -58,9 +57,8 @@ class Recorder:
             self.store.record_candidate(self.episode_id, out.source)
         if out.verdict is not None:
             self.store.record_verdict(self.episode_id, out.candidate_sha256, out.verdict)
-            if out.verdict.get("accepted") and out.candidate_sha256 not in self._solutions:
+            if out.verdict.get("accepted"):  # idempotent: a re-test points the solution at the newest verdict
                 self.store.record_solution(self.episode_id, out.candidate_sha256, self.state.turns)
-                self._solutions.add(out.candidate_sha256)
         self.state.gpu_seconds += out.gpu_seconds
         self.event(ToolResultEvent(step=self.state.turns, call_id=call.id, name=call.name, content=out.content,
                                    verdict=out.verdict, candidate_sha256=out.candidate_sha256, gpu_seconds=out.gpu_seconds))
