@@ -160,8 +160,8 @@ class FunctionScope(TensorScope):
             and not q.startswith(("torch.nn.Module", "torch.autograd.Function", "torch.library."))
 
     def _named_call(self, node: ast.Call, q: str, tensor_args: list[bool]) -> None:
-        if classify_call(q) or q.startswith("torch.library."):
-            return  # owned by a whole-module rule
+        if classify_call(q) or q.startswith(("torch.library.", "torch.backends.")):
+            return  # owned by a whole-module rule (or a read-only backend query)
         if q == "builtins.getattr" and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
             # A literal name was already turned into `self.name`; a computed one can hide a submodule call.
             self.hits.append(self.idx.hit("dynamic-code", node, "getattr() on self with a computed name"))
