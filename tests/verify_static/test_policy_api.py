@@ -115,3 +115,12 @@ def test_analysis_is_fast_enough_to_run_before_every_compile():
         analyze_candidate(src)
     per_candidate = (time.perf_counter() - started) / len(sources)
     assert per_candidate < 1.0, per_candidate  # ~0.02 s here; the bound only catches pathologies
+
+
+def test_threat_model_page_documents_every_rule():
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "threat-model-static.md"
+    text = page.read_text()
+    missing = [rid for rid in RULES if f"| `{rid}` |" not in text]
+    assert not missing, f"rules missing from {page.name}: {missing}"
