@@ -49,7 +49,7 @@ def test_repair_then_optimize_submits_the_fastest_accepted_candidate(run_one, st
     path = tmp_path / "runs" / f"run-{info.run_id}" / "trajectories" / "t_relu.json"
     on_disk = json.loads(path.read_text())
     assert on_disk["exit_reason"] == "submitted" and len(on_disk["events"]) == len(traj.events)
-    assert on_disk["schema"] == "kernelmosaic.trajectory/1"
+    assert on_disk["schema"] == "kernelmosaic.trajectory/1" and on_disk["config"] == traj.config
 
 
 def test_submit_without_a_verified_candidate_is_refused(run_one):

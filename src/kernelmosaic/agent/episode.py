@@ -48,6 +48,8 @@ class EpisodeContext:
     config: AgentConfig
     out_dir: Path
     library: GuidanceLibrary
+    run_config: dict[str, Any] | None = None
+    """The run's whole configuration, copied into each trajectory (default: the agent config)."""
     peaks: Callable[[], Any] | None = None
     """Returns the device's DevicePeaks (for achieved-vs-peak figures in benchmark()); None: not shown."""
     on_step: Callable[[str, EpisodeState], None] | None = None
@@ -89,7 +91,7 @@ async def run_episode(task: Any, ctx: EpisodeContext) -> EpisodeInfo:
         events.append(opening[seq])
     state = EpisodeState.from_events(events, wall_seconds=episode.totals.wall_seconds)
     header = Trajectory(task_id=task.id, task_sha256=task_sha256(task), problem_sha256=problem_hash(source),
-                        model=ctx.backend.name, config=ctx.config.model_dump(mode="json"))
+                        model=ctx.backend.name, config=ctx.run_config or ctx.config.model_dump(mode="json"))
     recorder = Recorder(ctx.store, episode.id, state, header, run_dir(ctx.out_dir, ctx.run_id) / "trajectories" / f"{task.id}.json")
     if ctx.on_step:
         recorder.on_save = lambda: ctx.on_step(task.id, state)

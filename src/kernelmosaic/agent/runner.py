@@ -91,7 +91,8 @@ async def run_tasks(tasks: Sequence[Any], *, store: Any, verifier_for: Callable[
                     on_done: Callable[[EpisodeInfo], None] | None = None) -> list[EpisodeInfo]:
     """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time."""
     ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=config.agent,
-                         out_dir=config.out_dir, library=GuidanceLibrary.load(), peaks=peaks, on_step=on_step)
+                         out_dir=config.out_dir, library=GuidanceLibrary.load(), peaks=peaks, on_step=on_step,
+                         run_config=config.model_dump(mode="json"))
     pending = set(store.pending_tasks(run_id, [t.id for t in tasks]))
     gate = asyncio.Semaphore(config.concurrency)
 
