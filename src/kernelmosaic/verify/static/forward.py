@@ -92,6 +92,11 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
     if rebinding is not None:
         # The class analyzed would not be the one the verifier loads.
         return hits + [idx.hit("missing-modelnew", rebinding, "`ModelNew` is rebound after its class definition")]
+    swaps = [k for k in model.keywords if k.arg == "metaclass"] + list(model.decorator_list) + [
+        m for m in model.body if isinstance(m, ast.FunctionDef) and m.name == "__new__"]
+    for node in swaps:
+        # Each can make `ModelNew(...)` return some other object than the class analyzed here.
+        hits.append(idx.hit("dynamic-code", node, "ModelNew has a metaclass, class decorator or __new__"))
     for base in model.bases:
         q = idx.resolve(base) or ""
         if q.startswith("torch.nn.") and q != "torch.nn.Module":
