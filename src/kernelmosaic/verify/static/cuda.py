@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 import tree_sitter_cuda
 
+from kernelmosaic.verify.static.cuda_tensors import TensorTyping, iter_nodes
 from kernelmosaic.verify.static.cuda_vocab import LAUNCHERS, identifier_rule, qualified_rule
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit
@@ -24,11 +25,6 @@ _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 _SKIP = {"comment", "string_literal", "raw_string_literal", "char_literal", "system_lib_string"}
 _ARITH = {"+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "&", "|", "^"}
 _COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^="}
-# `auto y = ...` initializers that certainly yield a tensor.
-_TENSOR_INIT = re.compile(r"\s*((at|torch)::(empty|zeros|ones|full|empty_like|zeros_like|ones_like|full_like|"
-                          r"empty_strided|from_blob)\b|\w+\.(contiguous|view|reshape|to|clone|transpose|permute|t)\s*\()")
-_VIEW_METHODS = {"contiguous", "view", "reshape", "to", "t", "transpose", "permute", "clone", "expand", "squeeze",
-                 "unsqueeze", "flatten", "narrow", "select", "slice", "cuda", "cpu", "float", "half"}
 _STREAM_ONLY = {"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
                 "cudaEventCreateWithFlags", "cudaEventRecord", "cudaEventElapsedTime", "cudaStreamWaitEvent",
                 "getStreamFromPool", "CUDAStreamGuard", "CUDAEvent"}
@@ -48,7 +44,7 @@ class _State:
     using: dict[str, str] = field(default_factory=dict)
 
 
-class _Source:
+class _Source(TensorTyping):
     """One parsed source text, with rows mapped back to candidate lines."""
 
     def __init__(self, text: Text, filename: str, st: _State, policy: StaticPolicy, base_row: int = 0,
@@ -102,7 +98,7 @@ class _Source:
 
     def _error_region(self, node) -> None:
         """Inside a region tree-sitter could not parse, `at :: matmul` arrives as loose tokens: rejoin them."""
-        leaves = [n for n in _iter(node) if not n.children and not _inside(n, _SKIP, node)]
+        leaves = [n for n in iter_nodes(node) if not n.children and not _inside(n, _SKIP, node)]
         leaves.sort(key=lambda n: n.start_byte)
         i = 0
         while i < len(leaves):
@@ -134,22 +130,6 @@ class _Source:
                     if d.type in ("identifier", "field_identifier"):
                         return self.t(d)
         return ""
-
-    def _tensor_params(self, fn) -> set[str]:
-        names: set[str] = set()
-        for n in _iter(fn):
-            if n.type in ("parameter_declaration", "declaration"):
-                typ = n.child_by_field_name("type")
-                if typ is not None and self.t(typ).split("::")[-1].strip() == "Tensor":
-                    names.update(self.t(i) for i in _iter(n) if i.type == "identifier")
-                elif typ is not None and typ.type == "placeholder_type_specifier":
-                    for init in (c for c in n.children if c.type == "init_declarator"):
-                        value = init.child_by_field_name("value")
-                        if value is not None and _TENSOR_INIT.match(self.t(value)):
-                            d = init.child_by_field_name("declarator")
-                            if d is not None:
-                                names.add(self.t(d))
-        return names
 
     def _visit(self, node, device: bool, tensors: set[str]) -> None:
         ty = node.type
@@ -193,21 +173,6 @@ class _Source:
             arg = node.child_by_field_name("argument")
             if arg is not None and self._is_tensor(arg, tensors) and self.t(node)[:1] == "-":
                 self._aten(node, "tensor negation in host code")
-
-    def _is_tensor(self, node, tensors: set[str]) -> bool:
-        """A tensor-typed variable, a view/copy of one (`x.contiguous()`), `x[i]`, or parentheses around one."""
-        if node.type == "identifier":
-            return self.t(node) in tensors
-        if node.type in ("parenthesized_expression", "subscript_expression"):
-            return any(self._is_tensor(c, tensors) for c in node.children if c.type not in ("(", ")"))
-        if node.type == "call_expression":
-            fn = node.child_by_field_name("function")
-            if fn is not None and fn.type == "field_expression":
-                field, recv = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
-                return field is not None and recv is not None and self.t(field) in _VIEW_METHODS \
-                    and self._is_tensor(recv, tensors)
-            return bool(_TENSOR_INIT.match(self.t(node)))
-        return False
 
     def _library_impl(self, fn) -> None:
         """TORCH_LIBRARY_IMPL(aten, ...) replaces ATen's kernels for every caller, the reference included."""
@@ -298,7 +263,7 @@ class _Source:
                     for a in (node.child_by_field_name("arguments") or node).children):
                 self._aten(node, f"calls `{name}` from an opened ATen namespace")
             elif name in LAUNCHERS:
-                self.st.referenced.update(self.t(i) for i in _iter(node) if i.type == "identifier")
+                self.st.referenced.update(self.t(i) for i in iter_nodes(node) if i.type == "identifier")
         elif fn.type == "field_expression" and not device:
             field = fn.child_by_field_name("field")
             if field is not None and field.type == "template_method":
@@ -329,14 +294,6 @@ def _inside(node, types: set[str], stop) -> bool:
             return True
         cur = cur.parent
     return False
-
-
-def _iter(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 def check_extension(ext: Extension, filename: str, policy: StaticPolicy) -> list[Hit]:
