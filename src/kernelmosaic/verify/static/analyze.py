@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from kernelmosaic.verify.static.cuda import check_extension
 from kernelmosaic.verify.static.forward import check_forward
@@ -16,7 +17,8 @@ from kernelmosaic.verify.verdict import Finding
 __all__ = ["analyze_candidate"]
 
 log = logging.getLogger(__name__)
-_VENDOR_LIBS = ("-lcublas", "-lcublasLt", "-lcudnn", "-lcufft", "-lcusparse", "-lcusolver")
+# `-lcublas`, `-l:libcublas.so.12`, `/usr/lib/libcudnn.so`: any spelling that links a vendor library.
+_VENDOR_LIBS = re.compile(r"cublas|cudnn|cufft|cusparse|cusolver|nvblas", re.IGNORECASE)
 
 
 def analyze_candidate(source: str, filename: str = "candidate.py", policy: StaticPolicy | None = None) -> list[Finding]:
@@ -48,7 +50,7 @@ def _analyze(idx: ModuleIndex, policy: StaticPolicy) -> list[Hit]:
         for why in ext.opaque:
             hits.append(idx.hit("opaque-source", line, f"extension source not analyzable: {why}"))
         for flag in ext.flags:
-            if flag.startswith(_VENDOR_LIBS):
+            if _VENDOR_LIBS.search(flag):
                 hits.append(idx.hit("vendor-library", line, f"links `{flag}`"))
         hits.extend(check_extension(ext, idx.filename, policy))
     hits.extend(check_forward(idx, find_kernels(idx, exts), len(exts), policy))
