@@ -52,7 +52,7 @@ def discover_pairs(source: Path) -> list[Pair]:
 
 
 def settings_key(config: VerifyConfig) -> str:
-    material = config.model_dump(mode="json", exclude={"cache_dir", "keep_scratch"})
+    material = config.model_dump(mode="json", exclude={"cache_dir", "keep_scratch", "seed"})
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kernelmosaic.verify.static.policy import StaticPolicy
 
 __all__ = ["VerifyConfig", "Precision", "TOLERANCES", "default_cache_dir"]
 
@@ -33,8 +36,9 @@ class VerifyConfig(BaseModel):
     """Precision the task asks for: floating inputs and weights are cast to it; sets tolerances."""
     trials: int = Field(5, ge=1)
     """Correctness trials, each with fresh inputs and a fresh seed."""
-    seed: int = 0
-    """Base seed; trial k uses seed + k."""
+    seed: int = Field(default_factory=lambda: secrets.randbelow(1 << 31))
+    """Base seed; trial k uses seed + k. Drawn at random by default, so a candidate cannot regenerate the
+    inputs in advance and precompute answers; the verdict records it, and passing it reproduces a verdict."""
     atol: float | None = None
     """Absolute tolerance; default from the precision."""
     rtol: float | None = None
@@ -69,6 +73,8 @@ class VerifyConfig(BaseModel):
     """Keep the worker's scratch directory for inspection."""
     static_checks: bool = True
     """Run the static anti-hack analysis before compiling."""
+    static: StaticPolicy = Field(default_factory=StaticPolicy)
+    """What the static analysis rejects, flags or allows (e.g. `torch_compute="flag"` for hybrid tasks)."""
     sanitize: bool = False
     """Run compute-sanitizer on accepted CUDA candidates (small shapes)."""
 

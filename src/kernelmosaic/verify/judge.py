@@ -114,7 +114,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
                 trials=[tr["inputs"] for tr in usable], poison_sizes=_float32_sizes(usable[0]["outputs"]))
     out.phase_seconds["correctness"] = time.perf_counter() - t
     corr = out.correctness
-    corr.trials, corr.atol, corr.rtol = len(usable), atol, rtol
+    corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
     corr.distributions = sorted({tr["distribution"] for tr in usable})
     for k, (tr, got) in enumerate(zip(usable, ran["trials"], strict=True)):
         cmp = compare_outputs(tr["outputs"], got["outputs"], atol, rtol)

@@ -15,8 +15,8 @@ import threading
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
-from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
+from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
 __all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version"]
@@ -144,18 +144,24 @@ class DeviceSlot:
         return self._cache
 
     def take_candidate_worker(self) -> Worker:
-        """A fresh candidate worker; the next one starts warming up in the background at once."""
+        """A fresh candidate worker (the spare warmed after the previous verdict, when there is one)."""
         if self._spare_thread is not None:
             self._spare_thread.join()
+            self._spare_thread = None
         worker, self._spare = self._spare, None
         if worker is None or not worker.alive:
             try:
                 worker = self._new_worker("candidate")
             except WorkerDied as exc:
                 raise Stop(status_of_death(exc), f"starting a candidate worker: {exc.detail}") from exc
-        self._spare_thread = threading.Thread(target=self._warm_spare, daemon=True)
-        self._spare_thread.start()
         return worker
+
+    def warm_spare(self) -> None:
+        """Start the next candidate worker in the background. Called when the slot goes idle, never while a
+        candidate is being judged: a process starting up beside a timed kernel skews its numbers."""
+        if self._spare is None and self._spare_thread is None:
+            self._spare_thread = threading.Thread(target=self._warm_spare, daemon=True)
+            self._spare_thread.start()
 
     def _warm_spare(self) -> None:
         try:

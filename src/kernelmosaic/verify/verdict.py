@@ -79,6 +79,8 @@ class Correctness(_Model):
     rtol: float = 0.0
     detail: str = ""
     """Where the first mismatch was, when there was one."""
+    seed: int = 0
+    """Base seed of the trials (random per verifier by default); passing it back reproduces the inputs."""
 
 
 class Stat(_Model):

@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 
 # Static findings that are plain failures rather than cheating keep the status a run would have given.
-_STATIC_STATUS = {"syntax-error": Status.compile_error, "missing-modelnew": Status.load_error}
+_STATIC_STATUS = {"syntax-error": Status.compile_error, "missing-modelnew": Status.load_error,
+                  "no-custom-kernel-defined": Status.no_custom_kernel, "no-kernel-launched": Status.no_custom_kernel}
 
 
 def visible_devices(kind: str) -> list[str]:
@@ -119,7 +120,7 @@ class Verifier:
             if self.config.static_checks:
                 from kernelmosaic.verify.static import analyze_candidate
 
-                findings += analyze_candidate(candidate_src, str(candidate))
+                findings += analyze_candidate(candidate_src, str(candidate), self.config.static)
                 rejects = [f for f in findings if f.severity == "reject"]
                 if rejects and rejects[0].rule in _STATIC_STATUS:
                     raise Stop(_STATIC_STATUS[rejects[0].rule], rejects[0].message)
@@ -145,6 +146,7 @@ class Verifier:
                     verdict.candidate_output_tail = cand.output_tail()
                     cand.kill()
             finally:
+                slot.warm_spare()
                 self._slots.put(slot)
             verdict.status, verdict.message = Status.accepted, _accepted_message(out)
         except Stop as stop:

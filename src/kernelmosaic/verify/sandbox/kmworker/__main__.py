@@ -22,6 +22,8 @@ def main() -> None:
     sock = socket.socket(fileno=args.fd)
 
     import torch  # noqa: F401 - imported before any candidate code, so its identity snapshot is clean
+    import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
+    import torch.profiler  # noqa: F401
 
     from .common import describe_error, probe_env
     from .protocol import Channel
