@@ -137,3 +137,14 @@ def test_guidance_profile_and_roofline(run_one, fake_verifier):
     bench = _results(traj, "benchmark")[0].content
     # 512 x 4096 fp32 in and out = 16.8 MB in 0.5 ms = 33.6 GB/s of the fake 100 GB/s peak.
     assert "speedup vs eager 4x" in bench and "33.6 GB/s = 33.6% of 100 GB/s" in bench
+
+
+def test_unreachable_server_marks_the_episode_failed_so_resume_retries_it(run_one, store):
+    from kernelmosaic.models import ModelUnavailable
+
+    def down(messages):
+        raise ModelUnavailable("connection refused", retryable=True)
+
+    info, _ = run_one([down])
+    assert info.exit_reason == "model_error" and info.status == "failed"
+    assert store.pending_tasks(info.run_id, ["t_relu"]) == ["t_relu"]

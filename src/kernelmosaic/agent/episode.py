@@ -24,6 +24,7 @@ from kernelmosaic.verify.hashing import problem_hash
 __all__ = ["EpisodeContext", "run_episode", "task_sha256", "run_dir"]
 
 log = logging.getLogger(__name__)
+_TRANSIENT = {"unavailable", "rate_limited", "timeout"}
 
 
 def task_sha256(task: Any) -> str:
@@ -112,4 +113,6 @@ async def run_episode(task: Any, ctx: EpisodeContext) -> EpisodeInfo:
         return recorder.finish("infra_error", status="failed")
     if end.detail:
         log.info("task %s ended (%s): %s", task.id, end.reason, end.detail)
-    return recorder.finish(end.reason)
+    # A server that is down or throttling says nothing about the model: such episodes resume later.
+    transient = end.reason == "model_error" and getattr(end.__cause__, "kind", "") in _TRANSIENT
+    return recorder.finish(end.reason, status="failed" if transient else "done")
