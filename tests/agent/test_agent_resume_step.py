@@ -55,3 +55,28 @@ def test_interrupted_step_is_completed_without_asking_the_model_again(store, fak
     # Three replies before the crash, three after it: the interrupted turn's reply was not requested again.
     assert len(asked) == 3 + 3
     assert "ms=1" in traj.best.source and traj.totals.turns == len(PLAN)
+
+
+def test_state_rebuilt_from_events_matches_the_live_episode(run_one):
+    from agent_kit import call, candidate
+
+    from kernelmosaic.agent.state import EpisodeState
+    from kernelmosaic.models.messages import Message
+
+    text_only = Message(role="assistant", content="thinking")
+    outputs = [call("write_candidate", source=candidate("ms=2")), call("benchmark"),
+               call("write_candidate", source=candidate("ms=3")), call("benchmark"), text_only, text_only]
+    info, traj = run_one(outputs, max_format_errors=5)  # ends when the script runs out
+    state = EpisodeState.from_events(traj.events)
+    assert state.turns == 6 and state.format_errors == 2
+    assert "ms=3" in state.current_source and "ms=2" in state.best.source  # the faster one stays best
+    assert state.best.candidate_sha256 == traj.best.candidate_sha256
+    assert len(state.messages) == sum(e.type in ("message", "tool_result") for e in traj.events)
+    assert state.pending_calls() == []
+
+
+def test_replay_runs_on_its_recorded_device():
+    from kernelmosaic.agent.runner import recorded_device
+
+    assert recorded_device("replay:bundled") == "cpu"
+    assert recorded_device("openai:x") is None

@@ -12,7 +12,14 @@ from rich.live import Live
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.live import RunView
-from kernelmosaic.agent.runner import GenerateConfig, replayable, run_tasks, select_tasks, start_or_resume_run
+from kernelmosaic.agent.runner import (
+    GenerateConfig,
+    recorded_device,
+    replayable,
+    run_tasks,
+    select_tasks,
+    start_or_resume_run,
+)
 from kernelmosaic.agent.verifiers import VerifierSet
 
 __all__ = ["generate_command"]
@@ -35,7 +42,8 @@ def generate_command(
     model: str = typer.Option("replay:bundled", "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE|bundled, scripted:NAME."),
     max_turns: int = typer.Option(Budgets().max_turns, "--max-turns", help="Model queries per episode."),
     concurrency: int = typer.Option(4, "--concurrency", help="Episodes running at once."),
-    device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when available)."),
+    device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: a replay's recorded device, else cuda "
+                                      "when available)."),
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
     limit: int = typer.Option(0, "--limit", help="At most this many tasks (0: all)."),
     task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
@@ -61,7 +69,8 @@ def generate_command(
             rid, config = start_or_resume_run(store, None, run_id or "latest")
             config = config.model_copy(update={"concurrency": concurrency})
         else:
-            dev = device or _default_device()
+            # A recording replays on the device it was made on: its candidates are written for that device.
+            dev = device or recorded_device(model) or _default_device()
             config = GenerateConfig(
                 tasks=tasks, model=model, task_ids=task, limit=limit, concurrency=concurrency, out_dir=out,
                 compile_baseline=dev == "cuda" if compile_baseline is None else compile_baseline,

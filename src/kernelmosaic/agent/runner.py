@@ -17,7 +17,7 @@ from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.config import VerifyConfig
 
-__all__ = ["GenerateConfig", "select_tasks", "replayable", "run_tasks", "start_or_resume_run"]
+__all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "run_tasks", "start_or_resume_run"]
 
 log = logging.getLogger(__name__)
 
@@ -61,14 +61,28 @@ def select_tasks(tasks: Sequence[Any], task_ids: Sequence[str], limit: int) -> l
     return list(tasks[:limit] if limit else tasks)
 
 
-def replayable(tasks: Sequence[Any], model: str) -> list[Any]:
-    """For a `replay:` model, only the tasks its recording holds (others could only fail); other models: all."""
+def _recordings(model: str) -> list[Any] | None:
     scheme, _, target = model.partition(":")
     if scheme != "replay":
-        return list(tasks)
+        return None
     from kernelmosaic.models.replay import BUNDLED_NAME, bundled_path, load_trajectories
 
-    recorded = {t.task_id for t in load_trajectories(bundled_path() if target == BUNDLED_NAME else Path(target))}
+    return load_trajectories(bundled_path() if target == BUNDLED_NAME else Path(target))
+
+
+def recorded_device(model: str) -> str | None:
+    """The device a `replay:` recording was made on (its candidates are written for it); None otherwise or if mixed."""
+    recordings = _recordings(model)
+    devices = {(t.config.get("agent") or {}).get("device") for t in recordings or []}
+    return devices.pop() if len(devices) == 1 and None not in devices else None
+
+
+def replayable(tasks: Sequence[Any], model: str) -> list[Any]:
+    """For a `replay:` model, only the tasks its recording holds (others could only fail); other models: all."""
+    recordings = _recordings(model)
+    if recordings is None:
+        return list(tasks)
+    recorded = {t.task_id for t in recordings}
     kept = [t for t in tasks if t.id in recorded]
     log.info("%s holds recordings for %d of %d tasks; running those", model, len(kept), len(tasks))
     return kept

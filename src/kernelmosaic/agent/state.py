@@ -9,6 +9,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelmosaic.agent.specs import argument_error
 from kernelmosaic.models.messages import Message, ToolCall, Usage
 from kernelmosaic.store.trajectory import (
     Event,
@@ -107,7 +108,7 @@ class EpisodeState:
     @classmethod
     def from_events(cls, events: list[Event], wall_seconds: float = 0.0) -> EpisodeState:
         state = cls(wall_seconds=wall_seconds)
-        calls: dict[str, ToolCall] = {}
+        calls_by_id: dict[str, ToolCall] = {}
         for event in events:
             state.events.append(event)
             if isinstance(event, MessageEvent):
@@ -115,12 +116,15 @@ class EpisodeState:
                 if event.message.role == "assistant":
                     state.turns = max(state.turns, event.step)
                     state.usage = state.usage + event.usage
+                    calls = event.message.tool_calls
+                    malformed = not calls or any(argument_error(c) for c in calls)
+                    state.format_errors = state.format_errors + 1 if malformed else 0
             elif isinstance(event, ToolCallEvent):
-                calls[event.call.id] = event.call
+                calls_by_id[event.call.id] = event.call
             elif isinstance(event, ToolResultEvent):
                 state.messages.append(Message(role="tool", content=event.content, tool_call_id=event.call_id, name=event.name))
                 state.gpu_seconds += event.gpu_seconds
-                call = calls.get(event.call_id)
+                call = calls_by_id.get(event.call_id)
                 if event.name == "write_candidate" and event.candidate_sha256 and call is not None:
                     state.set_candidate(str(call.arguments.get("source", "")))
                 if event.verdict is not None and event.candidate_sha256:
