@@ -17,6 +17,7 @@ from pathlib import Path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
+from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
@@ -85,6 +86,14 @@ class Verifier:
         if self._peaks is None:
             slot = self._slots.get()
             try:
+                self._measure_peaks(slot)
+            finally:
+                self._slots.put(slot)
+        return self._peaks
+
+    def _measure_peaks(self, slot: DeviceSlot) -> DevicePeaks:
+        if self._peaks is None:
+            try:
                 if slot.ref is None or not slot.ref.alive:
                     slot.ref = slot._new_worker("reference")
                 r = slot.ref.call("peaks", 300.0)
@@ -93,8 +102,6 @@ class Verifier:
             except (WorkerDied, WorkerError) as exc:
                 log.warning("could not measure device peaks: %s", exc)
                 self._peaks = _peaks_or_nominal(slot.device)
-            finally:
-                self._slots.put(slot)
         return self._peaks
 
     def profile(self, problem: Path, candidate: Path) -> ProfileReport:
@@ -142,6 +149,8 @@ class Verifier:
                 try:
                     judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), self.config,
                                     self.config.timing if timing is None else timing, out)
+                    if out.timing and slot.device.startswith("cuda"):
+                        check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
                 finally:
                     verdict.candidate_output_tail = cand.output_tail()
                     cand.kill()

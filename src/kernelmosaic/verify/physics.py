@@ -1,0 +1,56 @@
+"""A speed-of-light bound: no kernel runs faster than the device's measured ceilings allow.
+
+The floor is the larger of (reference FLOPs at the fastest measured matrix rate) and (bytes every
+implementation must move: inputs read once, outputs written once, at the measured copy bandwidth). A
+candidate timed well under that floor did not do the work inside the timed window.
+"""
+
+from __future__ import annotations
+
+from kernelmosaic.verify.judge import ReferenceData, Stop
+from kernelmosaic.verify.results import DevicePeaks
+from kernelmosaic.verify.verdict import Finding, Status, Timing
+
+__all__ = ["floor_ms", "check_speed_of_light", "SLACK"]
+
+SLACK = 0.5
+"""A candidate may beat the floor by this factor before it is called impossible (measured peaks are not
+the datasheet's, and caches can help a little even with the L2 flushed)."""
+
+_ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}
+
+
+def _output_bytes(packaged: dict) -> int:
+    total = 0
+    for meta in packaged["meta"]:
+        if meta.get("type") == "Tensor":
+            n = 1
+            for d in meta["shape"]:
+                n *= d
+            total += n * _ITEMSIZE.get(meta["dtype"], 1)
+    return total
+
+
+def floor_ms(refdata: ReferenceData, peaks: DevicePeaks) -> tuple[float, str]:
+    trial = next(t for t in refdata.trials if not t["skipped"])
+    in_bytes = sum(x.numel() * x.element_size() for x in trial["inputs"] if hasattr(x, "element_size"))
+    moved = in_bytes + _output_bytes(trial["outputs"])
+    flops = float(refdata.setup.get("flops", 0.0))
+    rate = max(peaks.fp32_tflops, peaks.bf16_tflops) * 1e12
+    t_bytes = moved / (peaks.bandwidth_gbps * 1e9) * 1e3 if peaks.bandwidth_gbps > 0 else 0.0
+    t_flops = flops / rate * 1e3 if rate > 0 else 0.0
+    why = f"{moved / 1e6:.1f} MB at {peaks.bandwidth_gbps:.0f} GB/s = {t_bytes:.4f} ms; " \
+          f"{flops / 1e9:.2f} GFLOP at {rate / 1e12:.0f} TFLOP/s = {t_flops:.4f} ms"
+    return max(t_bytes, t_flops), why
+
+
+def check_speed_of_light(refdata: ReferenceData, timing: Timing, peaks: DevicePeaks) -> None:
+    if not peaks.measured:
+        return
+    floor, why = floor_ms(refdata, peaks)
+    if floor > 0 and timing.candidate.median_ms < SLACK * floor:
+        evidence = f"median {timing.candidate.median_ms:.4f} ms < {SLACK} x floor {floor:.4f} ms ({why})"
+        raise Stop(Status.timing_anomaly, f"faster than the device allows: {evidence}",
+                   [Finding(rule="speed-of-light", severity="reject",
+                            message="timed faster than the measured ceilings allow: the work escaped the timer",
+                            evidence=evidence)])

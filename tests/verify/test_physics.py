@@ -1,0 +1,44 @@
+"""The speed-of-light bound: a timing under the measured ceilings is a timing anomaly, a plausible one is not."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelmosaic.verify.judge import ReferenceData, Stop
+from kernelmosaic.verify.physics import check_speed_of_light, floor_ms
+from kernelmosaic.verify.results import DevicePeaks
+from kernelmosaic.verify.verdict import Stat, Status, Timing
+
+N = 1 << 24  # two 64 MiB inputs, one 64 MiB output: 201 MB must move
+REF = ReferenceData(
+    setup={"flops": 0.0},
+    trials=[{"skipped": False, "inputs": [torch.empty(N), torch.empty(N)],
+             "outputs": {"tuple": False, "meta": [{"type": "Tensor", "dtype": "float32", "shape": [N], "device": "cuda"}],
+                         "tensors": []}}],
+    env={},
+)
+PEAKS = DevicePeaks(bandwidth_gbps=4000.0, fp32_tflops=50.0, bf16_tflops=760.0, measured=True)
+
+
+def _timing(ms: float) -> Timing:
+    stat = Stat(median_ms=ms, q1_ms=ms, q3_ms=ms, samples=10)
+    return Timing(candidate=stat, eager=stat, speedup_vs_eager=1.0, timer="cuda_events")
+
+
+def test_floor_counts_bytes_moved():
+    floor, why = floor_ms(REF, PEAKS)
+    assert floor == pytest.approx(3 * N * 4 / 4000e9 * 1e3)
+    assert "201.3 MB" in why
+
+
+def test_impossible_speed_is_rejected():
+    with pytest.raises(Stop) as stop:
+        check_speed_of_light(REF, _timing(0.005), PEAKS)
+    assert stop.value.status == Status.timing_anomaly
+    assert stop.value.findings[0].rule == "speed-of-light"
+
+
+def test_plausible_speed_passes_and_unmeasured_peaks_are_not_used():
+    check_speed_of_light(REF, _timing(0.085), PEAKS)
+    check_speed_of_light(REF, _timing(0.0001), PEAKS.model_copy(update={"measured": False}))
