@@ -80,3 +80,17 @@ def test_replay_runs_on_its_recorded_device():
 
     assert recorded_device("replay:bundled") == "cpu"
     assert recorded_device("openai:x") is None
+
+
+def test_a_task_that_cannot_start_does_not_stop_the_others(store, fake_verifier, tmp_path, caplog):
+    from agent_kit import REFERENCE
+
+    config = GenerateConfig(tasks="test", model="scripted:resume", out_dir=tmp_path / "runs", agent=AgentConfig(device="cpu"))
+    run_id = store.create_run("test", config.model, config.tasks, config)
+    store.start_episode(run_id, "t_relu", "a-different-task-hash")  # an earlier, interrupted episode of another version
+    edited, other = make_task("t_relu", reference=REFERENCE + "\n# edited\n"), make_task("t_other")
+    infos = asyncio.run(run_tasks([edited, other], store=store, backend=ScriptedModel([next_reply] * 20),
+                                  verifier_for=lambda _: fake_verifier, run_id=run_id, config=config))
+    assert [i.task_id for i in infos] == ["t_other"] and infos[0].exit_reason == "submitted"
+    assert "t_relu: the episode could not be started" in caplog.text
+    assert store.pending_tasks(run_id, ["t_relu", "t_other"]) == ["t_relu"]

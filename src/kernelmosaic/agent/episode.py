@@ -103,9 +103,9 @@ async def run_episode(task: Any, ctx: EpisodeContext) -> EpisodeInfo:
     except Exception as exc:  # noqa: BLE001 - a backend that cannot serve this task ends the episode as a model error
         log.warning("task %s: model backend unavailable: %s", task.id, exc)
         return recorder.finish("model_error")
-    toolbox = Toolbox(verifier=ctx.verifier_for(task.dtype), task=task, problem=problem, workdir=workdir, state=state,
-                      library=ctx.library, config=ctx.config, peaks=ctx.peaks)
     try:
+        toolbox = Toolbox(verifier=ctx.verifier_for(task.dtype), task=task, problem=problem, workdir=workdir,
+                          state=state, library=ctx.library, config=ctx.config, peaks=ctx.peaks)
         end = await Agent(model, toolbox, recorder, ctx.config.budgets).run()
     except Exception:
         # The verifier or the store broke, not the model: mark the episode failed so a resume retries it.

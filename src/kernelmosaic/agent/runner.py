@@ -103,18 +103,26 @@ def start_or_resume_run(store: Any, config: GenerateConfig | None, resume: int |
 async def run_tasks(tasks: Sequence[Any], *, store: Any, verifier_for: Callable[[str], Any], backend: Any, run_id: int, config: GenerateConfig,
                     peaks: Callable[[], Any] | None = None, on_step: Callable[[str, EpisodeState], None] | None = None,
                     on_done: Callable[[EpisodeInfo], None] | None = None) -> list[EpisodeInfo]:
-    """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time."""
+    """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time.
+
+    Returns the finished episodes; a task whose episode could not even start is logged and left pending.
+    """
     ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=config.agent,
                          out_dir=config.out_dir, library=GuidanceLibrary.load(), peaks=peaks, on_step=on_step,
                          run_config=config.model_dump(mode="json"))
     pending = set(store.pending_tasks(run_id, [t.id for t in tasks]))
     gate = asyncio.Semaphore(config.concurrency)
 
-    async def one(task: Any) -> EpisodeInfo:
+    async def one(task: Any) -> EpisodeInfo | None:
         async with gate:
-            info = await run_episode(task, ctx)
+            try:
+                info = await run_episode(task, ctx)
+            except Exception:  # noqa: BLE001 - one task that cannot even start (bad task file, refused resume) must not stop the others
+                log.exception("task %s: the episode could not be started", task.id)
+                return None
         if on_done is not None:
             on_done(info)
         return info
 
-    return list(await asyncio.gather(*(one(t) for t in tasks if t.id in pending)))
+    infos = await asyncio.gather(*(one(t) for t in tasks if t.id in pending))
+    return [info for info in infos if info is not None]
