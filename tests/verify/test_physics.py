@@ -42,3 +42,4 @@ def test_impossible_speed_is_rejected():
 def test_plausible_speed_passes_and_unmeasured_peaks_are_not_used():
     check_speed_of_light(REF, _timing(0.085), PEAKS)
     check_speed_of_light(REF, _timing(0.0001), PEAKS.model_copy(update={"measured": False}))
+

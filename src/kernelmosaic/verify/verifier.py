@@ -21,6 +21,7 @@ from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
+from kernelmosaic.verify.sanitize import run_sanitizer
 from kernelmosaic.verify.slot import DeviceSlot, InputError, compile_stage, driver_version, gpu_arch
 from kernelmosaic.verify.verdict import Correctness, Env, Finding, Status, Verdict
 
@@ -158,6 +159,10 @@ class Verifier:
                 slot.warm_spare()
                 self._slots.put(slot)
             verdict.status, verdict.message = Status.accepted, _accepted_message(out)
+            if self.config.sanitize and self.config.device == "cuda":
+                arch = {"TORCH_CUDA_ARCH_LIST": gpu_arch()} if gpu_arch() else {}
+                found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(), arch)
+                out.findings += found
         except Stop as stop:
             verdict.status, verdict.message = stop.status, stop.message
             findings += stop.findings
