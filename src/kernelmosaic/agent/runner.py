@@ -46,7 +46,7 @@ class GenerateConfig(BaseModel):
 
     def verify_config(self) -> VerifyConfig:
         """The verifier settings of this run. Host timing on CPU is only indicative, so it gets a short budget."""
-        light = {"timing_budget_ms": 100.0, "timing_rounds": 2} if self.agent.device == "cpu" else {}
+        light = {"timing_budget_ms": 25.0, "timing_rounds": 2} if self.agent.device == "cpu" else {}
         return VerifyConfig(device=self.agent.device, compile_baseline=self.compile_baseline, **light)
 
 
