@@ -23,6 +23,7 @@ from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.sanitize import run_sanitizer
 from kernelmosaic.verify.slot import DeviceSlot, InputError, compile_stage, driver_version, gpu_arch
+from kernelmosaic.verify.task_audit import audit_reference
 from kernelmosaic.verify.verdict import Correctness, Env, Finding, Status, Verdict
 
 __all__ = ["Verifier", "InputError", "visible_devices"]
@@ -143,6 +144,7 @@ class Verifier:
             slot = self._slots.get()
             try:
                 refdata = slot.reference(str(Path(problem).resolve()), verdict.problem_sha256)
+                out.findings += audit_reference(refdata, *self.config.tolerances())
                 verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
                                   precision=self.config.precision,
                                   driver=driver_version() if slot.device.startswith("cuda") else "")

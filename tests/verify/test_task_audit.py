@@ -1,0 +1,53 @@
+"""Task-side findings from reference data: each degenerate task is flagged, a healthy one is not."""
+
+from __future__ import annotations
+
+import torch
+
+from kernelmosaic.verify.judge import ReferenceData
+from kernelmosaic.verify.sandbox.kmworker.common import package_outputs
+from kernelmosaic.verify.task_audit import audit_reference
+
+
+def _refdata(fn, dists=("given", "signed", "scaled"), repeat=None) -> ReferenceData:
+    trials = []
+    for k, dist in enumerate(dists):
+        g = torch.Generator().manual_seed(k)
+        a, b = torch.randn(256, generator=g), torch.randn(256, generator=g)
+        out = fn(a, b)
+        again = (repeat or fn)(a, b)
+        trials.append({"distribution": dist, "skipped": False, "inputs": [a, b], "outputs": package_outputs(out),
+                       "repeat": package_outputs(again), "mutates_inputs": False})
+    return ReferenceData(setup={}, trials=trials, env={})
+
+
+def _rules(fn, **kw) -> set[str]:
+    return {f.rule for f in audit_reference(_refdata(fn, **kw), 1e-4, 1e-4)}
+
+
+def test_healthy_task_has_no_findings():
+    assert _rules(lambda a, b: torch.relu(a + b)) == set()
+
+
+def test_stochastic_reference():
+    assert "task-stochastic-reference" in _rules(lambda a, b: a + b, repeat=lambda a, b: a + b + torch.rand(256))
+
+
+def test_constant_output():
+    assert "task-constant-output" in _rules(lambda a, b: torch.ones(4) * 3.0)
+
+
+def test_zero_output_passes():
+    assert "task-zero-output-passes" in _rules(lambda a, b: (a - a) + 1e-7 * b)
+
+
+def test_mean_output_passes():
+    assert "task-mean-output-passes" in _rules(lambda a, b: torch.full((8,), 2.5) + 1e-7 * b[:8])
+
+
+def test_identity_passes():
+    assert "task-identity-passes" in _rules(lambda a, b: a + 1e-8 * b)
+
+
+def test_only_one_distribution_usable():
+    assert "task-inputs-one-distribution" in _rules(lambda a, b: torch.relu(a + b), dists=("given",) * 3)
