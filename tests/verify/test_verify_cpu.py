@@ -77,6 +77,9 @@ def test_cpp_error_is_compile_error_with_full_log_even_when_verbose(cpu_verifier
     assert v.status == Status.compile_error, v.message
     assert "error" in v.compile.log.lower() and "broken" in v.compile.log
     assert "km_test_ext" in v.message
+    again = cpu_verifier.verify(problem, kit.write(tmp_path, "bad_cpp_again.py", src))
+    assert again.status == Status.compile_error and again.compile.cache_hit
+    assert again.message == v.message
 
 
 def test_bad_problem_names_file_and_reason(cpu_verifier, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 from typing import Literal
@@ -24,7 +25,9 @@ TOLERANCES: dict[str, tuple[float, float]] = {
 
 
 def default_cache_dir() -> Path:
-    return Path.home() / ".cache" / "kernelmosaic" / "build"
+    """`$KERNELMOSAIC_CACHE`, else `~/.cache/kernelmosaic/build`."""
+    env = os.environ.get("KERNELMOSAIC_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "kernelmosaic" / "build"
 
 
 class VerifyConfig(BaseModel):

@@ -69,9 +69,11 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     marker = config.cache_dir / "compiled" / f"{candidate_hash(source)}.json"
     if marker.is_file():  # this exact candidate built before: skip the compile worker if its builds are still there
         record = json.loads(marker.read_text())
-        done = CompileInfo.model_validate(record["info"])
+        done = CompileInfo.model_validate(record["info"]).model_copy(update={"cache_hit": True, "seconds": 0.0})
+        if record.get("error"):  # the compiler rejected this exact source before: it will again
+            return Status.compile_error, record["error"], done
         if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
-            return Status.accepted, "", done.model_copy(update={"cache_hit": True, "seconds": 0.0})
+            return Status.accepted, "", done
     worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"))
     try:
         worker.start()
@@ -86,12 +88,15 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
                        extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:])
     failed = [b for b in builds if not b["ok"]]
+    marker.parent.mkdir(parents=True, exist_ok=True)
     if failed:
-        return Status.compile_error, f"extension `{failed[0]['name']}` failed to build: {_first_error(failed[0]['log'])}", info
+        message = f"extension `{failed[0]['name']}` failed to build: {_first_error(failed[0]['log'])}"
+        if "error" in failed[0]["log"].lower():  # a real compiler diagnosis, not an interrupted build
+            marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": [], "error": message}))
+        return Status.compile_error, message, info
     err = res["import_error"]
     if err and err["type"] in ("SyntaxError", "IndentationError", "TabError"):
         return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
-    marker.parent.mkdir(parents=True, exist_ok=True)
     dirs = [f"{b['name']}_{b['key'][:16]}" for b in builds]
     marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
     return Status.accepted, "", info

@@ -1,0 +1,51 @@
+"""`kernelmosaic verify` exit codes and JSON, and `verify-batch` resuming, on the CPU device."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from kernelmosaic.cli import app
+
+from . import kit
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def env(build_cache, monkeypatch):
+    monkeypatch.setenv("KERNELMOSAIC_CACHE", str(build_cache))
+
+
+def test_verify_exit_codes_and_json(env, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    good = kit.write(tmp_path, "good.py", kit.candidate("return ext.add_relu(a, b)"))
+    wrong = kit.write(tmp_path, "wrong.py", kit.candidate("return ext.add_only(a, b)"))
+    runner = CliRunner()
+    res = runner.invoke(app, ["verify", str(problem), str(good), "--device", "cpu", "--trials", "2", "--json", "--no-timing"])
+    assert res.exit_code == 0, res.output
+    verdict = json.loads(res.output)
+    assert verdict["schema"] == "kernelmosaic.verdict/1" and verdict["accepted"] is True
+    res = runner.invoke(app, ["verify", str(problem), str(wrong), "--device", "cpu", "--trials", "2", "--no-timing"])
+    assert res.exit_code == 1 and "output_mismatch" in res.output
+    res = runner.invoke(app, ["verify", str(problem), str(tmp_path / "missing.py"), "--device", "cpu"])
+    assert res.exit_code == 2 and "missing.py" in res.output
+
+
+def test_verify_batch_writes_jsonl_and_resumes(env, tmp_path):
+    for name, forward in (("p1", "return ext.add_relu(a, b)"), ("p2", "return ext.add_only(a, b)")):
+        d = tmp_path / "pairs" / name
+        d.mkdir(parents=True)
+        kit.write(d, "problem.py", kit.PROBLEM_ADD_RELU)
+        kit.write(d, "candidate.py", kit.candidate(forward))
+    out = tmp_path / "verdicts.jsonl"
+    args = ["verify-batch", str(tmp_path / "pairs"), "--out", str(out), "--device", "cpu", "--trials", "2", "--no-timing"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["id"]: r["verdict"]["status"] for r in rows} == {"p1/candidate": "accepted", "p2/candidate": "output_mismatch"}
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0 and "2 already judged" in res.output
+    assert len(out.read_text().splitlines()) == 2
