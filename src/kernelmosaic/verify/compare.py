@@ -8,7 +8,22 @@ import torch
 
 from kernelmosaic.verify.verdict import Status
 
-__all__ = ["Comparison", "compare_outputs"]
+__all__ = ["Comparison", "compare_outputs", "output_nbytes"]
+
+
+_ITEMSIZE = {"float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2,
+             "int16": 2, "bool": 1, "int8": 1, "uint8": 1}
+
+
+def output_nbytes(packaged: dict) -> list[int]:
+    """Byte size of each tensor output, from its described shape and dtype (non-tensors count 0)."""
+    sizes = []
+    for meta in packaged["meta"]:
+        n = 1
+        for d in meta.get("shape", []):
+            n *= d
+        sizes.append(n * _ITEMSIZE.get(meta.get("dtype", ""), 4) if meta.get("type") == "Tensor" else 0)
+    return sizes
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from kernelmosaic.verify.compare import compare_outputs
+from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.stats import summarize
@@ -70,19 +70,6 @@ def _call(worker: Worker, op: str, timeout: float, phase_status: Status, what: s
         raise Stop(status_of_error(err, phase_status), f"{what}: {err.get('type')}: {err.get('message', '')[:600]}") from exc
 
 
-def _float32_sizes(packaged: dict) -> list[int]:
-    """Output sizes in float32 words, for poisoning blocks the allocator will hand to the candidate's outputs."""
-    sizes = []
-    for meta in packaged["meta"]:
-        if meta.get("type") == "Tensor":
-            n = 1
-            for d in meta["shape"]:
-                n *= d
-            itemsize = {"float64": 8, "int64": 8, "float16": 2, "bfloat16": 2, "bool": 1, "int8": 1, "uint8": 1}.get(meta["dtype"], 4)
-            sizes.append((n * itemsize + 3) // 4)
-    return sizes
-
-
 def _integrity(diffs: list[str], phase: str) -> None:
     if diffs:
         finding = Finding(rule="runtime-integrity", severity="reject",
@@ -111,7 +98,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     t = time.perf_counter()
     usable = [tr for tr in refdata.trials if not tr["skipped"]]
     ran = _call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
-                trials=[tr["inputs"] for tr in usable], poison_sizes=_float32_sizes(usable[0]["outputs"]))
+                trials=[tr["inputs"] for tr in usable], poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])])
     out.phase_seconds["correctness"] = time.perf_counter() - t
     corr = out.correctness
     corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed

@@ -7,6 +7,7 @@ candidate timed well under that floor did not do the work inside the timed windo
 
 from __future__ import annotations
 
+from kernelmosaic.verify.compare import output_nbytes
 from kernelmosaic.verify.judge import ReferenceData, Stop
 from kernelmosaic.verify.results import DevicePeaks
 from kernelmosaic.verify.verdict import Finding, Status, Timing
@@ -17,24 +18,10 @@ SLACK = 0.5
 """A candidate may beat the floor by this factor before it is called impossible (measured peaks are not
 the datasheet's, and caches can help a little even with the L2 flushed)."""
 
-_ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2, "int16": 2}
-
-
-def _output_bytes(packaged: dict) -> int:
-    total = 0
-    for meta in packaged["meta"]:
-        if meta.get("type") == "Tensor":
-            n = 1
-            for d in meta["shape"]:
-                n *= d
-            total += n * _ITEMSIZE.get(meta["dtype"], 1)
-    return total
-
-
 def floor_ms(refdata: ReferenceData, peaks: DevicePeaks) -> tuple[float, str]:
     trial = next(t for t in refdata.trials if not t["skipped"])
     in_bytes = sum(x.numel() * x.element_size() for x in trial["inputs"] if hasattr(x, "element_size"))
-    moved = in_bytes + _output_bytes(trial["outputs"])
+    moved = in_bytes + sum(output_nbytes(trial["outputs"]))
     flops = float(refdata.setup.get("flops", 0.0))
     rate = max(peaks.fp32_tflops, peaks.bf16_tflops) * 1e12
     t_bytes = moved / (peaks.bandwidth_gbps * 1e9) * 1e3 if peaks.bandwidth_gbps > 0 else 0.0
