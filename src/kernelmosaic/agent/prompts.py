@@ -30,6 +30,8 @@ The candidate is ONE Python source file that defines `class ModelNew(nn.Module)`
 - `forward` may allocate outputs and reshape views, but all computation runs in your kernels: no PyTorch compute
   ops in `forward` (no torch.matmul, F.relu, x.sum(), ...), no fallback to the reference, no caching of results
   between calls, no extra streams or threads.
+- imports: {imports} only; do not seed or read random number generators, do not touch the checker
+  (timers, torch flags, other modules' attributes), no exec/eval/importlib.
 
 Work through the tools, one step at a time:
 - write_candidate(source): replace the whole candidate file;
@@ -44,7 +46,9 @@ time, test(), benchmark(), and submit() when further changes stop paying off. Ev
 
 
 def system_prompt(device: str) -> str:
-    return _SYSTEM.format(candidate=_CANDIDATE[device])
+    from kernelmosaic.verify.static.policy import DEFAULT_IMPORTS
+
+    return _SYSTEM.format(candidate=_CANDIDATE[device], imports=", ".join(sorted(DEFAULT_IMPORTS)))
 
 
 def task_prompt(task: Any, problem_source: str, device: str, guidance: list[str]) -> str:
