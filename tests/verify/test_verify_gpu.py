@@ -51,7 +51,7 @@ def test_correct_cuda_kernel_accepted_with_both_speedups(gpu_verifier, problems,
     assert v.timing.compile is not None, v.timing.compile_baseline_error
     assert v.timing.speedup_vs_eager > 0 and v.timing.speedup_vs_compile > 0
     assert v.timing.l2_flush_bytes >= 2 * v.env.l2_bytes > 0
-    assert v.census["custom"] >= 1
+    assert v.census.custom >= 1
     assert v.env.device_name and v.env.capability and v.env.driver
 
 

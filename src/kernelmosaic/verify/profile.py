@@ -27,8 +27,7 @@ NCU_METRICS = {
 
 
 def report_from_verdict(verdict: Verdict) -> list[KernelStat]:
-    census = getattr(verdict, "census", None) or {}
-    return [KernelStat(**k) for k in census.get("kernels", [])]
+    return list(verdict.census.kernels) if verdict.census else []
 
 
 def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str, str], timeout_s: float = 300) -> tuple[dict, str]:

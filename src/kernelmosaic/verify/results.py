@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelmosaic.verify.verdict import CompileInfo, Status
+from kernelmosaic.verify.verdict import CompileInfo, KernelStat, Status
 
 __all__ = ["CompileResult", "KernelStat", "ProfileReport", "DevicePeaks"]
 
@@ -19,14 +19,6 @@ class CompileResult(_Model):
     """`accepted` when every extension built and the module imported; otherwise why not."""
     message: str
     info: CompileInfo = Field(default_factory=CompileInfo)
-
-
-class KernelStat(_Model):
-    name: str
-    calls: int
-    total_ms: float
-    custom: bool
-    """True when the kernel is not from ATen, cuBLAS, cuDNN or torch's generated code."""
 
 
 class ProfileReport(_Model):

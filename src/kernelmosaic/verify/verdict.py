@@ -7,7 +7,7 @@ Its JSON form is the contract `kernelmosaic.verdict/1` described in DESIGN.md; e
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,9 @@ __all__ = [
     "CompileInfo",
     "Env",
     "Verdict",
+    "KernelStat",
+    "Census",
+    "WeightCopy",
 ]
 
 SCHEMA = "kernelmosaic.verdict/1"
@@ -127,8 +130,32 @@ class Env(_Model):
     hostname: str = ""
 
 
+class KernelStat(_Model):
+    name: str
+    calls: int
+    total_ms: float
+    custom: bool
+    """True when the kernel is not from ATen, cuBLAS, cuDNN or torch's generated code."""
+
+
+class Census(_Model):
+    """Which GPU kernels one forward pass launched (torch.profiler)."""
+
+    kernels: list[KernelStat] = Field(default_factory=list)
+    custom: int = 0
+    """Launches of the candidate's own kernels."""
+    library: int = 0
+    """Launches of ATen/cuBLAS/cuDNN/generated kernels."""
+
+
+class WeightCopy(_Model):
+    copied: int = 0
+    """Parameters and buffers copied from the reference by name and shape."""
+    not_copied: list[str] = Field(default_factory=list)
+
+
 class Verdict(_Model):
-    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
     schema_: str = Field(default=SCHEMA, alias="schema")
     accepted: bool
@@ -146,6 +173,11 @@ class Verdict(_Model):
     phase_seconds: dict[str, float] = Field(default_factory=dict)
     candidate_output_tail: str = ""
     """Last lines the candidate printed (stdout+stderr), for people; never parsed."""
+    census: Census | None = None
+    """GPU kernels of one forward (CUDA only)."""
+    weights: WeightCopy | None = None
+    sanitizer: dict[str, Any] = Field(default_factory=dict)
+    """compute-sanitizer results per tool, when `--sanitize` ran."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=2)

@@ -24,7 +24,7 @@ from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileRepor
 from kernelmosaic.verify.sanitize import run_sanitizer
 from kernelmosaic.verify.slot import DeviceSlot, InputError, compile_stage, driver_version, gpu_arch
 from kernelmosaic.verify.task_audit import audit_reference
-from kernelmosaic.verify.verdict import Correctness, Env, Finding, Status, Verdict
+from kernelmosaic.verify.verdict import Census, Correctness, Env, Finding, Status, Verdict, WeightCopy
 
 __all__ = ["Verifier", "InputError", "visible_devices"]
 
@@ -172,9 +172,9 @@ class Verifier:
         verdict.correctness, verdict.timing = out.correctness, out.timing
         verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
         if out.census:
-            verdict.census = out.census  # extra field: which kernels ran
+            verdict.census = Census.model_validate(out.census)
         if out.weights:
-            verdict.weights = out.weights
+            verdict.weights = WeightCopy.model_validate(out.weights)
         if verdict.status == Status.accepted and verdict.rejected_by:
             verdict.status, verdict.message = Status.integrity_violation, f"rejected by `{verdict.rejected_by[0].rule}`"
         verdict.accepted = verdict.status == Status.accepted
