@@ -63,6 +63,15 @@ def test_illegal_access_is_cuda_error_and_next_candidate_is_judged_correctly(gpu
     assert good.accepted, good.message
 
 
+def test_device_out_of_memory_is_resource_error_and_next_is_fine(gpu_verifier, problems, tmp_path):
+    src = gk.cuda_candidate("ext.add_relu(a, b) if torch.empty(1 << 38, device=a.device) is not None else None")
+    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "oom.py", src))
+    assert v.status == Status.resource_error, v.message
+    ok = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "ok3.py", gk.cuda_candidate("ext.add_relu(a, b)  ")),
+                             timing=False)
+    assert ok.accepted, ok.message
+
+
 def test_uninitialised_output_is_caught(gpu_verifier, problems, tmp_path):
     v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "half.py", gk.cuda_candidate("ext.half_written(a, b)")))
     assert v.status == Status.output_mismatch, v.message
