@@ -51,3 +51,16 @@ def test_identity_passes():
 
 def test_only_one_distribution_usable():
     assert "task-inputs-one-distribution" in _rules(lambda a, b: torch.relu(a + b), dists=("given",) * 3)
+
+
+def test_every_runtime_finding_has_a_rationale():
+    import pathlib
+    import re
+
+    import kernelmosaic.verify
+    from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
+
+    src = "".join(p.read_text() for p in pathlib.Path(kernelmosaic.verify.__file__).parent.glob("*.py"))
+    emitted = set(re.findall(r'rule=f?"([a-z0-9-]+)', src)) | {f"sanitizer-{t}" for t in ("memcheck", "racecheck", "initcheck")}
+    emitted |= set(re.findall(r'flag\("(task-[a-z-]+)"', src))
+    assert emitted - {"sanitizer-"} <= set(RUNTIME_RULES), emitted - set(RUNTIME_RULES)

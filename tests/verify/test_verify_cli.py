@@ -49,3 +49,16 @@ def test_verify_batch_writes_jsonl_and_resumes(env, tmp_path):
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0 and "2 already judged" in res.output
     assert len(out.read_text().splitlines()) == 2
+
+
+def test_explain_prints_rule_severity_rationale_and_evidence(env, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    cheat = kit.write(tmp_path, "cheat.py", kit.candidate("return torch.relu(a + b)  # ext is never used"))
+    res = CliRunner().invoke(app, ["verify", str(problem), str(cheat), "--device", "cpu", "--explain"], env={"COLUMNS": "250"})
+    assert res.exit_code == 1
+    assert res.output.startswith("no_custom_kernel")  # the ext is built but never called
+    assert "torch-compute" in res.output and "no-kernel-launched" in res.output and "reject" in res.output
+    assert "cheat.py:" in res.output  # evidence names the file and line
+    from kernelmosaic.verify.static import RULES
+
+    assert all(word in res.output for word in RULES["torch-compute"].rationale.split()[:4])

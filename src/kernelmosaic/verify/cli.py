@@ -46,11 +46,12 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
     console.print(f"compile: {verdict.compile.seconds:.1f}s{' (cache hit)' if verdict.compile.cache_hit else ''}; "
                   f"env: {verdict.env.device_name} torch {verdict.env.torch}")
     if verdict.findings and (explain or not verdict.accepted):
+        from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
         from kernelmosaic.verify.static import RULES
 
         table = Table("rule", "severity", "message", "rationale", "evidence", show_lines=explain)
         for f in verdict.findings:
-            rationale = RULES[f.rule].rationale if f.rule in RULES else ""
+            rationale = RULES[f.rule].rationale if f.rule in RULES else RUNTIME_RULES.get(f.rule, "")
             table.add_row(f.rule, f.severity, f.message, rationale if explain else "", f.evidence[:200])
         console.print(table)
     if not verdict.accepted and verdict.status.value == "compile_error":

@@ -8,7 +8,7 @@ import torch
 
 from kernelmosaic.verify.verdict import Status
 
-__all__ = ["Comparison", "compare_outputs", "output_nbytes"]
+__all__ = ["Comparison", "compare_outputs", "output_nbytes", "error_vs_float64"]
 
 
 _ITEMSIZE = {"float64": 8, "int64": 8, "complex64": 8, "float32": 4, "int32": 4, "float16": 2, "bfloat16": 2,
@@ -84,3 +84,17 @@ def compare_outputs(ref: dict, got: dict, atol: float, rtol: float) -> Compariso
                               f"{[int(p) for p in pos]}: got {float(g64.flatten()[idx]):.6g}, "
                               f"expected {float(r64.flatten()[idx]):.6g}", worst_abs, worst_rel)
     return Comparison(Status.accepted, "", worst_abs, worst_rel)
+
+
+def error_vs_float64(ref64: dict, got: dict, atol: float, rtol: float) -> float:
+    """Worst error of `got` against the float64 reference, in units of the tolerance (1.0 = at the limit)."""
+    worst = 0.0
+    for r, g in zip(ref64["tensors"], got["tensors"], strict=False):
+        if not (r.is_floating_point() and g.is_floating_point()) or r.shape != g.shape:
+            continue
+        r64, g64 = r.double(), g.double()
+        finite = torch.isfinite(r64) & torch.isfinite(g64)
+        if finite.any():
+            scaled = (r64 - g64).abs()[finite] / (atol + rtol * r64.abs()[finite])
+            worst = max(worst, float(scaled.max()))
+    return worst

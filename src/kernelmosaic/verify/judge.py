@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from kernelmosaic.verify.compare import compare_outputs, output_nbytes
+from kernelmosaic.verify.compare import compare_outputs, error_vs_float64, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.stats import summarize
@@ -70,6 +70,23 @@ def _call(worker: Worker, op: str, timeout: float, phase_status: Status, what: s
         raise Stop(status_of_error(err, phase_status), f"{what}: {err.get('type')}: {err.get('message', '')[:600]}") from exc
 
 
+PRECISION_SLACK = 4.0
+"""A candidate may be this many times further from float64 than the fp32 reference is (orders of summation
+differ) before it counts as computing in lower precision."""
+
+
+def _precision_honesty(trial: dict, got: dict, atol: float, rtol: float, corr: Correctness) -> None:
+    cand = error_vs_float64(trial["outputs64"], got, atol, rtol)
+    ref = error_vs_float64(trial["outputs64"], trial["outputs"], atol, rtol)
+    corr.error_vs_fp64, corr.reference_error_vs_fp64 = round(cand, 4), round(ref, 4)
+    if cand > 1.0 and cand > PRECISION_SLACK * max(ref, 0.25):
+        raise Stop(Status.output_mismatch, f"less precise than fp32 allows: {cand:.1f}x the tolerance away from a float64 "
+                   f"reference (the fp32 reference is {ref:.2f}x)",
+                   [Finding(rule="precision-downgrade", severity="reject",
+                            message="the task asks for fp32; the result looks computed in fp16/bf16/TF32",
+                            evidence=f"error vs float64 {cand:.2f} tolerance units, fp32 reference {ref:.2f}")])
+
+
 def _integrity(diffs: list[str], phase: str) -> None:
     if diffs:
         finding = Finding(rule="runtime-integrity", severity="reject",
@@ -110,6 +127,8 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         if not cmp.ok:
             corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
             raise Stop(cmp.status, f"wrong result on trial {k} of {len(usable)}: {cmp.detail}")
+        if tr.get("outputs64"):
+            _precision_honesty(tr, got["outputs"], atol, rtol, corr)
         if got["mutated"] and not tr["mutates_inputs"]:
             raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
                        [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",

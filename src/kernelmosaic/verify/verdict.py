@@ -82,6 +82,10 @@ class Correctness(_Model):
     rtol: float = 0.0
     detail: str = ""
     """Where the first mismatch was, when there was one."""
+    error_vs_fp64: float = 0.0
+    """Worst error against a float64 reference, in tolerance units (fp32 tasks; 0 when none was computed)."""
+    reference_error_vs_fp64: float = 0.0
+    """The same for the fp32 reference itself: what honest fp32 arithmetic costs on this problem."""
     seed: int = 0
     """Base seed of the trials (random per verifier by default); passing it back reproduces the inputs."""
 
