@@ -49,6 +49,7 @@ def test_each_failure_gets_its_status_and_later_verdicts_are_unaffected(cpu_veri
         assert v.message
     assert "ModelNew" in got["no_modelnew"].message
     assert "kernel exploded" in got["raises"].message
+    assert "NaN" in got["uninitialised"].message  # the unwritten half reads the poison
     assert got["correct"].correctness.passed == got["correct"].correctness.trials == 3
     assert set(got["correct"].correctness.distributions) == {"given", "signed", "scaled"}
     assert got["wrong"].correctness.max_abs_error > 0

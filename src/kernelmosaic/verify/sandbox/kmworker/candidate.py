@@ -65,19 +65,20 @@ class CandidateRole:
     def run(self, trials: list[list], poison_sizes: list[int], repeat_first: bool = True) -> dict:
         results = []
         for k, host_inputs in enumerate(trials):
-            self._poison(poison_sizes)
             inputs = to_device(host_inputs, self.device)
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            again = [x.clone() if isinstance(x, torch.Tensor) else x for x in before] if k == 0 and repeat_first else None
+            self._poison(poison_sizes)  # last allocation before the call, so the outputs get the poisoned blocks
             out = self.model(*inputs)
             if self.device.startswith("cuda"):
                 torch.cuda.synchronize()
             item = {"outputs": package_outputs(out),
                     "mutated": [i for i, (b, a) in enumerate(zip(before, inputs, strict=True))
                                 if isinstance(b, torch.Tensor) and not torch.equal(b, a)]}
-            if k == 0 and repeat_first:
+            if again is not None:
+                del out
                 self._poison(poison_sizes)
-                item["repeat"] = package_outputs(self.model(*[x.clone() if isinstance(x, torch.Tensor) else x
-                                                              for x in before]))
+                item["repeat"] = package_outputs(self.model(*again))
             results.append(item)
             if k == 0:
                 self.template = InputTemplate(before)
