@@ -118,7 +118,7 @@ class DeviceSlot:
         self._spare: Worker | None = None
         self._spare_thread: threading.Thread | None = None
 
-    def _new_worker(self, role: str) -> Worker:
+    def new_worker(self, role: str) -> Worker:
         worker = Worker(role, self.device, worker_limits(self.config, self.device, role))
         worker.start()
         return worker
@@ -129,7 +129,7 @@ class DeviceSlot:
         if self._cache_key == key and self.ref is not None and self.ref.alive:
             return self._cache
         if self.ref is None or not self.ref.alive:
-            self.ref = self._new_worker("reference")
+            self.ref = self.new_worker("reference")
         try:
             setup = self.ref.call("setup", c.init_timeout_s + c.load_timeout_s, problem=problem, seed=c.seed,
                                   precision=c.precision)
@@ -156,7 +156,7 @@ class DeviceSlot:
         worker, self._spare = self._spare, None
         if worker is None or not worker.alive:
             try:
-                worker = self._new_worker("candidate")
+                worker = self.new_worker("candidate")
             except WorkerDied as exc:
                 raise Stop(status_of_death(exc), f"starting a candidate worker: {exc.detail}") from exc
         return worker
@@ -170,7 +170,7 @@ class DeviceSlot:
 
     def _warm_spare(self) -> None:
         try:
-            self._spare = self._new_worker("candidate")
+            self._spare = self.new_worker("candidate")
         except WorkerDied:
             self._spare = None
 

@@ -97,7 +97,7 @@ class Verifier:
         if self._peaks is None:
             try:
                 if slot.ref is None or not slot.ref.alive:
-                    slot.ref = slot._new_worker("reference")
+                    slot.ref = slot.new_worker("reference")
                 r = slot.ref.call("peaks", 300.0)
                 self._peaks = DevicePeaks(bandwidth_gbps=r["bandwidth_gbps"], fp32_tflops=r["fp32_tflops"],
                                           bf16_tflops=r["bf16_tflops"], measured=True)
