@@ -1,0 +1,70 @@
+"""Runtime anti-hack checks on the CPU device, with static analysis switched off so that each runtime defence is
+shown to hold on its own. Every candidate reuses the suite's one C++ extension (no new builds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelmosaic.verify import Status, Verifier, VerifyConfig
+
+from . import kit
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def unguarded(build_cache):
+    config = VerifyConfig(device="cpu", trials=3, cache_dir=build_cache, static_checks=False, timing_budget_ms=20,
+                          timing_rounds=1, compile_baseline=False, run_timeout_s=30)
+    with Verifier(config) as verifier:
+        yield verifier
+
+
+@pytest.fixture(scope="module")
+def problem(tmp_path_factory):
+    return kit.write(tmp_path_factory.mktemp("rt-problem"), "problem.py", kit.PROBLEM_ADD_RELU)
+
+
+STATEFUL = '''
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+'''
+
+
+def _stateful(body: str) -> str:
+    src = kit.candidate("self.calls += 1\n        " + body)
+    return src.replace("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):" + STATEFUL + "\n")
+
+
+CASES = [
+    ("patched_checker", kit.candidate("return ext.add_relu(a, b)", extra="torch.allclose = lambda *a, **k: True"),
+     Status.integrity_violation, "runtime-integrity"),
+    ("patched_timer", kit.candidate("return ext.add_relu(a, b)", extra="import time\ntime.perf_counter = lambda: 0.0"),
+     Status.integrity_violation, "runtime-integrity"),
+    ("numerics_flag", kit.candidate("return ext.add_relu(a, b)", extra="torch.backends.cudnn.benchmark = True"),
+     Status.integrity_violation, "runtime-integrity"),
+    ("mutates_input", kit.candidate("out = ext.add_relu(a, b); a.zero_(); return out"),
+     Status.integrity_violation, "input-mutation"),
+    ("background_thread", kit.candidate("import threading, time; threading.Thread(target=time.sleep, args=(20,), "
+                                        "daemon=True).start(); return ext.add_relu(a, b)"),
+     Status.timing_anomaly, "background-threads"),
+    ("flaky", _stateful("return ext.add_relu(a, b) * (1.0 + 1e-2 * (self.calls % 2 == 0))"), Status.nondeterministic, None),
+    ("stale_after_checks", _stateful("if self.calls > 8:\n            return self.last\n        "
+                                     "self.last = ext.add_relu(a, b)\n        return self.last"),
+     Status.output_mismatch, "timed-output-check"),
+]
+
+
+@pytest.mark.parametrize(("name", "source", "status", "rule"), CASES, ids=[c[0] for c in CASES])
+def test_runtime_defence(unguarded, problem, tmp_path, name, source, status, rule):
+    v = unguarded.verify(problem, kit.write(tmp_path, f"{name}.py", source))
+    assert v.status == status, f"{v.status}: {v.message}"
+    if rule:
+        assert rule in {f.rule for f in v.findings}, v.findings
+
+
+def test_the_same_verifier_still_accepts_an_honest_candidate(unguarded, problem, tmp_path):
+    v = unguarded.verify(problem, kit.write(tmp_path, "honest.py", kit.candidate("return ext.add_relu(a, b)")))
+    assert v.accepted, v.message
+    assert not [f for f in v.findings if f.severity == "reject"]
