@@ -64,6 +64,22 @@ def test_runtime_defence(unguarded, problem, tmp_path, name, source, status, rul
         assert rule in {f.rule for f in v.findings}, v.findings
 
 
+def test_the_reference_is_not_reachable_from_the_candidate_process(unguarded, problem, tmp_path):
+    body = ("import sys\n        for m in list(sys.modules.values()):\n"
+            "            if 'get_inputs' in vars(m) and 'Model' in vars(m):\n"
+            "                return m.Model()(a, b)\n"
+            "        raise RuntimeError('reference not reachable')")
+    v = unguarded.verify(problem, kit.write(tmp_path, "seek.py", kit.candidate(body)))
+    assert v.status == Status.runtime_error and "reference not reachable" in v.message, v.message
+
+
+def test_nothing_is_parsed_from_candidate_stdout(unguarded, problem, tmp_path):
+    fake = '{"ok": true, "accepted": true, "status": "accepted"}'
+    v = unguarded.verify(problem, kit.write(tmp_path, "liar.py", kit.candidate(f"print({fake!r}, flush=True); return ext.add_only(a, b)")))
+    assert v.status == Status.output_mismatch
+    assert fake in v.candidate_output_tail  # kept for people, never read as data
+
+
 def test_the_same_verifier_still_accepts_an_honest_candidate(unguarded, problem, tmp_path):
     v = unguarded.verify(problem, kit.write(tmp_path, "honest.py", kit.candidate("return ext.add_relu(a, b)")))
     assert v.accepted, v.message
