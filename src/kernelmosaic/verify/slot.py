@@ -10,7 +10,10 @@ import functools
 import json
 import os
 import subprocess
+import sys
 import threading
+
+import torch
 
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
@@ -66,7 +69,10 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     info = CompileInfo()
     if "load_inline" not in source:
         return Status.accepted, "", info  # Triton or plain module: nothing to build ahead of loading
-    marker = config.cache_dir / "compiled" / f"{candidate_hash(source)}.json"
+    limits = worker_limits(config, "cpu", "compile")
+    # keyed by the toolchain too: a build that failed under one torch/arch/python must be retried under another
+    toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}"
+    marker = config.cache_dir / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
     if marker.is_file():  # this exact candidate built before: skip the compile worker if its builds are still there
         record = json.loads(marker.read_text())
         done = CompileInfo.model_validate(record["info"]).model_copy(update={"cache_hit": True, "seconds": 0.0})
@@ -74,7 +80,7 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
             return Status.compile_error, record["error"], done
         if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
             return Status.accepted, "", done
-    worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"))
+    worker = Worker("compile", "cpu", limits)
     try:
         worker.start()
         res = worker.call("compile", config.compile_timeout_s, candidate=candidate, cache_dir=str(config.cache_dir))
