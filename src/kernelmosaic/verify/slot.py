@@ -22,7 +22,7 @@ from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimi
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version"]
+__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version", "arch_env"]
 
 
 class InputError(ValueError):
@@ -35,33 +35,37 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     if role == "compile":
         env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
         if config.device == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:
-            arch = gpu_arch()  # ...so they are told which architecture to build for
-            if arch:
-                env["TORCH_CUDA_ARCH_LIST"] = arch
+            env.update(arch_env())  # ...so they are told which architecture to build for
     if device == "cpu" or role == "compile":
         return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env)
     return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env)
 
 
-@functools.cache
-def gpu_arch() -> str:
-    """Compute capability of the first visible GPU (e.g. `9.0`), read without initialising CUDA here."""
+def _nvidia_smi(field: str) -> str:
+    """One field of the first visible GPU, read without initialising CUDA in this process ("" without a GPU)."""
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"], capture_output=True,
                              text=True, timeout=30).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return ""
     return out[0] if out else ""
+
+
+@functools.cache
+def gpu_arch() -> str:
+    """Compute capability of the first visible GPU, e.g. `9.0`."""
+    return _nvidia_smi("compute_cap")
 
 
 @functools.cache
 def driver_version() -> str:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=30).stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out[0] if out else ""
+    return _nvidia_smi("driver_version")
+
+
+@functools.cache
+def arch_env() -> dict[str, str]:
+    """`TORCH_CUDA_ARCH_LIST` for processes that build or load CUDA code without seeing the GPU themselves."""
+    return {"TORCH_CUDA_ARCH_LIST": gpu_arch()} if gpu_arch() else {}
 
 
 def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo]:

@@ -22,7 +22,7 @@ from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.sanitize import run_sanitizer
-from kernelmosaic.verify.slot import DeviceSlot, InputError, compile_stage, driver_version, gpu_arch
+from kernelmosaic.verify.slot import DeviceSlot, InputError, arch_env, compile_stage, driver_version
 from kernelmosaic.verify.task_audit import audit_reference
 from kernelmosaic.verify.verdict import Census, Correctness, Env, Finding, Status, Verdict, WeightCopy
 
@@ -114,8 +114,7 @@ class Verifier:
         kernels = report_from_verdict(verdict)
         if self.config.device != "cuda":
             return ProfileReport(kernels=kernels, message="CPU device: no GPU kernels to profile")
-        arch = {"TORCH_CUDA_ARCH_LIST": gpu_arch()} if gpu_arch() else {}
-        digest, note = ncu_digest(Path(problem).resolve(), Path(candidate).resolve(), "cuda", arch)
+        digest, note = ncu_digest(Path(problem).resolve(), Path(candidate).resolve(), "cuda", arch_env())
         return ProfileReport(kernels=kernels, ncu_metrics=digest, message=note)
 
     def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None) -> Verdict:
@@ -162,8 +161,7 @@ class Verifier:
                 self._slots.put(slot)
             verdict.status, verdict.message = Status.accepted, _accepted_message(out)
             if self.config.sanitize and self.config.device == "cuda":
-                arch = {"TORCH_CUDA_ARCH_LIST": gpu_arch()} if gpu_arch() else {}
-                found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(), arch)
+                found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(), arch_env())
                 out.findings += found
         except Stop as stop:
             verdict.status, verdict.message = stop.status, stop.message

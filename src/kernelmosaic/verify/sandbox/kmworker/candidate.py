@@ -10,14 +10,11 @@ import torch
 from . import integrity
 from .census import kernel_census
 from .common import package_outputs, seed_all
-from .inputs import InputTemplate, to_device
+from .inputs import InputTemplate, cast_model, to_device
 from .loader import BuildRecorder, load_module
 from .timing import Timer
 
 __all__ = ["CandidateRole"]
-
-_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-
 
 class CandidateRole:
     def __init__(self, device: str) -> None:
@@ -48,8 +45,7 @@ class CandidateRole:
         if copied:
             model.load_state_dict({k: state_dict[k].to(own[k].dtype) for k in copied}, strict=False)
         model = model.eval()
-        if precision in _DTYPES:
-            model = model.to(_DTYPES[precision])
+        model = cast_model(model, precision)
         self.model = model.to(self.device)
         return {"copied": copied, "skipped": skipped, "integrity": integrity.diff(self.before)}
 

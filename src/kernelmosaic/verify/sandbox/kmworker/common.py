@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import platform
 import socket
 import sys
@@ -77,10 +76,3 @@ def package_outputs(out) -> dict:
         tensors.append(x.detach().to("cpu", copy=True).contiguous())
     return {"tuple": isinstance(out, tuple), "meta": meta, "tensors": tensors}
 
-
-def rss_bytes() -> int:
-    try:
-        with open(f"/proc/{os.getpid()}/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        return 0

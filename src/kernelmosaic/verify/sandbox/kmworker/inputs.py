@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["DISTRIBUTIONS", "apply_distribution", "cast_precision", "InputTemplate", "to_device"]
+__all__ = ["DISTRIBUTIONS", "apply_distribution", "cast_precision", "cast_model", "InputTemplate", "to_device"]
 
 DISTRIBUTIONS = ("given", "signed", "scaled")
 _DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -34,6 +34,11 @@ def cast_precision(inputs: list, precision: str) -> list:
         return inputs
     dtype = _DTYPES[precision]
     return _map(inputs, lambda t: t.to(dtype) if t.dtype == torch.float32 else t)
+
+
+def cast_model(model: torch.nn.Module, precision: str) -> torch.nn.Module:
+    """fp16/bf16 tasks run their models in that dtype; fp32 models are left as constructed."""
+    return model if precision == "fp32" else model.to(_DTYPES[precision])
 
 
 def apply_distribution(inputs: list, name: str, gen: torch.Generator) -> list:

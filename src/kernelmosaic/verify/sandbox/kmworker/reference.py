@@ -8,14 +8,11 @@ from __future__ import annotations
 import torch
 
 from .common import package_outputs, seed_all
-from .inputs import InputTemplate, apply_distribution, cast_precision, to_device
+from .inputs import InputTemplate, apply_distribution, cast_model, cast_precision, to_device
 from .loader import load_module
 from .timing import Timer
 
 __all__ = ["ReferenceRole"]
-
-_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
-
 
 def _finite(out) -> bool:
     items = out if isinstance(out, (tuple, list)) else [out]
@@ -39,8 +36,7 @@ class ReferenceRole:
         init_inputs = list(module.get_init_inputs())
         seed_all(seed)
         model = module.Model(*init_inputs).eval()
-        if precision in _DTYPES:
-            model = model.to(_DTYPES[precision])
+        model = cast_model(model, precision)
         self.model = model.to(self.device)
         self.template = InputTemplate(self._given(seed))
         self.compiled = None
