@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
 
@@ -113,6 +115,24 @@ def test_persisting_l2_window(unguarded_verifier, gpu_verifier, problems, tmp_pa
 def test_race_is_not_accepted(unguarded_verifier, problems, tmp_path):
     v = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "race.py", gk.matmul_candidate("ext.matmul_racy(a, b)")))
     assert v.status in (Status.output_mismatch, Status.nondeterministic), v.message
+
+
+def test_sanitize_catches_an_over_read_the_plain_run_misses(gpu_verifier, build_cache, tmp_path):
+    if shutil.which("compute-sanitizer") is None:
+        pytest.skip("compute-sanitizer is not installed")
+    problem = _write(tmp_path, "odd.py", gk.PROBLEM_ADD_RELU_ODD)
+    over = _write(tmp_path, "over.py", gk.cuda_candidate("ext.add_relu_overread(a, b)"))
+    honest = _write(tmp_path, "honest.py", gk.cuda_candidate("ext.add_relu(a, b)"))
+    plain = gpu_verifier.verify(problem, over, timing=False)
+    assert plain.accepted, plain.message  # correct values, no fault: only a memory checker sees the over-read
+    with Verifier(_config(build_cache, sanitize=True)) as sanitizing:
+        clean = sanitizing.verify(problem, honest, timing=False)
+        caught = sanitizing.verify(problem, over, timing=False)
+    assert clean.accepted, (clean.message, clean.sanitizer)
+    assert clean.sanitizer["memcheck"]["errors"] == 0 and clean.sanitizer["racecheck"]["errors"] == 0, clean.sanitizer
+    assert caught.status == Status.cuda_error, (caught.message, caught.sanitizer)
+    assert [f.rule for f in caught.rejected_by] == ["sanitizer-memcheck"], caught.findings
+    assert "overread_kernel" in caught.rejected_by[0].evidence or caught.sanitizer["memcheck"]["errors"] >= 1
 
 
 def test_triton_candidate_is_accepted(gpu_verifier, problems, tmp_path):

@@ -30,7 +30,8 @@ def report_from_verdict(verdict: Verdict) -> list[KernelStat]:
     return list(verdict.census.kernels) if verdict.census else []
 
 
-def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str, str], timeout_s: float = 300) -> tuple[dict, str]:
+def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str, str], build_cache: Path | None = None,
+               timeout_s: float = 300) -> tuple[dict, str]:
     """Per-kernel metrics from `ncu` (clocks left alone); ({}, why) where it is absent or fails."""
     ncu = shutil.which("ncu")
     if ncu is None:
@@ -38,7 +39,7 @@ def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str,
     env = {**os.environ, **cache_env, "PYTHONPATH": os.pathsep.join([str(WORKER_PACKAGE_DIR), os.environ.get("PYTHONPATH", "")])}
     cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "--csv", "--page", "raw",
            "--metrics", ",".join(NCU_METRICS), sys.executable, "-m", "kmworker.profile_one", str(problem), str(candidate),
-           "cuda" if device.startswith("cuda") else device]
+           "cuda" if device.startswith("cuda") else device, *([str(build_cache)] if build_cache else [])]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, start_new_session=True)
     except subprocess.TimeoutExpired:

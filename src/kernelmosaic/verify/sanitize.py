@@ -29,16 +29,18 @@ def parse_summary(output: str) -> int | None:
     return int(found[-1]) if found else None
 
 
-def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], timeout_s: float = 600) -> tuple[list[Finding], dict]:
+def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], build_cache: Path | None = None,
+                  timeout_s: float = 600) -> tuple[list[Finding], dict]:
     tool = shutil.which("compute-sanitizer")
     if tool is None:
         return [], {"ran": False, "note": "compute-sanitizer is not installed here"}
-    env = {**os.environ, **env_extra,
+    # Without the caching allocator every tensor is its own cudaMalloc, so memcheck sees bounds per tensor.
+    env = {**os.environ, **env_extra, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
            "PYTHONPATH": os.pathsep.join([str(WORKER_PACKAGE_DIR), os.environ.get("PYTHONPATH", "")])}
     findings, report = [], {"ran": True}
     for name, severity in TOOLS.items():
         cmd = [tool, "--tool", name, "--print-limit", "5", sys.executable, "-m", "kmworker.profile_one",
-               str(problem), str(candidate), "cuda"]
+               str(problem), str(candidate), "cuda", *([str(build_cache)] if build_cache else [])]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, start_new_session=True)
         except subprocess.TimeoutExpired:

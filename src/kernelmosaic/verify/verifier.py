@@ -114,7 +114,8 @@ class Verifier:
         kernels = report_from_verdict(verdict)
         if self.config.device != "cuda":
             return ProfileReport(kernels=kernels, message="CPU device: no GPU kernels to profile")
-        digest, note = ncu_digest(Path(problem).resolve(), Path(candidate).resolve(), "cuda", arch_env())
+        digest, note = ncu_digest(Path(problem).resolve(), Path(candidate).resolve(), "cuda", arch_env(),
+                                  self.config.cache_dir)
         return ProfileReport(kernels=kernels, ncu_metrics=digest, message=note)
 
     def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None) -> Verdict:
@@ -161,7 +162,8 @@ class Verifier:
                 self._slots.put(slot)
             verdict.status, verdict.message = Status.accepted, _accepted_message(out)
             if self.config.sanitize and self.config.device == "cuda":
-                found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(), arch_env())
+                found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(), arch_env(),
+                                                          self.config.cache_dir)
                 out.findings += found
         except Stop as stop:
             verdict.status, verdict.message = stop.status, stop.message
@@ -174,7 +176,10 @@ class Verifier:
         if out.weights:
             verdict.weights = WeightCopy.model_validate(out.weights)
         if verdict.status == Status.accepted and verdict.rejected_by:
-            verdict.status, verdict.message = Status.integrity_violation, f"rejected by `{verdict.rejected_by[0].rule}`"
+            first = verdict.rejected_by[0]
+            # A memory or race error found by compute-sanitizer is a CUDA fault the plain run got away with.
+            status = Status.cuda_error if first.rule.startswith("sanitizer-") else Status.integrity_violation
+            verdict.status, verdict.message = status, f"rejected by `{first.rule}`: {first.message}"
         verdict.accepted = verdict.status == Status.accepted
         verdict.seconds = round(time.perf_counter() - started, 3)
         return verdict
