@@ -6,6 +6,8 @@ Slow (they compile extensions); the CUDA/Triton ones also need a GPU and are ski
 from __future__ import annotations
 
 import importlib.util
+import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -48,7 +50,9 @@ def test_legit_fixture_builds_and_matches_reference(name, tmp_path, monkeypatch)
             pytest.skip("needs a CUDA GPU")
         if "triton" in name:
             pytest.importorskip("triton")
-    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path))
+    # scripts/gpu-check prebuilds the CUDA fixtures into the shared cache; elsewhere each test builds its own.
+    shared = os.environ.get("KERNELMOSAIC_CACHE")
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(Path(shared) / "legit-ext" if shared and needs_cuda else tmp_path))
     spec = importlib.util.spec_from_file_location(f"kmfixture_{name}", FIXTURES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

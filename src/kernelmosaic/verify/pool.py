@@ -119,7 +119,7 @@ class Worker:
             if error.get("cuda"):
                 self.poisoned = True  # a CUDA context that saw an error is never reused
             raise WorkerError(error)
-        return reply
+        return reply["result"]  # the payload alone: protocol keys never leak into typed results
 
     def _wait(self, timeout: float, what: str) -> dict:
         deadline = time.monotonic() + timeout

@@ -1,7 +1,7 @@
 """Worker entry point: `python -m kmworker --fd N --role reference|candidate|compile --device D`.
 
 Serves requests from the parent on the inherited socket until told to exit. Every request is answered with
-`{"ok": True, ...}` or `{"ok": False, "error": {...}}`; a failure that kills the process is seen by the parent as
+`{"ok": True, "result": {...}}` or `{"ok": False, "error": {...}}`; a failure that kills the process is seen by the parent as
 the socket closing, and classified there from the exit status.
 """
 
@@ -46,7 +46,7 @@ def main() -> None:
             return
         try:
             result = _dispatch(role, args.role, op, request.get("args", {}))
-            channel.send({"ok": True, **result})
+            channel.send({"ok": True, "result": result})
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides the status
             channel.send({"ok": False, "error": describe_error(exc)})
         sys.stdout.flush()
