@@ -20,13 +20,14 @@ from kernelmosaic.verify.verdict import Finding
 __all__ = ["TOOLS", "run_sanitizer", "parse_summary"]
 
 TOOLS = {"memcheck": "reject", "racecheck": "reject", "initcheck": "flag"}
-_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error", re.I)
+# memcheck/initcheck: "ERROR SUMMARY: 3 errors"; racecheck: "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)"
+_SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error|RACECHECK SUMMARY:.*?\((\d+)\s+errors?", re.I)
 
 
 def parse_summary(output: str) -> int | None:
     """Error count from compute-sanitizer's summary line; None when the run produced none."""
     found = _SUMMARY.findall(output)
-    return int(found[-1]) if found else None
+    return int(next(g for g in found[-1] if g)) if found else None
 
 
 def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], build_cache: Path | None = None,
