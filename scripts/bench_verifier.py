@@ -81,6 +81,7 @@ def main() -> None:
                                                    "compile_ms": verdict.timing.compile.median_ms if verdict.timing.compile else None,
                                                    "iqr_ms": verdict.timing.candidate.q3_ms - verdict.timing.candidate.q1_ms,
                                                    "samples": verdict.timing.candidate.samples,
+                                                   "escaped_ms": verdict.timing.escaped_ms,
                                                    "verdict_s": time.perf_counter() - t0})
     for rows in repeat.values():
         a, b = rows[0]["candidate_ms"], rows[1]["candidate_ms"]

@@ -53,6 +53,7 @@ def test_correct_cuda_kernel_accepted_with_both_speedups(gpu_verifier, problems,
     assert v.timing.compile is not None, v.timing.compile_baseline_error
     assert v.timing.speedup_vs_eager > 0 and v.timing.speedup_vs_compile > 0
     assert v.timing.l2_flush_bytes >= 2 * v.env.l2_bytes > 0
+    assert 0 <= v.timing.escaped_ms < 0.03
     assert v.census.custom >= 1
     assert v.env.device_name and v.env.capability and v.env.driver
 
@@ -90,6 +91,14 @@ def test_side_stream_gets_no_false_speedup(unguarded_verifier, gpu_verifier, pro
         assert side.status in (Status.output_mismatch, Status.nondeterministic, Status.timing_anomaly), side.message
     guarded = gpu_verifier.verify(problems / "mm.py", _write(tmp_path, "side2.py", gk.matmul_candidate("ext.matmul_side_stream(a, b)")))
     assert guarded.status == Status.static_reject and any(f.rule.startswith("streams") for f in guarded.findings)
+
+
+def test_work_left_running_on_a_side_stream_is_a_timing_anomaly(unguarded_verifier, problems, tmp_path):
+    """The answer is right (computed on the current stream), but 8 ms of work keeps the device busy afterwards."""
+    src = gk.matmul_candidate("ext.matmul_trailing_side_work(a, b)")
+    v = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "trail.py", src))
+    assert v.status == Status.timing_anomaly, v.message
+    assert [f.rule for f in v.rejected_by] == ["timing-escaped-work"], v.findings
 
 
 def test_aten_behind_a_dead_kernel(unguarded_verifier, gpu_verifier, problems, tmp_path):

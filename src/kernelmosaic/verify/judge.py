@@ -169,6 +169,7 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
     budget = config.timing_budget_ms
     samples: dict[str, list[float]] = {"candidate": [], "eager": [], "compile": []}
     host: list[float] = []
+    escaped: list[float] = []
     compile_error = "" if config.compile_baseline else "disabled"
     rng = random.Random(config.seed)
     checked = None
@@ -178,6 +179,7 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
         _integrity(res["integrity"], "timing")
         samples["candidate"] += res["samples"]
         host += res["host"]
+        escaped.append(res["escaped_ms"])
         checked = checked or (res["checked_inputs"], res["checked_outputs"])
         flush = res["flush_bytes"]
         samples["eager"] += _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager",
@@ -204,10 +206,29 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
     host_med = summarize(host).median_ms
     if cand_stat.median_ms > 0.05 and host_med > 0 and cand_stat.median_ms > 1.5 * host_med + 0.05:
         raise Stop(Status.timing_anomaly, f"device time {cand_stat.median_ms:.3f} ms exceeds host time {host_med:.3f} ms")
+    escaped_ms = sorted(escaped)[len(escaped) // 2]
+    if (finding := escaped_work(cand_stat.median_ms, escaped_ms)) is not None:
+        raise Stop(Status.timing_anomaly, finding.message, [finding])
     return Timing(
         candidate=cand_stat, eager=eager_stat, compile=comp_stat,
         compile_baseline_error="" if comp_stat else (compile_error or "no samples"),
         speedup_vs_eager=eager_stat.median_ms / max(cand_stat.median_ms, 1e-9),
         speedup_vs_compile=(comp_stat.median_ms / max(cand_stat.median_ms, 1e-9)) if comp_stat else None,
         timer="cuda_events" if cand.device.startswith("cuda") else "host", l2_flush_bytes=flush, input_sets=len(samples["candidate"]),
+        escaped_ms=escaped_ms,
     )
+
+
+ESCAPED_FLOOR_MS, ESCAPED_SHARE = 0.03, 0.15
+"""Work that finishes after the candidate's stream by more than max(floor, share × stream time), beyond the
+timing bracket's own cost, is work the stream-ordered time did not contain."""
+
+
+def escaped_work(stream_ms: float, escaped_ms: float) -> Finding | None:
+    """A finding when device-wide completion trails the candidate's stream (median over the timed calls)."""
+    if escaped_ms <= max(ESCAPED_FLOOR_MS, ESCAPED_SHARE * stream_ms):
+        return None
+    return Finding(rule="timing-escaped-work", severity="reject",
+                   message=f"the device stayed busy {escaped_ms:.3f} ms after the candidate's stream finished "
+                           f"({stream_ms:.3f} ms): work on other streams escapes the stream-ordered time",
+                   evidence=f"median trailing {escaped_ms:.4f} ms beyond the bracket's own cost")

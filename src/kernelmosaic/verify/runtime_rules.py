@@ -11,6 +11,7 @@ RUNTIME_RULES: dict[str, str] = {
     "background-threads": "threads alive after forward do work the timer never sees",
     "no-custom-kernel": "every kernel that ran came from ATen/cuBLAS/cuDNN: the candidate wrapped the library",
     "library-kernels": "library kernels ran beside the custom ones; part of the speed is the library's",
+    "timing-escaped-work": "the device kept working after the candidate's stream finished: side-stream work escapes the time",
     "timed-output-check": "a timed call returned a wrong result: cached, stale or unfinished work",
     "speed-of-light": "timed faster than the device's measured bandwidth and FLOP rate allow",
     "precision-downgrade": "further from a float64 reference than fp32 arithmetic allows: computed in lower precision",

@@ -109,6 +109,9 @@ class Timing(_Model):
     l2_flush_bytes: int = 0
     input_sets: int = 0
     """Distinct fresh input sets rotated across timed calls."""
+    escaped_ms: float = 0.0
+    """Median time the device stayed busy after the candidate's stream finished, beyond the timing bracket's own
+    cost (CUDA): work on other streams. Large values are `timing_anomaly`."""
 
 
 class CompileInfo(_Model):
