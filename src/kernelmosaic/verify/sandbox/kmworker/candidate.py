@@ -5,6 +5,8 @@ Everything it returns is data (tensors, numbers, strings); the judging happens i
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from . import integrity
@@ -57,6 +59,24 @@ class CandidateRole:
             b.fill_(float("nan"))
         del blocks
 
+    @contextlib.contextmanager
+    def _uninitialised_reads_nan(self):
+        """On the CPU, make every fresh ATen allocation NaN-filled (ints: their max) while the candidate runs.
+
+        glibc does not reliably hand the freed poison blocks back to the outputs, so CPU poisoning alone was a
+        coin toss; PyTorch's deterministic mode fills uninitialised memory itself (`warn_only`, so no op is
+        refused). On CUDA the block poisoning is what the H200 checks verified, and it stays the only layer.
+        """
+        if self.device != "cpu":
+            yield
+            return
+        was, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(was, warn_only=warn_only)
+
     @torch.no_grad()
     def run(self, trials: list[list], poison_sizes: list[int], repeat_first: bool = True) -> dict:
         results = []
@@ -65,7 +85,8 @@ class CandidateRole:
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             again = [x.clone() if isinstance(x, torch.Tensor) else x for x in before] if k == 0 and repeat_first else None
             self._poison(poison_sizes)  # last allocation before the call, so the outputs get the poisoned blocks
-            out = self.model(*inputs)
+            with self._uninitialised_reads_nan():
+                out = self.model(*inputs)
             if self.device.startswith("cuda"):
                 torch.cuda.synchronize()
             item = {"outputs": package_outputs(out),
@@ -74,7 +95,8 @@ class CandidateRole:
             if again is not None:
                 del out
                 self._poison(poison_sizes)
-                item["repeat"] = package_outputs(self.model(*again))
+                with self._uninitialised_reads_nan():
+                    item["repeat"] = package_outputs(self.model(*again))
             results.append(item)
             if k == 0:
                 self.template = InputTemplate(before)
