@@ -11,6 +11,7 @@ import argparse
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -51,9 +52,20 @@ def naive_event_ms(problem: Path, candidate: Path, reps: int = 50) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def sm_clock_mhz() -> str:
+    """The SM clock as nvidia-smi reads it (read only; the card's settings are never touched)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=10).stdout
+        return out.strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return "?"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="out/bench.json")
+    ap.add_argument("--runs", type=int, default=3, help="separate verifier runs per kernel (repeatability)")
     args = ap.parse_args()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -67,26 +79,29 @@ def main() -> None:
     config = VerifyConfig(device="cuda", trials=3, cache_dir=cache)  # the timing a user gets by default
     result: dict = {"device": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d"), "torch": torch.__version__}
 
+    # The peaks are measured by a verifier of their own: seconds of full-power matmuls right before a timed
+    # run were one suspect for the first run's noise (docs/benchmarks.md).
+    with Verifier(config) as v:
+        result["peaks"] = v.device_peaks().model_dump()
     repeat = {}
-    for run in (1, 2):  # two separate verifier runs: fresh worker processes each time
+    for run in range(1, args.runs + 1):  # separate verifier runs: fresh worker processes each time
         with Verifier(config) as v:
-            if run == 1:
-                result["peaks"] = v.device_peaks().model_dump()
             for key, prob, cand in (("add_relu_16M", "add.py", "add_ok.py"), ("tiled_matmul_2048", "mm.py", "mm_ok.py")):
+                clocks_before = sm_clock_mhz()
                 t0 = time.perf_counter()
                 verdict = v.verify(work / prob, work / cand)
                 assert verdict.accepted, verdict.message
-                repeat.setdefault(key, []).append({"candidate_ms": verdict.timing.candidate.median_ms,
+                repeat.setdefault(key, []).append({"run": run, "candidate_ms": verdict.timing.candidate.median_ms,
                                                    "eager_ms": verdict.timing.eager.median_ms,
                                                    "compile_ms": verdict.timing.compile.median_ms if verdict.timing.compile else None,
                                                    "iqr_ms": verdict.timing.candidate.q3_ms - verdict.timing.candidate.q1_ms,
                                                    "samples": verdict.timing.candidate.samples,
                                                    "escaped_ms": verdict.timing.escaped_ms,
+                                                   "sm_mhz_before": clocks_before, "sm_mhz_after": sm_clock_mhz(),
                                                    "verdict_s": time.perf_counter() - t0})
-    for rows in repeat.values():
-        a, b = rows[0]["candidate_ms"], rows[1]["candidate_ms"]
-        rows.append({"run2_over_run1": b / a})
     result["repeatability"] = repeat
+    result["spread"] = {key: max(r["candidate_ms"] for r in rows) / min(r["candidate_ms"] for r in rows) - 1
+                        for key, rows in repeat.items()}
 
     with Verifier(config.model_copy(update={"static_checks": False, "compile_baseline": False})) as v:
         ours = v.verify(work / "mm.py", work / "mm_side.py")
@@ -106,10 +121,14 @@ def main() -> None:
     lines = [f"device {result['device']}, torch {result['torch']}, {result['date']}", "",
              f"measured ceilings: copy {p['bandwidth_gbps']:.0f} GB/s, fp32 {p['fp32_tflops']:.1f} TFLOP/s, "
              f"bf16 {p['bf16_tflops']:.0f} TFLOP/s", "",
-             "| kernel | run 1 ms | run 2 ms | run2/run1 | eager ms | compile ms | samples |", "|---|---|---|---|---|---|---|"]
+             "| kernel | run | ms | IQR ms | eager ms | compile ms | escaped ms | SM MHz before/after | samples |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for key, rows in repeat.items():
-        lines.append(f"| {key} | {rows[0]['candidate_ms']:.4f} | {rows[1]['candidate_ms']:.4f} | {rows[2]['run2_over_run1']:.3f} | "
-                     f"{rows[0]['eager_ms']:.4f} | {rows[0]['compile_ms'] or float('nan'):.4f} | {rows[0]['samples']} |")
+        for r in rows:
+            lines.append(f"| {key} | {r['run']} | {r['candidate_ms']:.4f} | {r['iqr_ms']:.4f} | {r['eager_ms']:.4f} | "
+                         f"{r['compile_ms'] or float('nan'):.4f} | {r['escaped_ms']:.4f} | {r['sm_mhz_before']}/{r['sm_mhz_after']} | "
+                         f"{r['samples']} |")
+        lines.append(f"| {key} | max/min − 1 | {result['spread'][key]:.1%} | | | | | | |")
     s = result["side_stream"]
     lines += ["", "| side-stream tiled matmul 2048 | ms | speedup vs eager |", "|---|---|---|",
               f"| naive harness (default-stream events) | {s['naive_harness_ms']:.4f} | {s['naive_speedup_vs_eager']:.1f}x |",
