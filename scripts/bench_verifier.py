@@ -83,22 +83,25 @@ def main() -> None:
     # run were one suspect for the first run's noise (docs/benchmarks.md).
     with Verifier(config) as v:
         result["peaks"] = v.device_peaks().model_dump()
+    # Side by side in every run: the default window, and the same with a ~50 µs lead kernel that hides the host's
+    # launch latency (VerifyConfig.timing_lead_cycles), the suspect for the first run's noise on short kernels.
+    variants = {"plain": config, "lead": config.model_copy(update={"timing_lead_cycles": 100_000})}
     repeat = {}
     for run in range(1, args.runs + 1):  # separate verifier runs: fresh worker processes each time
-        with Verifier(config) as v:
-            for key, prob, cand in (("add_relu_16M", "add.py", "add_ok.py"), ("tiled_matmul_2048", "mm.py", "mm_ok.py")):
-                clocks_before = sm_clock_mhz()
-                t0 = time.perf_counter()
-                verdict = v.verify(work / prob, work / cand)
-                assert verdict.accepted, verdict.message
-                repeat.setdefault(key, []).append({"run": run, "candidate_ms": verdict.timing.candidate.median_ms,
-                                                   "eager_ms": verdict.timing.eager.median_ms,
-                                                   "compile_ms": verdict.timing.compile.median_ms if verdict.timing.compile else None,
-                                                   "iqr_ms": verdict.timing.candidate.q3_ms - verdict.timing.candidate.q1_ms,
-                                                   "samples": verdict.timing.candidate.samples,
-                                                   "escaped_ms": verdict.timing.escaped_ms,
-                                                   "sm_mhz_before": clocks_before, "sm_mhz_after": sm_clock_mhz(),
-                                                   "verdict_s": time.perf_counter() - t0})
+        for variant, vconfig in variants.items():
+            with Verifier(vconfig) as v:
+                for key, prob, cand in (("add_relu_16M", "add.py", "add_ok.py"), ("tiled_matmul_2048", "mm.py", "mm_ok.py")):
+                    clocks_before = sm_clock_mhz()
+                    t0 = time.perf_counter()
+                    verdict = v.verify(work / prob, work / cand)
+                    assert verdict.accepted, verdict.message
+                    timing = verdict.timing
+                    repeat.setdefault(f"{key} {variant}", []).append({
+                        "run": run, "candidate_ms": timing.candidate.median_ms, "eager_ms": timing.eager.median_ms,
+                        "compile_ms": timing.compile.median_ms if timing.compile else None,
+                        "iqr_ms": timing.candidate.q3_ms - timing.candidate.q1_ms, "samples": timing.candidate.samples,
+                        "escaped_ms": timing.escaped_ms, "sm_mhz_before": clocks_before, "sm_mhz_after": sm_clock_mhz(),
+                        "verdict_s": time.perf_counter() - t0})
     result["repeatability"] = repeat
     result["spread"] = {key: max(r["candidate_ms"] for r in rows) / min(r["candidate_ms"] for r in rows) - 1
                         for key, rows in repeat.items()}

@@ -42,6 +42,8 @@ CASES = [
      Status.integrity_violation, "runtime-integrity"),
     ("patched_timer", kit.candidate("return ext.add_relu(a, b)", extra="import time\ntime.perf_counter = lambda: 0.0"),
      Status.integrity_violation, "runtime-integrity"),
+    ("disabled_l2_flush", kit.candidate("return ext.add_relu(a, b)", extra="torch.Tensor.fill_ = lambda self, value: self"),
+     Status.integrity_violation, "runtime-integrity"),
     ("numerics_flag", kit.candidate("return ext.add_relu(a, b)", extra="torch.backends.cudnn.benchmark = True"),
      Status.integrity_violation, "runtime-integrity"),
     ("mutates_input", kit.candidate("out = ext.add_relu(a, b); a.zero_(); return out"),

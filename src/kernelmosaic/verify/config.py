@@ -54,6 +54,10 @@ class VerifyConfig(BaseModel):
     """Target measured time per timed subject per round; repetitions are chosen from it."""
     timing_rounds: int = 3
     """Rounds of interleaved timing (candidate, eager, compile)."""
+    timing_lead_cycles: int = 0
+    """CUDA: before each timed call, a spin kernel of this many GPU cycles keeps the device busy while the host
+    enqueues the call, so host launch latency stays out of the window (100_000 ≈ 50 µs at 2 GHz; 0 = off).
+    Off by default until the H200 measures it side by side (scripts/bench_verifier.py)."""
     input_sets: int = 4
     """Fresh input sets rotated across timed calls."""
     compile_timeout_s: float = 600.0

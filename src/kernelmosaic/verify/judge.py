@@ -175,7 +175,8 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
     checked = None
     for r in range(config.timing_rounds):
         res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
-                    budget_ms=budget, seed=config.seed + 1000 + r, l2_bytes=l2, check_at=rng.randrange(1 << 30))
+                    budget_ms=budget, seed=config.seed + 1000 + r, l2_bytes=l2, check_at=rng.randrange(1 << 30),
+                    lead_cycles=config.timing_lead_cycles)
         _integrity(res["integrity"], "timing")
         samples["candidate"] += res["samples"]
         host += res["host"]
@@ -183,11 +184,13 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
         checked = checked or (res["checked_inputs"], res["checked_outputs"])
         flush = res["flush_bytes"]
         samples["eager"] += _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager",
-                                  kind="eager", budget_ms=budget, seed=config.seed + 2000 + r, l2_bytes=l2)["samples"]
+                                  kind="eager", budget_ms=budget, seed=config.seed + 2000 + r, l2_bytes=l2,
+                                  lead_cycles=config.timing_lead_cycles)["samples"]
         if not compile_error:
             try:
                 samples["compile"] += ref.call("time", config.timing_timeout_s, kind="compile", budget_ms=budget,
-                                               seed=config.seed + 3000 + r, l2_bytes=l2)["samples"]
+                                               seed=config.seed + 3000 + r, l2_bytes=l2,
+                                               lead_cycles=config.timing_lead_cycles)["samples"]
             except WorkerError as exc:
                 compile_error = f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
             except WorkerDied as exc:  # a baseline that hangs or dies costs us the baseline, not the verdict

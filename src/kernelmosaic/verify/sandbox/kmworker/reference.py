@@ -107,14 +107,14 @@ class ReferenceRole:
         return {"outputs": package_outputs(self.model(*to_device(inputs, self.device)))}
 
     @torch.no_grad()
-    def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int) -> dict:
+    def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int, lead_cycles: int = 0) -> dict:
         fn = self.model
         if kind == "compile":
             if self.compiled is None:
                 self.compiled = torch.compile(self.model)
             fn = self.compiled
         gen = torch.Generator(device=self.device).manual_seed(seed)
-        timer = Timer(self.device, l2_bytes)
+        timer = Timer(self.device, l2_bytes, lead_cycles)
         result = timer.measure(fn, lambda: self.template.draw(gen), budget_ms)
         return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes}
 
