@@ -11,7 +11,6 @@ import argparse
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from verify import gpu_kit as gk  # noqa: E402
 
 from kernelmosaic.verify import Verifier, VerifyConfig  # noqa: E402
+from kernelmosaic.verify.slot import nvidia_smi  # noqa: E402
 
 
 def naive_event_ms(problem: Path, candidate: Path, reps: int = 50) -> float:
@@ -50,16 +50,6 @@ def naive_event_ms(problem: Path, candidate: Path, reps: int = 50) -> float:
         times.append(start.elapsed_time(end))
     torch.cuda.synchronize()
     return sorted(times)[len(times) // 2]
-
-
-def sm_clock_mhz() -> str:
-    """The SM clock as nvidia-smi reads it (read only; the card's settings are never touched)."""
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=10).stdout
-        return out.strip().splitlines()[0]
-    except (OSError, subprocess.SubprocessError, IndexError):
-        return "?"
 
 
 def main() -> None:
@@ -91,7 +81,7 @@ def main() -> None:
         for variant, vconfig in variants.items():
             with Verifier(vconfig) as v:
                 for key, prob, cand in (("add_relu_16M", "add.py", "add_ok.py"), ("tiled_matmul_2048", "mm.py", "mm_ok.py")):
-                    clocks_before = sm_clock_mhz()
+                    clocks_before = nvidia_smi("clocks.sm") or "?"
                     t0 = time.perf_counter()
                     verdict = v.verify(work / prob, work / cand)
                     assert verdict.accepted, verdict.message
@@ -100,7 +90,7 @@ def main() -> None:
                         "run": run, "candidate_ms": timing.candidate.median_ms, "eager_ms": timing.eager.median_ms,
                         "compile_ms": timing.compile.median_ms if timing.compile else None,
                         "iqr_ms": timing.candidate.q3_ms - timing.candidate.q1_ms, "samples": timing.candidate.samples,
-                        "escaped_ms": timing.escaped_ms, "sm_mhz_before": clocks_before, "sm_mhz_after": sm_clock_mhz(),
+                        "escaped_ms": timing.escaped_ms, "sm_mhz_before": clocks_before, "sm_mhz_after": (nvidia_smi("clocks.sm") or "?"),
                         "verdict_s": time.perf_counter() - t0})
     result["repeatability"] = repeat
     result["spread"] = {key: max(r["candidate_ms"] for r in rows) / min(r["candidate_ms"] for r in rows) - 1

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR"]
+__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,20 @@ def _rss(pid: int) -> int:
         return 0
 
 
+def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment plus `extra`, with the worker package first on PYTHONPATH (and no empty entry,
+    which would put the working directory on the worker's `sys.path`)."""
+    env = {**os.environ, **(extra or {})}
+    env["PYTHONPATH"] = os.pathsep.join([str(WORKER_PACKAGE_DIR), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def profile_one_command(problem: Path, candidate: Path, device: str, build_cache: Path | None) -> list[str]:
+    """`kmworker.profile_one` for an outside tool (ncu, compute-sanitizer) to run; extensions load from the cache."""
+    return [sys.executable, "-m", "kmworker.profile_one", str(problem), str(candidate), device,
+            *([str(build_cache)] if build_cache else [])]
+
+
 class Worker:
     def __init__(self, role: str, device: str, limits: WorkerLimits, scratch_root: Path | None = None) -> None:
         self.role, self.device, self.limits = role, device, limits
@@ -81,10 +95,7 @@ class Worker:
         from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
 
         parent_sock, child_sock = socket.socketpair()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(WORKER_PACKAGE_DIR), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env.update(self.limits.extra_env)
+        env = worker_env({"PYTHONDONTWRITEBYTECODE": "1", **self.limits.extra_env})
         device = self.device
         if device.startswith("cuda:"):
             env["CUDA_VISIBLE_DEVICES"] = device.split(":", 1)[1]

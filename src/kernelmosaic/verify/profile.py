@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-from kernelmosaic.verify.pool import WORKER_PACKAGE_DIR
+from kernelmosaic.verify.pool import profile_one_command, worker_env
 from kernelmosaic.verify.results import KernelStat
 from kernelmosaic.verify.verdict import Verdict
 
@@ -36,10 +34,10 @@ def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str,
     ncu = shutil.which("ncu")
     if ncu is None:
         return {}, "ncu is not installed here"
-    env = {**os.environ, **cache_env, "PYTHONPATH": os.pathsep.join([str(WORKER_PACKAGE_DIR), os.environ.get("PYTHONPATH", "")])}
+    env = worker_env(cache_env)
     cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "--csv", "--page", "raw",
-           "--metrics", ",".join(NCU_METRICS), sys.executable, "-m", "kmworker.profile_one", str(problem), str(candidate),
-           "cuda" if device.startswith("cuda") else device, *([str(build_cache)] if build_cache else [])]
+           "--metrics", ",".join(NCU_METRICS),
+           *profile_one_command(problem, candidate, "cuda" if device.startswith("cuda") else device, build_cache)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, start_new_session=True)
     except subprocess.TimeoutExpired:

@@ -7,14 +7,12 @@ claimed: the report says so.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-from kernelmosaic.verify.pool import WORKER_PACKAGE_DIR
+from kernelmosaic.verify.pool import profile_one_command, worker_env
 from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["TOOLS", "run_sanitizer", "parse_summary"]
@@ -36,12 +34,10 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
     if tool is None:
         return [], {"ran": False, "note": "compute-sanitizer is not installed here"}
     # Without the caching allocator every tensor is its own cudaMalloc, so memcheck sees bounds per tensor.
-    env = {**os.environ, **env_extra, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
-           "PYTHONPATH": os.pathsep.join([str(WORKER_PACKAGE_DIR), os.environ.get("PYTHONPATH", "")])}
+    env = worker_env({**env_extra, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
     findings, report = [], {"ran": True}
     for name, severity in TOOLS.items():
-        cmd = [tool, "--tool", name, "--print-limit", "5", sys.executable, "-m", "kmworker.profile_one",
-               str(problem), str(candidate), "cuda", *([str(build_cache)] if build_cache else [])]
+        cmd = [tool, "--tool", name, "--print-limit", "5", *profile_one_command(problem, candidate, "cuda", build_cache)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, start_new_session=True)
         except subprocess.TimeoutExpired:

@@ -22,7 +22,7 @@ from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimi
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version", "arch_env"]
+__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
 
 
 class InputError(ValueError):
@@ -41,7 +41,7 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env)
 
 
-def _nvidia_smi(field: str) -> str:
+def nvidia_smi(field: str) -> str:
     """One field of the first visible GPU, read without initialising CUDA in this process ("" without a GPU)."""
     try:
         out = subprocess.run(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"], capture_output=True,
@@ -54,12 +54,12 @@ def _nvidia_smi(field: str) -> str:
 @functools.cache
 def gpu_arch() -> str:
     """Compute capability of the first visible GPU, e.g. `9.0`."""
-    return _nvidia_smi("compute_cap")
+    return nvidia_smi("compute_cap")
 
 
 @functools.cache
 def driver_version() -> str:
-    return _nvidia_smi("driver_version")
+    return nvidia_smi("driver_version")
 
 
 @functools.cache

@@ -116,7 +116,7 @@ class CandidateRole:
         result = timer.measure(self.model, lambda: self.template.draw(gen), budget_ms, check_at=check_at)
         inputs, out = result["checked"]
         return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes,
-                "escaped_ms": result["escaped_ms"], "bracket_ms": result["bracket_ms"],
+                "escaped_ms": result["escaped_ms"],
                 "l2_reset": timer.l2_reset,
                 "checked_inputs": inputs, "checked_outputs": out,
                 "integrity": integrity.diff(self.before),

@@ -6,6 +6,7 @@ load from the verifier's content-hashed build cache (a hit after judging) instea
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import torch
@@ -17,10 +18,7 @@ from .loader import BuildRecorder, load_module
 def main() -> None:
     problem, candidate, device = sys.argv[1:4]
     prob = load_module(problem, "km_problem")
-    if len(sys.argv) > 4:
-        with BuildRecorder(sys.argv[4]):
-            cand = load_module(candidate, "km_candidate")
-    else:
+    with BuildRecorder(sys.argv[4]) if len(sys.argv) > 4 else contextlib.nullcontext():
         cand = load_module(candidate, "km_candidate")
     seed_all(0)
     model = cand.ModelNew(*prob.get_init_inputs()).eval().to(device)

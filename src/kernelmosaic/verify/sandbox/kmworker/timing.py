@@ -103,5 +103,5 @@ class Timer:
                 checked = ([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(out))
         trailing.sort()
         bracket = self._bracket_ms() if self.cuda else 0.0
-        return {"samples": samples, "host": host, "checked": checked, "bracket_ms": bracket,
+        return {"samples": samples, "host": host, "checked": checked,
                 "escaped_ms": max(trailing[len(trailing) // 2] - bracket, 0.0)}
