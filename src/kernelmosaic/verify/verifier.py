@@ -34,6 +34,9 @@ log = logging.getLogger(__name__)
 # Static findings that are plain failures rather than cheating keep the status a run would have given.
 _STATIC_STATUS = {"syntax-error": Status.compile_error, "missing-modelnew": Status.load_error,
                   "no-custom-kernel-defined": Status.no_custom_kernel, "no-kernel-launched": Status.no_custom_kernel}
+# Rejects found after an otherwise accepted run; any other is an integrity violation. A memory or race error
+# found by compute-sanitizer is a CUDA fault the plain run got away with.
+_LATE_REJECT_STATUS = {"sanitizer-memcheck": Status.cuda_error, "sanitizer-racecheck": Status.cuda_error}
 
 
 def visible_devices(kind: str) -> list[str]:
@@ -177,9 +180,8 @@ class Verifier:
             verdict.weights = WeightCopy.model_validate(out.weights)
         if verdict.status == Status.accepted and verdict.rejected_by:
             first = verdict.rejected_by[0]
-            # A memory or race error found by compute-sanitizer is a CUDA fault the plain run got away with.
-            status = Status.cuda_error if first.rule.startswith("sanitizer-") else Status.integrity_violation
-            verdict.status, verdict.message = status, f"rejected by `{first.rule}`: {first.message}"
+            verdict.status = _LATE_REJECT_STATUS.get(first.rule, Status.integrity_violation)
+            verdict.message = f"rejected by `{first.rule}`: {first.message}"
         verdict.accepted = verdict.status == Status.accepted
         verdict.seconds = round(time.perf_counter() - started, 3)
         return verdict
