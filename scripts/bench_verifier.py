@@ -73,13 +73,14 @@ def main() -> None:
     # run were one suspect for the first run's noise (docs/benchmarks.md).
     with Verifier(config) as v:
         result["peaks"] = v.device_peaks().model_dump()
-    # Side by side in every run: the default window, and the same with a ~50 µs lead kernel that hides the host's
-    # launch latency (VerifyConfig.timing_lead_cycles), the suspect for the first run's noise on short kernels.
-    variants = {"plain": config, "lead": config.model_copy(update={"timing_lead_cycles": 100_000})}
+    # Side by side in every run: the default window (a spin kernel ahead of each timed call hides the host's launch
+    # latency, VerifyConfig.timing_lead_us) and the same without it; the order alternates between runs.
+    variants = {"lead": config, "no lead": config.model_copy(update={"timing_lead_us": 0.0})}
     repeat = {}
     for run in range(1, args.runs + 1):  # separate verifier runs: fresh worker processes each time
-        for variant, vconfig in variants.items():
-            with Verifier(vconfig) as v:
+        order = list(variants) if run % 2 else list(variants)[::-1]
+        for variant in order:
+            with Verifier(variants[variant]) as v:
                 for key, prob, cand in (("add_relu_16M", "add.py", "add_ok.py"), ("tiled_matmul_2048", "mm.py", "mm_ok.py")):
                     clocks_before = nvidia_smi("clocks.sm") or "?"
                     t0 = time.perf_counter()
@@ -90,7 +91,8 @@ def main() -> None:
                         "run": run, "candidate_ms": timing.candidate.median_ms, "eager_ms": timing.eager.median_ms,
                         "compile_ms": timing.compile.median_ms if timing.compile else None,
                         "iqr_ms": timing.candidate.q3_ms - timing.candidate.q1_ms, "samples": timing.candidate.samples,
-                        "escaped_ms": timing.escaped_ms, "sm_mhz_before": clocks_before, "sm_mhz_after": (nvidia_smi("clocks.sm") or "?"),
+                        "escaped_ms": timing.escaped_ms, "lead_us": timing.lead_us,
+                        "sm_mhz_before": clocks_before, "sm_mhz_after": (nvidia_smi("clocks.sm") or "?"),
                         "verdict_s": time.perf_counter() - t0})
     result["repeatability"] = repeat
     result["spread"] = {key: max(r["candidate_ms"] for r in rows) / min(r["candidate_ms"] for r in rows) - 1
@@ -114,14 +116,14 @@ def main() -> None:
     lines = [f"device {result['device']}, torch {result['torch']}, {result['date']}", "",
              f"measured ceilings: copy {p['bandwidth_gbps']:.0f} GB/s, fp32 {p['fp32_tflops']:.1f} TFLOP/s, "
              f"bf16 {p['bf16_tflops']:.0f} TFLOP/s", "",
-             "| kernel | run | ms | IQR ms | eager ms | compile ms | escaped ms | SM MHz before/after | samples |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| kernel | run | ms | IQR ms | eager ms | compile ms | escaped ms | lead µs | SM MHz before/after | samples | verdict s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for key, rows in repeat.items():
         for r in rows:
             lines.append(f"| {key} | {r['run']} | {r['candidate_ms']:.4f} | {r['iqr_ms']:.4f} | {r['eager_ms']:.4f} | "
-                         f"{r['compile_ms'] or float('nan'):.4f} | {r['escaped_ms']:.4f} | {r['sm_mhz_before']}/{r['sm_mhz_after']} | "
-                         f"{r['samples']} |")
-        lines.append(f"| {key} | max/min − 1 | {result['spread'][key]:.1%} | | | | | | |")
+                         f"{r['compile_ms'] or float('nan'):.4f} | {r['escaped_ms']:.4f} | {r['lead_us']:.0f} | "
+                         f"{r['sm_mhz_before']}/{r['sm_mhz_after']} | {r['samples']} | {r['verdict_s']:.1f} |")
+        lines.append(f"| {key} | max/min − 1 | {result['spread'][key]:.1%} | | | | | | | | |")
     s = result["side_stream"]
     lines += ["", "| side-stream tiled matmul 2048 | ms | speedup vs eager |", "|---|---|---|",
               f"| naive harness (default-stream events) | {s['naive_harness_ms']:.4f} | {s['naive_speedup_vs_eager']:.1f}x |",

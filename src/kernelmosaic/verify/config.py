@@ -54,10 +54,10 @@ class VerifyConfig(BaseModel):
     """Target measured time per timed subject per round; repetitions are chosen from it."""
     timing_rounds: int = 3
     """Rounds of interleaved timing (candidate, eager, compile)."""
-    timing_lead_cycles: int = 0
-    """CUDA: before each timed call, a spin kernel of this many GPU cycles keeps the device busy while the host
-    enqueues the call, so host launch latency stays out of the window (100_000 ≈ 50 µs at 2 GHz; 0 = off).
-    Off by default until the H200 measures it side by side (scripts/bench_verifier.py)."""
+    timing_lead_us: float = Field(50.0, ge=0.0)
+    """CUDA: before each timed call a spin kernel keeps the device busy for at least this long (µs), and for twice
+    the host's measured enqueue time, so the window holds device time and not the host's launch latency, which
+    moves with host load (docs/benchmarks.md). 0 = off: the start event fires on an idle device."""
     input_sets: int = 4
     """Fresh input sets rotated across timed calls."""
     compile_timeout_s: float = 600.0

@@ -173,24 +173,28 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
     compile_error = "" if config.compile_baseline else "disabled"
     rng = random.Random(config.seed)
     checked = None
+    leads: list[float] = []
+    if not compile_error:  # built before any round, so its compile never shares the host with a timed subject
+        compile_error = _prepare_compile(ref, config)
     for r in range(config.timing_rounds):
         res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                     budget_ms=budget, seed=config.seed + 1000 + r, l2_bytes=l2, check_at=rng.randrange(1 << 30),
-                    lead_cycles=config.timing_lead_cycles)
+                    lead_us=config.timing_lead_us)
         _integrity(res["integrity"], "timing")
         samples["candidate"] += res["samples"]
         host += res["host"]
         escaped.append(res["escaped_ms"])
+        leads.append(res["lead_us"])
         checked = checked or (res["checked_inputs"], res["checked_outputs"])
         flush = res["flush_bytes"]
         samples["eager"] += _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager",
                                   kind="eager", budget_ms=budget, seed=config.seed + 2000 + r, l2_bytes=l2,
-                                  lead_cycles=config.timing_lead_cycles)["samples"]
+                                  lead_us=config.timing_lead_us)["samples"]
         if not compile_error:
             try:
                 samples["compile"] += ref.call("time", config.timing_timeout_s, kind="compile", budget_ms=budget,
                                                seed=config.seed + 3000 + r, l2_bytes=l2,
-                                               lead_cycles=config.timing_lead_cycles)["samples"]
+                                               lead_us=config.timing_lead_us)["samples"]
             except WorkerError as exc:
                 compile_error = f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
             except WorkerDied as exc:  # a baseline that hangs or dies costs us the baseline, not the verdict
@@ -218,8 +222,19 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
         speedup_vs_eager=eager_stat.median_ms / max(cand_stat.median_ms, 1e-9),
         speedup_vs_compile=(comp_stat.median_ms / max(cand_stat.median_ms, 1e-9)) if comp_stat else None,
         timer="cuda_events" if cand.device.startswith("cuda") else "host", l2_flush_bytes=flush, input_sets=len(samples["candidate"]),
-        escaped_ms=escaped_ms,
+        escaped_ms=escaped_ms, lead_us=max(leads),
     )
+
+
+def _prepare_compile(ref: Worker, config: VerifyConfig) -> str:
+    """Build and run the `torch.compile` baseline once; returns why it failed ("" when it did not)."""
+    try:
+        ref.call("prepare_compile", config.timing_timeout_s, seed=config.seed + 3000)
+    except WorkerError as exc:
+        return f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
+    except WorkerDied as exc:  # a baseline that hangs or dies costs us the baseline, not the verdict
+        raise Stop(Status.bad_problem, f"the reference worker died while building torch.compile: {exc.detail}") from exc
+    return ""
 
 
 ESCAPED_FLOOR_MS, ESCAPED_SHARE = 0.03, 0.15

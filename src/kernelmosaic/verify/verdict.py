@@ -112,6 +112,9 @@ class Timing(_Model):
     escaped_ms: float = 0.0
     """Median time the device stayed busy after the candidate's stream finished, beyond the timing bracket's own
     cost (CUDA): work on other streams. Large values are `timing_anomaly`."""
+    lead_us: float = 0.0
+    """Longest spin kernel run before the candidate's timed calls (CUDA; 0 = none): it hides the host's launch
+    latency, so the times are device time."""
 
 
 class CompileInfo(_Model):

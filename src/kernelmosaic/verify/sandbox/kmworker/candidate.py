@@ -110,13 +110,13 @@ class CandidateRole:
         return kernel_census(self.model, to_device(host_inputs, self.device))
 
     @torch.no_grad()
-    def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_cycles: int = 0) -> dict:
+    def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0) -> dict:
         gen = torch.Generator(device=self.device).manual_seed(seed)
-        timer = Timer(self.device, l2_bytes, lead_cycles)
+        timer = Timer(self.device, l2_bytes, lead_us)
         result = timer.measure(self.model, lambda: self.template.draw(gen), budget_ms, check_at=check_at)
         inputs, out = result["checked"]
         return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes,
-                "escaped_ms": result["escaped_ms"],
+                "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],
                 "l2_reset": timer.l2_reset,
                 "checked_inputs": inputs, "checked_outputs": out,
                 "integrity": integrity.diff(self.before),

@@ -6,12 +6,17 @@ Three events bracket it: `start`, `stream_end` recorded on the current stream wh
 trip in it); start→end minus the same bracket around a no-op is the work that finished after the stream did
 (side streams, deferred launches), which the parent turns into `timing_anomaly`. Repetitions are chosen by
 time, as Triton's `do_bench` does.
+
+On CUDA, a spin kernel ("lead") runs before the start event, so the device is busy while the host enqueues
+the call: the window holds device time, not the host's launch latency (which moves with host load). The lead
+covers at least `lead_us` and twice the 90th percentile of the host's enqueue time measured during warm-up.
 """
 
 from __future__ import annotations
 
 import ctypes
 import time
+from typing import NamedTuple
 
 import torch
 
@@ -20,6 +25,8 @@ from .common import package_outputs
 __all__ = ["Timer"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
+_MAX_LEAD_US = 20_000.0
+_GUESS_CYCLES_PER_US = 2000.0  # until calibrated: ~2 GHz, the H100/H200 boost clock
 
 
 def _reset_persisting_l2() -> bool:
@@ -32,11 +39,24 @@ def _reset_persisting_l2() -> bool:
     return fn() == 0
 
 
+class Sample(NamedTuple):
+    stream_ms: float
+    """start → the call's stream is done (what is reported)."""
+    full_ms: float
+    """start → the whole device is done."""
+    host_ms: float
+    """Host wall time of the call and its synchronisation."""
+    enqueue_ms: float
+    """Host time to enqueue the call (start event to stream_end event)."""
+    out: object
+
+
 class Timer:
-    def __init__(self, device: str, l2_bytes: int, lead_cycles: int = 0) -> None:
+    def __init__(self, device: str, l2_bytes: int, lead_us: float = 0.0) -> None:
         self.device = device
         self.cuda = device.startswith("cuda")
-        self.lead_cycles = int(lead_cycles) if self.cuda else 0
+        self.lead_us = float(lead_us) if self.cuda else 0.0
+        self.lead_cycles = int(self.lead_us * _GUESS_CYCLES_PER_US)
         flush_bytes = max(2 * l2_bytes, 64 << 20) if self.cuda else 32 << 20
         self.flush = torch.empty(flush_bytes // 4, dtype=torch.int32, device=device)
         self.flush_bytes = flush_bytes
@@ -46,15 +66,15 @@ class Timer:
         if self.cuda:
             torch.cuda.synchronize()
 
-    def one(self, fn, inputs: list) -> tuple[float, float, float, object]:
-        """Time one call; returns (stream ms, device-wide ms, host ms, output). On the CPU all three are host ms."""
+    def one(self, fn, inputs: list) -> Sample:
+        """Time one call. On the CPU every figure is host ms."""
         self.flush.fill_(1)
         self._sync()
         if not self.cuda:
             t0 = time.perf_counter()
             out = fn(*inputs)
             ms = (time.perf_counter() - t0) * 1e3
-            return ms, ms, ms, out
+            return Sample(ms, ms, ms, ms, out)
         start, stream_end, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         if self.lead_cycles:
             torch.cuda._sleep(self.lead_cycles)  # the device is busy while the host enqueues the call below
@@ -62,46 +82,73 @@ class Timer:
         start.record()
         out = fn(*inputs)
         stream_end.record()
+        enqueue_ms = (time.perf_counter() - t0) * 1e3
         torch.cuda.synchronize()
         end.record()
         end.synchronize()
         host_ms = (time.perf_counter() - t0) * 1e3
-        return start.elapsed_time(stream_end), start.elapsed_time(end), host_ms, out
+        return Sample(start.elapsed_time(stream_end), start.elapsed_time(end), host_ms, enqueue_ms, out)
+
+    def _cycles_per_us(self) -> float:
+        """The spin kernel's clock, measured now (after warm-up, so at the clock the timed calls run at)."""
+        cycles = 2_000_000
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        return cycles / max(start.elapsed_time(end) * 1e3, 1.0)
+
+    def _set_lead(self, enqueue_ms: list[float]) -> float:
+        """Size the lead from the measured enqueue times; returns it in µs."""
+        if not self.lead_us:
+            return 0.0
+        p90 = sorted(enqueue_ms)[int(0.9 * (len(enqueue_ms) - 1))] * 1e3
+        lead_us = min(max(self.lead_us, 2 * p90), _MAX_LEAD_US)
+        self.lead_cycles = int(lead_us * self._cycles_per_us())
+        return lead_us
 
     def _bracket_ms(self, calls: int = 15) -> float:
         """Median of (device-wide − stream) time around a call that does nothing: the bracket's own cost."""
-        gaps = sorted(full - stream for stream, full, _, _ in (self.one(lambda: None, []) for _ in range(calls)))
+        gaps = sorted(s.full_ms - s.stream_ms for s in (self.one(lambda: None, []) for _ in range(calls)))
         return gaps[len(gaps) // 2]
 
-    def measure(self, fn, draw, budget_ms: float, check_at: int = -1) -> dict:
-        """Warm up, pick repetitions from the measured cost, and time every call with fresh inputs from `draw()`.
+    def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True) -> dict:
+        """Warm up, size the lead, pick repetitions from the measured cost, and time every call with fresh inputs.
 
         `check_at`: index of the timed call whose inputs and output are returned for checking by the parent.
+        `escaped`: also measure the bracket's own cost and report the work that escaped the stream (CUDA).
         """
         if self.cuda:
             self.l2_reset = _reset_persisting_l2() or self.l2_reset
-        warm_ms, warm_calls = 0.0, 0
-        wall0 = time.perf_counter()
-        while warm_calls < 3 or (warm_ms < 25.0 and warm_calls < 50):
-            ms, _, _, _ = self.one(fn, draw())
-            warm_ms += ms
-            warm_calls += 1
-        est = max(warm_ms / warm_calls, 1e-3)
-        # a call's wall cost includes drawing fresh inputs and flushing L2: bound the wall time too
-        wall = max((time.perf_counter() - wall0) * 1e3 / warm_calls, est)
+        warm_ms, warm_wall_ms, enqueue = 0.0, 0.0, []
+        while len(enqueue) < 3 or (warm_ms < 25.0 and len(enqueue) < 50):
+            t0 = time.perf_counter()
+            s = self.one(fn, draw())
+            warm_wall_ms += (time.perf_counter() - t0) * 1e3
+            warm_ms += s.stream_ms
+            enqueue.append(s.enqueue_ms)
+        calls = len(enqueue)
+        warm_lead_us = self.lead_cycles / _GUESS_CYCLES_PER_US
+        lead_us = self._set_lead(enqueue)
+        est = max(warm_ms / calls, 1e-3)
+        # a call's wall cost includes drawing fresh inputs, flushing L2 and the lead: bound the wall time too
+        wall = max(warm_wall_ms / calls + (lead_us - warm_lead_us) / 1e3, est)
         reps = int(min(max(min(budget_ms / est, 4 * budget_ms / wall), _MIN_REPS), _MAX_REPS))
         samples, host, trailing = [], [], []
         checked = None
         check_at = check_at % reps if check_at >= 0 else -1
         for i in range(reps):
             inputs = draw()
-            ms, full_ms, host_ms, out = self.one(fn, inputs)
-            samples.append(ms)
-            trailing.append(full_ms - ms)
-            host.append(host_ms)
+            s = self.one(fn, inputs)
+            samples.append(s.stream_ms)
+            trailing.append(s.full_ms - s.stream_ms)
+            host.append(s.host_ms)
             if i == check_at:  # copied at once: work still running after forward returned shows as a mismatch
-                checked = ([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(out))
-        trailing.sort()
-        bracket = self._bracket_ms() if self.cuda else 0.0
-        return {"samples": samples, "host": host, "checked": checked,
-                "escaped_ms": max(trailing[len(trailing) // 2] - bracket, 0.0)}
+                checked = ([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(s.out))
+        result = {"samples": samples, "host": host, "checked": checked, "lead_us": lead_us, "escaped_ms": None}
+        if escaped:
+            trailing.sort()
+            bracket = self._bracket_ms() if self.cuda else 0.0
+            result["escaped_ms"] = max(trailing[len(trailing) // 2] - bracket, 0.0)
+        return result
