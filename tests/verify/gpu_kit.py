@@ -103,6 +103,16 @@ torch::Tensor add_relu_overread(torch::Tensor a, torch::Tensor b) {
     return out;
 }
 
+__global__ void spin_forever_kernel(volatile const int* flag) {
+    while (*flag == 0) {}  // the flag is zero and nobody writes it: the kernel never ends
+}
+
+torch::Tensor hang(torch::Tensor a, torch::Tensor b) {
+    auto flag = torch::zeros({1}, a.options().dtype(torch::kInt32));
+    spin_forever_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(flag.data_ptr<int>());
+    return a + b;
+}
+
 torch::Tensor out_of_bounds(torch::Tensor a, torch::Tensor b) {
     auto out = torch::empty_like(a);
     int64_t n = a.numel();
@@ -127,6 +137,7 @@ torch::Tensor add_relu(torch::Tensor a, torch::Tensor b);
 torch::Tensor half_written(torch::Tensor a, torch::Tensor b);
 torch::Tensor out_of_bounds(torch::Tensor a, torch::Tensor b);
 torch::Tensor add_relu_overread(torch::Tensor a, torch::Tensor b);
+torch::Tensor hang(torch::Tensor a, torch::Tensor b);
 '''
 
 MATMUL_KERNELS = _HEAD + r'''
