@@ -7,6 +7,7 @@ A failure at any phase ends the flow through `Stop`, which carries the status; n
 from __future__ import annotations
 
 import random
+import statistics
 from dataclasses import dataclass, field
 
 from kernelmosaic.verify.compare import compare_outputs, error_vs_float64, output_nbytes
@@ -175,7 +176,7 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
     checked = None
     leads: list[float] = []
     if not compile_error:  # built before any round, so its compile never shares the host with a timed subject
-        compile_error = _prepare_compile(ref, config)
+        compile_error = _baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=config.seed + 3000)[1]
     for r in range(config.timing_rounds):
         res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                     budget_ms=budget, seed=config.seed + 1000 + r, l2_bytes=l2, check_at=rng.randrange(1 << 30),
@@ -191,15 +192,10 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
                                   kind="eager", budget_ms=budget, seed=config.seed + 2000 + r, l2_bytes=l2,
                                   lead_us=config.timing_lead_us)["samples"]
         if not compile_error:
-            try:
-                samples["compile"] += ref.call("time", config.timing_timeout_s, kind="compile", budget_ms=budget,
-                                               seed=config.seed + 3000 + r, l2_bytes=l2,
-                                               lead_us=config.timing_lead_us)["samples"]
-            except WorkerError as exc:
-                compile_error = f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
-            except WorkerDied as exc:  # a baseline that hangs or dies costs us the baseline, not the verdict
-                compile_error = f"torch.compile baseline: {exc.detail}"
-                raise Stop(Status.bad_problem, f"the reference worker died while timing torch.compile: {exc.detail}") from exc
+            comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
+                                                 budget_ms=budget, seed=config.seed + 3000 + r, l2_bytes=l2,
+                                                 lead_us=config.timing_lead_us)
+            samples["compile"] += comp["samples"] if comp else []
     expected = _call(ref, "compute", config.run_timeout_s, Status.bad_problem, "reference on a timed input",
                      inputs=checked[0])["outputs"]
     atol, rtol = config.tolerances()
@@ -213,7 +209,7 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
     host_med = summarize(host).median_ms
     if cand_stat.median_ms > 0.05 and host_med > 0 and cand_stat.median_ms > 1.5 * host_med + 0.05:
         raise Stop(Status.timing_anomaly, f"device time {cand_stat.median_ms:.3f} ms exceeds host time {host_med:.3f} ms")
-    escaped_ms = sorted(escaped)[len(escaped) // 2]
+    escaped_ms = statistics.median_high(escaped)
     if (finding := escaped_work(cand_stat.median_ms, escaped_ms)) is not None:
         raise Stop(Status.timing_anomaly, finding.message, [finding])
     return Timing(
@@ -226,15 +222,15 @@ def _time(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfi
     )
 
 
-def _prepare_compile(ref: Worker, config: VerifyConfig) -> str:
-    """Build and run the `torch.compile` baseline once; returns why it failed ("" when it did not)."""
+def _baseline_call(ref: Worker, op: str, config: VerifyConfig, what: str, **args) -> tuple[dict | None, str]:
+    """One call for the `torch.compile` baseline: (result, "") or (None, why it failed). A baseline that fails
+    costs the baseline, not the verdict; a reference worker that dies is `bad_problem`."""
     try:
-        ref.call("prepare_compile", config.timing_timeout_s, seed=config.seed + 3000)
+        return ref.call(op, config.timing_timeout_s, **args), ""
     except WorkerError as exc:
-        return f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
-    except WorkerDied as exc:  # a baseline that hangs or dies costs us the baseline, not the verdict
-        raise Stop(Status.bad_problem, f"the reference worker died while building torch.compile: {exc.detail}") from exc
-    return ""
+        return None, f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
+    except WorkerDied as exc:
+        raise Stop(Status.bad_problem, f"the reference worker died while {what}: {exc.detail}") from exc
 
 
 ESCAPED_FLOOR_MS, ESCAPED_SHARE = 0.03, 0.15

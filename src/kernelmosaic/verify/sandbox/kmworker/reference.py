@@ -106,25 +106,24 @@ class ReferenceRole:
     def compute(self, inputs: list) -> dict:
         return {"outputs": package_outputs(self.model(*to_device(inputs, self.device)))}
 
+    def _compiled(self):
+        if self.compiled is None:
+            self.compiled = torch.compile(self.model)
+        return self.compiled
+
     @torch.no_grad()
     def prepare_compile(self, seed: int) -> dict:
         """Build the `torch.compile` baseline and run it once, before any timing round: Inductor's compile (and
         its worker processes starting up) must not load the host while another subject is being timed."""
-        if self.compiled is None:
-            self.compiled = torch.compile(self.model)
         gen = torch.Generator(device=self.device).manual_seed(seed)
-        self.compiled(*self.template.draw(gen))
+        self._compiled()(*self.template.draw(gen))
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
         return {}
 
     @torch.no_grad()
     def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int, lead_us: float = 0.0) -> dict:
-        fn = self.model
-        if kind == "compile":
-            if self.compiled is None:
-                self.compiled = torch.compile(self.model)
-            fn = self.compiled
+        fn = self._compiled() if kind == "compile" else self.model
         gen = torch.Generator(device=self.device).manual_seed(seed)
         timer = Timer(self.device, l2_bytes, lead_us)
         result = timer.measure(fn, lambda: self.template.draw(gen), budget_ms, escaped=False)

@@ -15,6 +15,7 @@ covers at least `lead_us` and twice the 90th percentile of the host's enqueue ti
 from __future__ import annotations
 
 import ctypes
+import statistics
 import time
 from typing import NamedTuple
 
@@ -110,8 +111,7 @@ class Timer:
 
     def _bracket_ms(self, calls: int = 15) -> float:
         """Median of (device-wide − stream) time around a call that does nothing: the bracket's own cost."""
-        gaps = sorted(s.full_ms - s.stream_ms for s in (self.one(lambda: None, []) for _ in range(calls)))
-        return gaps[len(gaps) // 2]
+        return statistics.median_high(s.full_ms - s.stream_ms for s in (self.one(lambda: None, []) for _ in range(calls)))
 
     def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True) -> dict:
         """Warm up, size the lead, pick repetitions from the measured cost, and time every call with fresh inputs.
@@ -129,11 +129,10 @@ class Timer:
             warm_ms += s.stream_ms
             enqueue.append(s.enqueue_ms)
         calls = len(enqueue)
-        warm_lead_us = self.lead_cycles / _GUESS_CYCLES_PER_US
         lead_us = self._set_lead(enqueue)
         est = max(warm_ms / calls, 1e-3)
-        # a call's wall cost includes drawing fresh inputs, flushing L2 and the lead: bound the wall time too
-        wall = max(warm_wall_ms / calls + (lead_us - warm_lead_us) / 1e3, est)
+        # a call's wall cost includes drawing fresh inputs, flushing L2 and the lead (warm-up ran the floor)
+        wall = max(warm_wall_ms / calls + (lead_us - self.lead_us) / 1e3, est)
         reps = int(min(max(min(budget_ms / est, 4 * budget_ms / wall), _MIN_REPS), _MAX_REPS))
         samples, host, trailing = [], [], []
         checked = None
@@ -148,7 +147,6 @@ class Timer:
                 checked = ([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(s.out))
         result = {"samples": samples, "host": host, "checked": checked, "lead_us": lead_us, "escaped_ms": None}
         if escaped:
-            trailing.sort()
             bracket = self._bracket_ms() if self.cuda else 0.0
-            result["escaped_ms"] = max(trailing[len(trailing) // 2] - bracket, 0.0)
+            result["escaped_ms"] = max(statistics.median_high(trailing) - bracket, 0.0)
         return result
