@@ -22,11 +22,13 @@ __all__ = [
     "CandidateRow",
     "VerdictRow",
     "SolutionRow",
+    "ReviewEventRow",
     "utcnow",
 ]
 
-SCHEMA_VERSION = 1
-"""Bumped whenever a table changes shape; recorded in `meta` so an old program refuses a newer file."""
+SCHEMA_VERSION = 2
+"""Bumped whenever a table changes shape; recorded in `meta` so an old program refuses a newer file
+(`store/migrate.py` brings older files forward)."""
 
 _Json = JSON().with_variant(JSONB(), "postgresql")
 
@@ -67,12 +69,18 @@ class EpisodeRow(Base):
     problem_sha256: Mapped[str] = mapped_column(String(64), default="")
     status: Mapped[str] = mapped_column(String(16), default="running")
     exit_reason: Mapped[str] = mapped_column(String(64), default="")
+    exit_detail: Mapped[str] = mapped_column(Text, default="")
+    """Why it ended, for people: the HTTP status and message of a model failure, an exception, a budget."""
     # use_alter: episodes and candidates point at each other.
     best_candidate_id: Mapped[int | None] = mapped_column(
         ForeignKey("candidates.id", use_alter=True, name="fk_episode_best_candidate"), default=None
     )
     totals: Mapped[dict[str, Any] | None] = mapped_column(default=None)
     """Null until the agent checkpoints or finishes; readers then derive totals from the events."""
+    task_flags: Mapped[list[str]] = mapped_column(_Json, default=list)
+    """`task-*` rules seen on the episode's verdicts, and `task-audit-failed` when it ran on a failed audit."""
+    header: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """Trajectory header fields the events do not hold: the tool schemas offered, a replay's origin model."""
     started: Mapped[datetime] = mapped_column(default=utcnow)
     finished: Mapped[datetime | None] = mapped_column(default=None)
 
@@ -114,7 +122,9 @@ class VerdictRow(Base):
 
 
 class SolutionRow(Base):
-    """A verified solution: only written for a candidate with an accepted verdict."""
+    """A candidate that passes `contracts.verified.check_candidate` on its own record (latest verdict accepted,
+    timed, sanitized on CUDA). `verified` is false when its task is flagged: such rows are kept, marked, and
+    never counted. A later rejection deletes the row (its verdicts stay)."""
 
     __tablename__ = "solutions"
     __table_args__ = (UniqueConstraint("episode_id", "candidate_id", name="uq_solution_episode_candidate"),)
@@ -122,5 +132,32 @@ class SolutionRow(Base):
     episode_id: Mapped[int] = mapped_column(ForeignKey("episodes.id"), index=True)
     candidate_id: Mapped[int] = mapped_column(ForeignKey("candidates.id"))
     verdict_id: Mapped[int] = mapped_column(ForeignKey("verdicts.id"))
+    """Its latest verdict."""
     step: Mapped[int] = mapped_column(Integer, default=0)
+    verdict_ids: Mapped[list[int]] = mapped_column(_Json, default=list)
+    """The accepted verdicts (ids) it rests on: every one since its last rejection."""
+    timed: Mapped[bool] = mapped_column(Boolean, default=False)
+    sanitized: Mapped[bool] = mapped_column(Boolean, default=False)
+    verified: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Counted as solved: also its task carries no flag."""
+    task_flags: Mapped[list[str]] = mapped_column(_Json, default=list)
+    created: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ReviewEventRow(Base):
+    """One entry of the human review's audit log: a decision or an edit. Rows are only ever inserted
+    (`store/reviews.py` installs triggers that refuse UPDATE and DELETE)."""
+
+    __tablename__ = "review_events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    task_id: Mapped[str] = mapped_column(String(300), index=True)
+    reference_sha256: Mapped[str] = mapped_column(String(64), default="")
+    kind: Mapped[str] = mapped_column(String(16))
+    """`decision` or `edit`."""
+    decision: Mapped[str] = mapped_column(String(16), default="")
+    """`accept`, `reject` or `needs-edit` for a decision; empty for an edit."""
+    reason: Mapped[str] = mapped_column(Text, default="")
+    changes: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    """For an edit: field -> {"old": ..., "new": ...}."""
+    reviewer: Mapped[str] = mapped_column(String(200))
     created: Mapped[datetime] = mapped_column(default=utcnow)

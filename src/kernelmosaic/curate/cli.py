@@ -1,0 +1,129 @@
+"""`kernelmosaic curate select|duplicates`: diversity-aware selection with quotas, and duplicate clusters."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from kernelmosaic.curate.duplicates import DuplicateConfig, find_duplicates
+from kernelmosaic.curate.select import SelectConfig
+from kernelmosaic.tasks.errors import TaskFormatError
+from kernelmosaic.tasks.schema import Task
+
+__all__ = ["app", "load_select_config"]
+
+app = typer.Typer(no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+_CACHE = Path.home() / ".cache" / "kernelmosaic" / "embeddings"
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _load(source: str) -> list[Task]:
+    from kernelmosaic.tasks.sources import load_tasks
+
+    try:
+        tasks = load_tasks(source)
+    except TaskFormatError as exc:
+        raise _fail(str(exc)) from None
+    ids = [t.id for t in tasks]
+    if len(set(ids)) != len(ids):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise _fail(f"{source}: task ids appear more than once: {', '.join(twice[:10])}")
+    return tasks
+
+
+def load_select_config(path: Path | None, overrides: dict) -> SelectConfig:
+    """The `[select]` table of a TOML file (when given) with command-line values on top."""
+    data: dict = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8")).get("select", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise _fail(f"{path}: {exc}") from None
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        section, _, name = key.rpartition(".")
+        (data.setdefault(section, {}) if section else data)[name] = value
+    try:
+        return SelectConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = f"{path} [select]" if path else "options"
+        raise _fail(f"{where}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+
+
+@app.command("select")
+def select_command(
+    tasks: str = typer.Option("builtin", "--tasks", help="Task source: builtin, a folder, a .parquet, kernelbench:PATH."),
+    budget: int | None = typer.Option(None, "--budget", help="How many tasks to select (required here or in --config)."),
+    out: Path = typer.Option(..., "--out", help="Output folder: tasks/, selection.json, coverage.{json,md,png}."),
+    config: Path | None = typer.Option(None, "--config", help="TOML file whose [select] table is a SelectConfig."),
+    method: str | None = typer.Option(None, help="facility (default) or kcenter."),
+    dedup: str | None = typer.Option(None, help="Drop duplicates first: none, exact (default) or near."),
+    max_category_share: float | None = typer.Option(None, help="Largest share of the budget for one category."),
+    fmt: str = typer.Option("folder", "--format", help="Format of the selected tasks: folder, parquet, kernelbench."),
+    cache: bool = typer.Option(True, help=f"Cache embeddings under {_CACHE}."),
+) -> None:
+    """Select a diverse subset of tasks under category, level and spec-form quotas; report coverage."""
+    from kernelmosaic.curate.coverage import coverage_table
+    from kernelmosaic.curate.embed import Embedder, EmbeddingError
+    from kernelmosaic.curate.pipeline import select_tasks, write_selection
+
+    cfg = load_select_config(config, {"budget": budget, "method": method, "dedup": dedup,
+                                      "quotas.max_category_share": max_category_share,
+                                      "features.cache_dir": str(_CACHE) if cache else None})
+    pool = _load(tasks)
+    if not pool:
+        raise _fail(f"{tasks}: holds no tasks")
+    with console.status("loading the embedding model") as status:
+        try:
+            embedder = Embedder()
+        except EmbeddingError as exc:
+            raise _fail(str(exc)) from None
+        outcome = select_tasks(pool, cfg, embedder, progress=lambda what: status.update(what))
+        status.update("writing the selection and the coverage report")
+        written = write_selection(outcome, cfg, out, tasks, fmt)
+    for table in coverage_table(outcome.coverage):
+        console.print(table)
+    sel = outcome.selection
+    console.print(f"selected {len(sel.ids)} of {len(pool)} tasks ({len(sel.dropped_duplicates)} duplicates dropped "
+                  f"first); mean similarity to the nearest selected task {sel.objective:.3f}", highlight=False)
+    for shortfall in sel.shortfalls:
+        console.print(f"[yellow]quota not met:[/yellow] {shortfall}", highlight=False)
+    console.print(f"wrote {written['tasks']}, {written['coverage_md']} and {written['plot']}", highlight=False)
+
+
+@app.command("duplicates")
+def duplicates_command(
+    tasks: str = typer.Argument("builtin", help="Task source."),
+    threshold: float = typer.Option(0.8, help="Shingle Jaccard at or above which tasks are near-duplicates."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Report exact (normalized-AST) and near (MinHash) duplicate clusters; exit 1 when there are any."""
+    try:
+        report = find_duplicates(_load(tasks), DuplicateConfig(threshold=threshold))
+    except (ValueError, ValidationError) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        typer.echo(report.model_dump_json(indent=1))
+    else:
+        table = Table(title=f"{len(report.exact)} exact and {len(report.near)} near-duplicate clusters "
+                            f"among {report.tasks} tasks")
+        for col in ("kind", "keep", "duplicates", "lowest Jaccard"):
+            table.add_column(col, overflow="fold")
+        for c in report.exact + report.near:
+            table.add_row(c.kind, c.keep, ", ".join(t for t in c.task_ids if t != c.keep), f"{c.min_similarity:.2f}")
+        console.print(table)
+    if report.exact or report.near:
+        raise typer.Exit(1)
