@@ -7,6 +7,8 @@ import logging
 import typer
 
 from kernelmosaic.agent.cli import generate_command
+from kernelmosaic.curate.cli import app as curate_app
+from kernelmosaic.curate.review.cli import app as review_app
 from kernelmosaic.store.cli import app as runs_app
 from kernelmosaic.tasks.cli import app as tasks_app
 from kernelmosaic.verify.cli import verify_batch_command, verify_command
@@ -24,6 +26,8 @@ app.command("verify-batch")(verify_batch_command)
 app.command("generate")(generate_command)
 app.add_typer(tasks_app, name="tasks", help="List, check, audit, synthesize and convert tasks.")
 app.add_typer(runs_app, name="runs", help="Inspect and export recorded runs.")
+app.add_typer(curate_app, name="curate", help="Find duplicates and select a diverse task subset with quotas.")
+app.add_typer(review_app, name="review", help="Review tasks in a web page; export the accepted set; the audit log.")
 
 
 @app.callback()

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from kernelmosaic.curate.duplicates import DuplicateConfig, find_duplicates
-from kernelmosaic.curate.select import SelectConfig
 from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import Task
+
+if TYPE_CHECKING:
+    from kernelmosaic.curate.select import SelectConfig
 
 __all__ = ["app", "load_select_config"]
 
@@ -44,6 +46,8 @@ def _load(source: str) -> list[Task]:
 
 def load_select_config(path: Path | None, overrides: dict) -> SelectConfig:
     """The `[select]` table of a TOML file (when given) with command-line values on top."""
+    from kernelmosaic.curate.select import SelectConfig
+
     data: dict = {}
     if path is not None:
         try:
@@ -111,6 +115,8 @@ def duplicates_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Report exact (normalized-AST) and near (MinHash) duplicate clusters; exit 1 when there are any."""
+    from kernelmosaic.curate.duplicates import DuplicateConfig, find_duplicates
+
     try:
         report = find_duplicates(_load(tasks), DuplicateConfig(threshold=threshold))
     except (ValueError, ValidationError) as exc:

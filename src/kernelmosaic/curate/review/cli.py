@@ -1,0 +1,134 @@
+"""`kernelmosaic review serve|export|log`: the review page, the accepted set in task formats, the audit log."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kernelmosaic.store.backends import ENV_VAR
+from kernelmosaic.store.errors import StoreError
+from kernelmosaic.store.reviews import ReviewLog
+from kernelmosaic.store.store import Store, open_store
+from kernelmosaic.tasks.errors import TaskFormatError
+from kernelmosaic.tasks.schema import Task
+
+__all__ = ["app"]
+
+app = typer.Typer(no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+TOKEN_ENV = "KERNELMOSAIC_REVIEW_TOKEN"
+DbOption = typer.Option(None, "--db", envvar=ENV_VAR, show_envvar=False,
+                        help=f"Database URL; default ${ENV_VAR} or ./kernelmosaic.db.")
+TasksOption = typer.Option("builtin", "--tasks", help="Task source: builtin, a folder, a .parquet, kernelbench:PATH.")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _open(db: str | None) -> Store:
+    try:
+        return open_store(db)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _load(source: str) -> list[Task]:
+    from kernelmosaic.tasks.sources import load_tasks
+
+    try:
+        tasks = load_tasks(source)
+    except TaskFormatError as exc:
+        raise _fail(str(exc)) from None
+    if len({t.id for t in tasks}) != len(tasks):
+        raise _fail(f"{source}: task ids are not unique")
+    return tasks
+
+
+@app.command("serve")
+def serve_command(
+    tasks: str = TasksOption,
+    db: str | None = DbOption,
+    host: str = typer.Option("127.0.0.1", help="Address to bind; any but loopback requires a token."),
+    port: int = typer.Option(8765, help="Port."),
+    token: str = typer.Option("", envvar=TOKEN_ENV, show_envvar=False,
+                              help=f"Access token (or ${TOKEN_ENV}); generated when bound beyond loopback."),
+    against: str = typer.Option("", help="Evaluation set to show decontamination against (a task source)."),
+    audit: bool = typer.Option(False, help="First audit tasks without a fresh report (isolated workers)."),
+    jobs: int = typer.Option(2, help="Audit worker processes (with --audit)."),
+) -> None:
+    """Serve the review page over the store: queue, forms side by side, checks, decisions by key."""
+    import uvicorn
+
+    from kernelmosaic.curate.review.app import ServeConfig, create_app
+    from kernelmosaic.curate.review.auth import is_loopback
+    from kernelmosaic.curate.review.build import build_board
+
+    pool = _load(tasks)
+    against_tasks = _load(against) if against else None
+    if not is_loopback(host) and not token:
+        token = secrets.token_urlsafe(24)
+    store = _open(db)
+    with console.status("preparing the review (duplicates, decontamination, audits)"):
+        board = build_board(pool, ReviewLog(store), against_tasks, against, audit, jobs)
+    config = ServeConfig(host=host, port=port, token=token, title=f"KernelMosaic review · {tasks}")
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/" + (f"?token={token}" if token else "")
+    console.print(f"reviewing {len(pool)} tasks from {tasks}; decisions go to {store.url}\nopen {url}",
+                  highlight=False, soft_wrap=True)
+    uvicorn.run(create_app(board, config), host=host, port=port, log_level="warning")
+
+
+@app.command("export")
+def export_command(
+    out: Path = typer.Option(..., "--out", help="Output folder: the accepted tasks plus decisions.jsonl."),
+    tasks: str = TasksOption,
+    db: str | None = DbOption,
+    fmt: str = typer.Option("folder", "--format", help="folder, parquet (= hf), kernelbench, kernelbench-hf."),
+) -> None:
+    """Write the accepted tasks (reviewers' edits applied, review recorded) and every decision about them."""
+    from kernelmosaic.curate.review.state import edited_task, review_states
+    from kernelmosaic.tasks.sources import EXPORT_FORMATS, export_tasks
+
+    if fmt not in EXPORT_FORMATS:
+        raise _fail(f"unknown format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
+    pool = _load(tasks)
+    with _open(db) as store:
+        events = ReviewLog(store).events([t.id for t in pool])
+    states = review_states(events, {t.id: t.hashes.reference for t in pool})
+    accepted = [edited_task(t, states[t.id]) for t in pool if states[t.id].status == "accepted"]
+    if not accepted:
+        raise _fail(f"no task from {tasks} is accepted in the review (see `kernelmosaic review log`)", 1)
+    export_tasks(accepted, fmt, out, f"KernelMosaic reviewed tasks from {tasks}")
+    with open(out / "decisions.jsonl", "w", encoding="utf-8") as fh:
+        for event in events:
+            fh.write(event.model_dump_json() + "\n")
+    counts = {s: sum(r.status == s for r in states.values()) for s in ("accepted", "pending", "needs-edit", "rejected")}
+    console.print(f"exported {len(accepted)} accepted tasks as {fmt} to {out} with {len(events)} log entries "
+                  f"({', '.join(f'{k} {v}' for k, v in counts.items())})", highlight=False)
+
+
+@app.command("log")
+def log_command(db: str | None = DbOption, task: str = typer.Option("", help="Only this task."),
+                as_json: bool = typer.Option(False, "--json", help="One JSON object per line.")) -> None:
+    """Print the review's append-only audit log, oldest first."""
+    with _open(db) as store:
+        events = ReviewLog(store).events([task] if task else None)
+    if as_json:
+        for event in events:
+            typer.echo(event.model_dump_json())
+        return
+    table = Table(title=f"{len(events)} review log entries in {store.url}")
+    for col in ("#", "when (UTC)", "reviewer", "task", "what", "reason / change"):
+        table.add_column(col, overflow="fold")
+    for e in events:
+        what = e.decision if e.kind == "decision" else "edit"
+        detail = e.reason if e.kind == "decision" else json.dumps({k: v.new for k, v in e.changes.items()})[:200]
+        table.add_row(str(e.id), e.created.strftime("%Y-%m-%d %H:%M:%S"), e.reviewer, e.task_id, what or "", detail)
+    console.print(table)
