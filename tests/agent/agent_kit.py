@@ -7,10 +7,10 @@ import json
 import threading
 from pathlib import Path
 
-from kernelmosaic.models.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.messages import Message, ToolCall, Usage
 from kernelmosaic.tasks.schema import Forms, Shapes, Task
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
-from kernelmosaic.verify.verdict import CompileInfo, Correctness, Stat, Status, Timing, Verdict
+from kernelmosaic.verify.verdict import CompileInfo, Correctness, Env, Finding, Stat, Status, Timing, Verdict
 
 REFERENCE = '''\
 import torch
@@ -53,7 +53,8 @@ def call(name: str, usage: Usage | None = None, **arguments) -> Message | tuple:
 
 
 def candidate(marker: str) -> str:
-    """A candidate source for the fake verifier: `compile_error`, `wrong`, `crash`, or `ms=1.5` (accepted, that fast)."""
+    """A candidate source for the fake verifier: `compile_error`, `wrong`, `ms=1.5` (accepted, that fast), `stale`
+    (accepted untimed, rejected when timed), `taskflag` (accepted with a `task-*` flag)."""
     return f"# {marker}\nclass ModelNew: pass\n"
 
 
@@ -79,8 +80,12 @@ class FakeVerifier:
                                  info=CompileInfo(seconds=1.0, log=log))
         return CompileResult(ok=True, status=Status.accepted, message="compiled", info=CompileInfo(seconds=1.0))
 
-    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None) -> Verdict:
+    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None, sanitize: bool | None = None) -> Verdict:
         source = self._source("verify_timed" if timing else "verify", candidate)
+        if "stale" in source and timing:  # passes the correctness trials, caught by the timed-output check
+            return Verdict(accepted=False, status=Status.output_mismatch, message="rejected by `timed-output-check`",
+                           findings=[Finding(rule="timed-output-check", severity="reject", message="timed output differs")],
+                           correctness=Correctness(trials=5, passed=5), seconds=self.seconds, env=Env(device="cpu"))
         assert Path(problem).is_file()
         if "compile_error" in source:
             result = self.compile(candidate)
@@ -92,8 +97,9 @@ class FakeVerifier:
                                                    atol=1e-4, rtol=1e-4, detail="first mismatch at [0, 3]: got 0.0, expected 0.75"),
                            seconds=self.seconds)
         ms = float(source.split("ms=")[1].split()[0]) if "ms=" in source else 2.0
-        verdict = Verdict(accepted=True, status=Status.accepted, message="correct", seconds=self.seconds,
-                          correctness=Correctness(trials=5, passed=5, max_abs_error=0.0))
+        flags = [Finding(rule="task-zero-output-passes", severity="flag", message="zeros pass")] if "taskflag" in source else []
+        verdict = Verdict(accepted=True, status=Status.accepted, message="correct", seconds=self.seconds, findings=flags,
+                          correctness=Correctness(trials=5, passed=5, max_abs_error=0.0), env=Env(device="cpu"))
         if timing:
             stat = Stat(median_ms=ms, q1_ms=ms * 0.95, q3_ms=ms * 1.05, samples=30)
             eager = Stat(median_ms=2.0, q1_ms=1.9, q3_ms=2.1, samples=30)

@@ -96,3 +96,18 @@ BROKEN = candidate("relu_basic", cpp=BROKEN_CPP, functions=("relu_basic",))
 WRONG = candidate("relu_wrong")
 GOOD = candidate("relu_basic")
 FAST = candidate("relu_unrolled")
+
+
+def _stale_after(calls: int, cpp: str = CPP) -> str:
+    """GOOD for its first `calls` calls (the correctness trials), then it answers every call with its last output."""
+    return candidate("relu_basic", cpp).replace('''    def forward(self, x):
+        return ext.relu_basic(x)
+''', f'''    def forward(self, x):
+        self._calls = getattr(self, "_calls", 0) + 1
+        if self._calls <= {calls}:
+            self._last = ext.relu_basic(x)
+        return self._last
+''')
+
+
+STALE = _stale_after(40)

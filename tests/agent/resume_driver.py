@@ -11,7 +11,7 @@ import time
 from agent_kit import FakeVerifier, candidate
 
 import kernelmosaic.agent.cli as agent_cli
-from kernelmosaic.models.messages import Message, ToolCall
+from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.models.scripted import register_script
 
 PLAN = [("write_candidate", {"source": candidate("ms=2")}), ("test", {}), ("benchmark", {}),

@@ -33,7 +33,7 @@ def test_main_job_replays_every_bundled_trajectory(fake_verifiers, tmp_path, mon
         episodes = store.list_episodes(run.id)
         assert sorted(e.task_id for e in episodes) == sorted(recorded)  # only the recorded tasks ran
         for info in episodes:
-            assert info.exit_reason == "submitted" and info.best_candidate_sha256, info
+            assert info.exit_reason == "submitted" and info.best_candidate_sha256 and info.solved, info
             assert info.totals.turns == recorded[info.task_id].totals.turns
     files = sorted((tmp_path / "runs" / f"run-{run.id}" / "trajectories").glob("*.json"))
     assert [json.loads(f.read_text())["exit_reason"] for f in files] == ["submitted"] * len(recorded)
@@ -43,9 +43,10 @@ def test_main_job_replays_every_bundled_trajectory(fake_verifiers, tmp_path, mon
 def test_bundled_recordings_include_a_repair_after_a_compile_error():
     statuses = []
     for traj in load_trajectories(bundled_path()):
-        assert traj.exit_reason == "submitted" and traj.best is not None and traj.best.verdict["accepted"]
+        assert traj.exit_reason == "submitted" and traj.best is not None and traj.best.verdict.accepted
         assert "load_inline" in traj.best.source and "cuda_sources" not in traj.best.source
-        statuses += [(e.verdict or {}).get("status") or e.content.split(" (")[0] for e in traj.events if e.type == "tool_result"]
+        statuses += [e.verdict.status.value if e.verdict else e.content.split(" (")[0]
+                     for e in traj.events if e.type == "tool_result"]
     assert "Compile failed" in statuses and "accepted" in statuses
 
 

@@ -13,8 +13,8 @@ from agent_kit import call, make_task
 from e2e_kit import BROKEN, FAST, GOOD, PROBLEM, WRONG
 
 from kernelmosaic.agent import AgentConfig, GenerateConfig, run_tasks
+from kernelmosaic.contracts.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent, Trajectory
 from kernelmosaic.models.scripted import ScriptedModel
-from kernelmosaic.store.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent, Trajectory
 from kernelmosaic.verify import Verifier, VerifyConfig
 
 pytestmark = pytest.mark.slow
@@ -47,15 +47,15 @@ def test_compile_error_wrong_answer_repairs_acceptance_and_optimization(store, t
     assert "main.cpp:" in compile_out and "error:" in compile_out and "src" in compile_out
     assert "[1/" not in compile_out and len(compile_out.splitlines()) <= 40
     wrong, good = results["test"]
-    assert wrong.verdict["status"] == "output_mismatch" and not wrong.verdict["accepted"]
+    assert wrong.verdict.status == "output_mismatch" and not wrong.verdict.accepted
     assert "FAILED (output_mismatch)" in wrong.content and "max abs error" in wrong.content
-    assert good.verdict["accepted"] and "PASSED" in good.content and "Phase 2" in good.content
+    assert good.verdict.accepted and "PASSED" in good.content and "Phase 2" in good.content
     bench = results["benchmark"][0]
-    assert bench.verdict["accepted"] and bench.verdict["timing"]["candidate"]["median_ms"] > 0
+    assert bench.verdict.accepted and bench.verdict.timing.candidate.median_ms > 0
     assert "speedup vs eager" in bench.content
     # The answer is the benchmarked (optimized) candidate; the problem ran at the small shape.
     assert traj.best is not None and "relu_unrolled(x)" in traj.best.source
-    assert traj.best.verdict["candidate_sha256"] == traj.best.candidate_sha256
+    assert traj.best.verdict.candidate_sha256 == traj.best.candidate_sha256
     assert [e.message.role for e in traj.events if isinstance(e, MessageEvent)][:2] == ["system", "user"]
     assert "n = 1000" in traj.events[1].message.content
     assert sum(isinstance(e, ToolCallEvent) for e in traj.events) == len(script)

@@ -11,8 +11,8 @@ from agent_kit import call, make_task
 
 from kernelmosaic.agent import AgentConfig, GenerateConfig, run_tasks
 from kernelmosaic.agent.verifiers import VerifierSet
+from kernelmosaic.contracts.trajectory import ToolResultEvent
 from kernelmosaic.models.scripted import ScriptedModel
-from kernelmosaic.store.trajectory import ToolResultEvent
 from kernelmosaic.verify import VerifyConfig
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -67,9 +67,9 @@ def test_cuda_episode_benchmarks_against_peaks_and_profiles(store, tmp_path):
                                        peaks=verifiers.device_peaks))
     traj = store.load_trajectory(info.id)
     results = {e.name: e for e in traj.events if isinstance(e, ToolResultEvent)}
-    assert results["test"].verdict["accepted"], results["test"].content
+    assert results["test"].verdict.accepted, results["test"].content
     bench = results["benchmark"]
-    assert bench.verdict["timing"]["timer"] == "cuda_events" and "speedup vs eager" in bench.content
+    assert bench.verdict.timing.timer == "cuda_events" and "speedup vs eager" in bench.content
     assert "GB/s" in bench.content and "% of" in bench.content, bench.content
     assert "relu_kernel" in results["profile"].content, results["profile"].content
     assert info.exit_reason == "submitted" and traj.totals.gpu_seconds > 0

@@ -8,9 +8,9 @@ from kernelmosaic.agent.feedback import test_feedback as format_test_feedback
 from kernelmosaic.agent.feedback import trim_compile_log
 from kernelmosaic.agent.guidance import GuidanceError, GuidanceLibrary
 from kernelmosaic.agent.specs import TOOL_NAMES, argument_error
-from kernelmosaic.models.messages import ToolCall
+from kernelmosaic.contracts.messages import ToolCall
 from kernelmosaic.tasks.schema import CATEGORIES
-from kernelmosaic.verify.verdict import Status
+from kernelmosaic.verify.verdict import Status, Verdict
 
 LIB = GuidanceLibrary.load()
 
@@ -84,7 +84,7 @@ def test_test_feedback_shows_status_errors_mismatch_and_findings():
                                "rtol": 1e-4, "detail": "index (3, 7): got 0.1, expected 0.6"},
                "findings": [{"rule": "torch-compute-in-forward", "severity": "flag", "message": "calls torch.add",
                              "evidence": "candidate.py:12"}]}
-    text = format_test_feedback(verdict)
+    text = format_test_feedback(Verdict.model_validate(verdict))
     assert text.startswith("FAILED (output_mismatch): trial 2 differs")
     assert "1/5 trials passed; max abs error 0.5" in text and "first mismatch: index (3, 7)" in text
     assert "finding flag torch-compute-in-forward: calls torch.add [candidate.py:12]" in text

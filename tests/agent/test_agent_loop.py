@@ -6,8 +6,8 @@ import json
 
 from agent_kit import call, candidate
 
-from kernelmosaic.models.messages import Message, ModelReply, ToolCall, Usage
-from kernelmosaic.store.trajectory import GuidanceEvent, MessageEvent, ToolCallEvent, ToolResultEvent
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolCall, Usage
+from kernelmosaic.contracts.trajectory import GuidanceEvent, MessageEvent, ToolCallEvent, ToolResultEvent
 
 
 def _results(traj, name=None):
@@ -27,7 +27,7 @@ def test_repair_then_optimize_submits_the_fastest_accepted_candidate(run_one, st
     info, traj = run_one(outputs)
     assert info.exit_reason == "submitted" and info.status == "done"
     assert traj.best is not None and "ms=0.5" in traj.best.source
-    assert traj.best.verdict["timing"]["candidate"]["median_ms"] == 0.5
+    assert traj.best.verdict.timing.candidate.median_ms == 0.5
     assert info.best_speedup_vs_eager == 4.0
     # The compile failure was shown trimmed to the error line, with compile-error guidance attached.
     compile_result = _results(traj, "compile")[0]
@@ -39,7 +39,7 @@ def test_repair_then_optimize_submits_the_fastest_accepted_candidate(run_one, st
     # Failing test: status, errors and first mismatch; the full verdict is in the event.
     wrong = _results(traj, "test")[0]
     assert "FAILED (output_mismatch)" in wrong.content and "first mismatch at [0, 3]" in wrong.content
-    assert wrong.verdict["status"] == "output_mismatch"
+    assert wrong.verdict.status == "output_mismatch"
     assert "Phase 2" in _results(traj, "test")[1].content
     assert traj.totals.turns == len(outputs)
     # Every call has exactly one result, in order.
@@ -49,7 +49,7 @@ def test_repair_then_optimize_submits_the_fastest_accepted_candidate(run_one, st
     path = tmp_path / "runs" / f"run-{info.run_id}" / "trajectories" / "t_relu.json"
     on_disk = json.loads(path.read_text())
     assert on_disk["exit_reason"] == "submitted" and len(on_disk["events"]) == len(traj.events)
-    assert on_disk["schema"] == "kernelmosaic.trajectory/1" and on_disk["config"] == traj.config
+    assert on_disk["schema"] == "kernelmosaic.trajectory/2" and on_disk["config"] == traj.config
 
 
 def test_submit_without_a_verified_candidate_is_refused(run_one):
@@ -57,7 +57,9 @@ def test_submit_without_a_verified_candidate_is_refused(run_one):
     info, traj = run_one(outputs)
     assert "Nothing to submit yet" in _results(traj, "submit")[0].content
     assert info.exit_reason == "submitted" and traj.best is not None
-    assert traj.best.verdict.get("timing") is None  # accepted by test() only: unmeasured, still the answer
+    # Accepted by test() only: submit() gave it its final, timed check, which made it a verified solution.
+    [final] = [r for r in _results(traj, "submit") if r.verdict is not None]
+    assert final.verdict.timing is not None and traj.best.verified and info.solved
 
 
 def test_unmeasured_candidates_latest_wins_until_one_is_timed(run_one):
@@ -94,10 +96,16 @@ def test_missing_argument_is_a_format_error_with_the_schema(run_one):
 
 
 def test_turn_budget_keeps_the_best_candidate(run_one):
-    outputs = [call("write_candidate", source=candidate("ms=1")), call("test")] + [call("test") for _ in range(10)]
+    outputs = [call("write_candidate", source=candidate("ms=1")), call("benchmark")] + [call("test") for _ in range(10)]
     info, traj = run_one(outputs, max_turns=4)
     assert info.exit_reason == "budget_exhausted" and traj.totals.turns == 4
-    assert traj.best is not None and info.best_candidate_sha256
+    assert traj.best is not None and info.best_candidate_sha256 and info.solved
+
+
+def test_a_budget_end_before_any_timing_leaves_no_solution(run_one):
+    outputs = [call("write_candidate", source=candidate("ms=1")), call("test")] + [call("test") for _ in range(10)]
+    info, traj = run_one(outputs, max_turns=4)
+    assert info.exit_reason == "budget_exhausted" and traj.best is None and not info.solved
 
 
 def test_token_and_cost_budgets(run_one):
@@ -146,5 +154,6 @@ def test_unreachable_server_marks_the_episode_failed_so_resume_retries_it(run_on
         raise ModelUnavailable("connection refused", retryable=True)
 
     info, _ = run_one([down])
-    assert info.exit_reason == "model_error" and info.status == "failed"
+    assert info.exit_reason == "model_transient" and info.status == "failed"
+    assert "connection refused" in info.exit_detail
     assert store.pending_tasks(info.run_id, ["t_relu"]) == ["t_relu"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from resume_driver import PLAN
 
+from kernelmosaic.contracts.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent
 from kernelmosaic.store import open_store
-from kernelmosaic.store.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent
 
 HERE = Path(__file__).resolve().parent
 TASKS = ["l1_relu", "l1_abs", "l1_exp"]

@@ -8,8 +8,8 @@ from agent_kit import make_task
 from resume_driver import PLAN, next_reply
 
 from kernelmosaic.agent import AgentConfig, GenerateConfig, run_tasks
+from kernelmosaic.contracts.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent
 from kernelmosaic.models.scripted import ScriptedModel
-from kernelmosaic.store.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent
 
 
 class CrashOnce:
@@ -43,7 +43,10 @@ def test_interrupted_step_is_completed_without_asking_the_model_again(store, fak
     run = dict(verifier_for=lambda _: fake_verifier, run_id=run_id, config=config)
     [first] = asyncio.run(run_tasks([task], store=crashing, backend=model, **run))
     assert crashing.crashed and first.status == "failed" and first.exit_reason == "infra_error"
+    assert "disk went away" in first.exit_detail
+    assert store.pending_tasks(run_id, [task.id], final_failures=["infra_error"]) == [], "a bug is not retried silently"
     assert store.pending_tasks(run_id, [task.id]) == [task.id]
+    run["config"] = config.model_copy(update={"retry_failed": True})
 
     [second] = asyncio.run(run_tasks([task], store=store, backend=model, **run))
     assert second.status == "done" and second.exit_reason == "submitted"
@@ -61,7 +64,7 @@ def test_state_rebuilt_from_events_matches_the_live_episode(run_one):
     from agent_kit import call, candidate
 
     from kernelmosaic.agent.state import EpisodeState
-    from kernelmosaic.models.messages import Message
+    from kernelmosaic.contracts.messages import Message
 
     text_only = Message(role="assistant", content="thinking")
     outputs = [call("write_candidate", source=candidate("ms=2")), call("benchmark"),

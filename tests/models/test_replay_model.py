@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from kernelmosaic.contracts.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent, Trajectory
 from kernelmosaic.models import (
     Message,
     ModelConfigError,
@@ -17,7 +18,6 @@ from kernelmosaic.models import (
     get_model,
 )
 from kernelmosaic.models import replay as replay_module
-from kernelmosaic.store.trajectory import MessageEvent, ToolCallEvent, ToolResultEvent, Trajectory
 
 PROMPT = [Message(role="user", content="write relu")]
 

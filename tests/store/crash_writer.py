@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from kernelmosaic.models.messages import Message, Usage
+from kernelmosaic.contracts.messages import Message, Usage
+from kernelmosaic.contracts.trajectory import MessageEvent
 from kernelmosaic.store import open_store
-from kernelmosaic.store.trajectory import MessageEvent
 
 
 def main() -> None:

@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
-from kernelmosaic.models.messages import Message, ToolCall, Usage
-from kernelmosaic.store.trajectory import GuidanceEvent, MessageEvent, ToolCallEvent, ToolResultEvent
+from kernelmosaic.contracts.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.trajectory import GuidanceEvent, MessageEvent, ToolCallEvent, ToolResultEvent
+from kernelmosaic.verify.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
 
 CANDIDATE = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass  # kernel goes here\n"
 
 
-def accepted_verdict(speedup: float = 2.5, sha: str = "") -> dict:
-    return {
-        "schema": "kernelmosaic.verdict/1",
-        "accepted": True,
-        "status": "accepted",
-        "message": "Matched the reference on 5 trials; 2.5x faster than eager.",
-        "findings": [{"rule": "odd-launch", "severity": "flag", "message": "grid of 1", "evidence": "k<<<1,1>>>"}],
-        "timing": {"speedup_vs_eager": speedup, "speedup_vs_compile": 1.1, "timer": "host"},
-        "candidate_sha256": sha,
-    }
+def accepted_verdict(speedup: float = 2.5, sha: str = "", timed: bool = True, device: str = "cpu",
+                     findings: list[Finding] | None = None) -> Verdict:
+    """An accepted verdict as the verifier builds it (typed), timed by default, on the CPU."""
+    stat = Stat(median_ms=1.0, q1_ms=0.9, q3_ms=1.1, samples=30)
+    timing = Timing(candidate=stat, eager=Stat(median_ms=speedup, q1_ms=speedup, q3_ms=speedup, samples=30),
+                    speedup_vs_eager=speedup, speedup_vs_compile=1.1, timer="host") if timed else None
+    return Verdict(
+        accepted=True, status=Status.accepted, message=f"Matched the reference on 5 trials; {speedup}x faster than eager.",
+        findings=[Finding(rule="odd-launch", severity="flag", message="grid of 1", evidence="k<<<1,1>>>"), *(findings or [])],
+        correctness=Correctness(trials=5, passed=5), timing=timing, candidate_sha256=sha, env=Env(device=device),
+    )
 
 
-def rejected_verdict() -> dict:
-    return {"schema": "kernelmosaic.verdict/1", "accepted": False, "status": "compile_error", "message": "nvcc failed."}
+def rejected_verdict(status: Status = Status.compile_error, message: str = "nvcc failed.") -> Verdict:
+    return Verdict(accepted=False, status=status, message=message, env=Env(device="cpu"))
 
 
 def every_event_type() -> list:

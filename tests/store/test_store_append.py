@@ -6,10 +6,10 @@ import pytest
 from sqlalchemy import func, select
 from store_helpers import every_event_type
 
-from kernelmosaic.models.messages import Message
+from kernelmosaic.contracts.messages import Message
+from kernelmosaic.contracts.trajectory import MessageEvent, Totals
 from kernelmosaic.store import EventConflictError, NotFoundError, Store, StoreError
 from kernelmosaic.store.schema import EventRow
-from kernelmosaic.store.trajectory import MessageEvent, Totals
 
 
 def _event_rows(store: Store, episode_id: int) -> int:
@@ -73,7 +73,8 @@ def test_finished_episodes_are_not_pending_and_take_no_events(store: Store) -> N
     store.finish_episode(failed.id, "model_error", Totals(), status="failed")
     store.start_episode(run_id, "c")
     assert store.pending_tasks(run_id, ["a", "b", "c", "d"]) == ["b", "c", "d"]
-    assert store.pending_tasks(run_id, ["a", "b", "c", "d"], retry_failed=False) == ["c", "d"]
+    assert store.pending_tasks(run_id, ["a", "b", "c", "d"], final_failures=["model_error"]) == ["c", "d"]
+    assert store.pending_tasks(run_id, ["a", "b", "c", "d"], final_failures=["infra_error"]) == ["b", "c", "d"]
     assert store.append_event(done.id, 0, every_event_type()[0]) is False  # a late replay is still harmless
     with pytest.raises(StoreError, match="episode is finished"):
         store.append_event(done.id, 1, every_event_type()[1])

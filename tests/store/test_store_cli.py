@@ -9,10 +9,10 @@ import pytest
 from store_helpers import CANDIDATE, accepted_verdict, every_event_type
 from typer.testing import CliRunner
 
+from kernelmosaic.contracts.trajectory import Solution, Totals, Trajectory
 from kernelmosaic.store import StoreError, open_store
 from kernelmosaic.store.cli import app
 from kernelmosaic.store.export import read_jsonl
-from kernelmosaic.store.trajectory import Solution, Totals, Trajectory
 
 runner = CliRunner()
 
@@ -59,13 +59,13 @@ def test_export_writes_trajectory_jsonl(db_url: str, recorded: int, tmp_path: Pa
     result = runner.invoke(app, ["export", str(recorded), "--out", str(out), "--db", db_url])
     assert result.exit_code == 0, result.output
     lines = out.read_text().splitlines()
-    assert len(lines) == 3 and all(json.loads(line)["schema"] == "kernelmosaic.trajectory/1" for line in lines)
+    assert len(lines) == 3 and all(json.loads(line)["schema"] == "kernelmosaic.trajectory/2" for line in lines)
     trajectories = read_jsonl(out)
     with open_store(db_url) as store:
         expected = list(store.iter_trajectories(recorded))
     assert trajectories == expected
     assert [Trajectory.model_validate_json(line) for line in lines] == expected
-    assert trajectories[0].best.verdict["timing"]["speedup_vs_eager"] == 3.0
+    assert trajectories[0].best.verdict.timing.speedup_vs_eager == 3.0 and trajectories[0].best.verified
     assert trajectories[2].exit_reason == "" and len(trajectories[2].events) == len(every_event_type())
 
     done_only = tmp_path / "done.jsonl"
@@ -82,5 +82,5 @@ def test_cli_errors_are_clear(db_url: str, recorded: int, tmp_path: Path) -> Non
     assert no_dir.exit_code == 2 and "does not exist" in no_dir.output
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"schema": "kernelmosaic.trajectory/1", "task_id": "t", "model": "m"}\n{"task_id": 3}\n')
-    with pytest.raises(StoreError, match=r"broken.jsonl:2: not a kernelmosaic.trajectory/1"):
+    with pytest.raises(StoreError, match=r"broken.jsonl:2: not a kernelmosaic.trajectory/2"):
         read_jsonl(broken)

@@ -8,10 +8,10 @@ import threading
 from sqlalchemy import func, select
 from store_helpers import CANDIDATE, accepted_verdict
 
-from kernelmosaic.models.messages import Message
+from kernelmosaic.contracts.messages import Message
+from kernelmosaic.contracts.trajectory import MessageEvent, Solution, Totals
 from kernelmosaic.store import Store
 from kernelmosaic.store.schema import EventRow
-from kernelmosaic.store.trajectory import MessageEvent, Solution, Totals
 
 THREADS = 16
 EVENTS = 4

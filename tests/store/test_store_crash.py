@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import create_engine, text
 
 import kernelmosaic
-from kernelmosaic.models.messages import Message
+from kernelmosaic.contracts.messages import Message
+from kernelmosaic.contracts.trajectory import MessageEvent
 from kernelmosaic.store import open_store
-from kernelmosaic.store.trajectory import MessageEvent
 
 WRITER = Path(__file__).with_name("crash_writer.py")
 REPORTED = 25

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from store_helpers import CANDIDATE, accepted_verdict, every_event_type, rejected_verdict
 
+from kernelmosaic.contracts.trajectory import TRAJECTORY_SCHEMA, Solution, Totals, Trajectory
+from kernelmosaic.contracts.verified import check_candidate
 from kernelmosaic.store import Store, StoreError, candidate_sha256, open_store
-from kernelmosaic.store.trajectory import TRAJECTORY_SCHEMA, Solution, Totals, Trajectory
 
 
 def _record_episode(store: Store) -> tuple[int, Trajectory]:
@@ -26,8 +27,7 @@ def _record_episode(store: Store) -> tuple[int, Trajectory]:
     sha = store.record_candidate(episode.id, CANDIDATE)
     verdict = accepted_verdict(sha=sha)
     store.record_verdict(episode.id, sha, verdict)
-    store.record_solution(episode.id, sha, step=1)
-    best = Solution(source=CANDIDATE, candidate_sha256=sha, verdict=verdict, step=1)
+    best = Solution(source=CANDIDATE, candidate_sha256=sha, verdict=verdict, step=1, verification=check_candidate([verdict]))
     totals = Totals(prompt_tokens=120, completion_tokens=80, cost_usd=0.0012, gpu_seconds=3.25, wall_seconds=9.5, turns=1)
     store.finish_episode(episode.id, "submitted", totals, best=best)
     expected = Trajectory(
@@ -45,6 +45,7 @@ def test_trajectory_with_every_event_type_round_trips(store: Store) -> None:
     assert loaded == expected
     assert loaded.schema_ == TRAJECTORY_SCHEMA
     assert Trajectory.model_validate_json(loaded.to_json()) == expected
+    assert loaded.best is not None and loaded.best.verified
 
 
 def test_reopened_store_reads_the_same_rows(db_url: str) -> None:
@@ -77,13 +78,12 @@ def test_solution_needs_an_accepted_verdict(store: Store) -> None:
     assert sha == candidate_sha256(CANDIDATE) and store.record_candidate(episode.id, CANDIDATE) == sha
     first = store.record_verdict(episode.id, sha, rejected_verdict())
     assert store.record_verdict(episode.id, sha, rejected_verdict()) == first, "a replayed verdict is not stored twice"
-    with pytest.raises(StoreError, match="no accepted verdict"):
-        store.record_solution(episode.id, sha)
+    assert store.solutions(episode.id) == [], "a rejected candidate is no solution"
     with pytest.raises(StoreError, match="record_candidate first"):
         store.record_verdict(episode.id, "f" * 64, accepted_verdict())
-    with pytest.raises(StoreError, match="boolean `accepted`"):
+    with pytest.raises(StoreError, match="not a kernelmosaic.verdict/1 object"):
         store.record_verdict(episode.id, sha, {"status": "accepted"})
-    with pytest.raises(StoreError, match=r"timing\.speedup_vs_eager.*not JSON-clean"):
+    with pytest.raises(StoreError, match=r"timing\.eager\.median_ms.*not JSON-clean"):
         store.record_verdict(episode.id, sha, accepted_verdict(speedup=math.inf))
     bad_best = Solution(source=CANDIDATE, candidate_sha256="0" * 64, verdict=accepted_verdict(), step=1)
     with pytest.raises(StoreError, match="hashes to"):

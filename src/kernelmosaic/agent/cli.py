@@ -11,16 +11,23 @@ from rich.console import Console
 from rich.live import Live
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
+from kernelmosaic.agent.episode import MODEL_UNUSABLE
 from kernelmosaic.agent.live import RunView
 from kernelmosaic.agent.runner import (
     GenerateConfig,
+    final_failures,
+    gate_on_audit,
     recorded_device,
+    recorded_models,
     replayable,
     run_tasks,
     select_tasks,
     start_or_resume_run,
 )
 from kernelmosaic.agent.verifiers import VerifierSet
+from kernelmosaic.store import Store
+from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.tasks.schema import Task
 
 __all__ = ["generate_command"]
 
@@ -36,11 +43,34 @@ def _default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def _resume_config(store: Store, run_id: int | None, given: dict[str, object]) -> tuple[int, GenerateConfig, list[str]]:
+    """The stored run and its settings; an option given on the command line must agree with them."""
+    rid, config = start_or_resume_run(store, None, run_id or "latest")
+    stored = {"model": config.model, "max_turns": config.agent.budgets.max_turns, "device": config.agent.device,
+              "tasks": config.tasks}
+    conflicts = [f"--{k.replace('_', '-')} {v} (run {rid} uses {stored[k]})" for k, v in given.items()
+                 if v is not None and k in stored and v != stored[k]]
+    if conflicts:
+        raise ValueError("--resume continues a run with its stored settings; these options disagree: "
+                         + "; ".join(conflicts) + ". Start a new run instead, or leave them out.")
+    notes = [f"resuming run {rid} with its stored settings: model {config.model}, tasks {config.tasks}, "
+             f"device {config.agent.device}, max turns {config.agent.budgets.max_turns}"]
+    return rid, config, notes
+
+
+def _say_done(console: Console, info: EpisodeInfo) -> None:
+    if info.status == "failed" or info.exit_reason == "model_error":
+        console.print(f"[red]task {info.task_id}: {info.status} ({info.exit_reason})[/red]: {info.exit_detail or 'no detail'}",
+                      highlight=False, soft_wrap=True)
+
+
 def generate_command(
     run_id: int | None = typer.Argument(None, help="With --resume: the run to resume (default: the latest run)."),
-    tasks: str = typer.Option("builtin", "--tasks", help="Task source: builtin, a folder, a .parquet file, kernelbench:PATH."),
-    model: str = typer.Option("replay:bundled", "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE|bundled, scripted:NAME."),
-    max_turns: int = typer.Option(Budgets().max_turns, "--max-turns", help="Model queries per episode."),
+    tasks: str | None = typer.Option(None, "--tasks", help="Task source: builtin, a folder, a .parquet file, "
+                                     "kernelbench:PATH (default: builtin)."),
+    model: str | None = typer.Option(None, "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE|bundled, "
+                                     "scripted:NAME (default: replay:bundled, hand-written demonstrations)."),
+    max_turns: int | None = typer.Option(None, "--max-turns", help=f"Model queries per episode (default {Budgets().max_turns})."),
     concurrency: int = typer.Option(4, "--concurrency", help="Episodes running at once."),
     device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: a replay's recorded device, else cuda "
                                       "when available)."),
@@ -51,6 +81,10 @@ def generate_command(
     out: Path = typer.Option(Path("runs"), "--out", help="Directory for run folders (problem, candidates, trajectory JSON)."),
     compile_baseline: bool | None = typer.Option(None, "--compile-baseline/--no-compile-baseline",
                                                  help="Time torch.compile baselines in benchmark() (default: on cuda only)."),
+    include_flagged: bool = typer.Option(False, "--include-flagged", help="Also run tasks whose audit failed (their "
+                                         "solutions are kept, marked, and never counted as solved)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: also retry episodes that failed "
+                                      "with an infrastructure error."),
     live: bool = typer.Option(True, "--live/--no-live", help="Show the live view."),
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
@@ -63,37 +97,80 @@ def generate_command(
     if device not in (None, "cuda", "cpu"):
         raise _fail(f"--device must be cuda or cpu, not {device!r}")
     console = Console()
+    notes: list[str] = []
     try:
         store = open_store(db)
         if resume:
-            rid, config = start_or_resume_run(store, None, run_id or "latest")
-            config = config.model_copy(update={"concurrency": concurrency})
+            rid, config, notes = _resume_config(store, run_id, {"model": model, "max_turns": max_turns,
+                                                                "device": device, "tasks": tasks})
+            config = config.model_copy(update={"concurrency": concurrency, "retry_failed": retry_failed})
         else:
+            model = model or "replay:bundled"
             # A recording replays on the device it was made on: its candidates are written for that device.
             dev = device or recorded_device(model) or _default_device()
             config = GenerateConfig(
-                tasks=tasks, model=model, task_ids=task, limit=limit, concurrency=concurrency, out_dir=out,
-                compile_baseline=dev == "cuda" if compile_baseline is None else compile_baseline,
-                agent=AgentConfig(device=dev, budgets=Budgets(max_turns=max_turns)))
-        selected = select_tasks(replayable(load_tasks(config.tasks), config.model), config.task_ids, config.limit)
+                tasks=tasks or "builtin", model=model, task_ids=task, limit=limit, concurrency=concurrency,
+                out_dir=out, compile_baseline=dev == "cuda" if compile_baseline is None else compile_baseline,
+                include_flagged=include_flagged, origin_model=recorded_models(model),
+                agent=AgentConfig(device=dev, budgets=Budgets(max_turns=max_turns or Budgets().max_turns)))
+        loaded = load_tasks(config.tasks)
+        runnable, skipped = gate_on_audit(replayable(loaded, config.model), config.include_flagged)
+        selected = select_tasks(runnable, config.task_ids, config.limit)
         backend = get_model(config.model)
         if not resume:  # only once the tasks and the model are known to be usable
             rid, _ = start_or_resume_run(store, config, None)
     except (StoreError, TaskFormatError, ModelError, ValueError) as exc:
         raise _fail(str(exc)) from exc
-    pending = store.pending_tasks(rid, [t.id for t in selected])
+    for note in notes:
+        console.print(note, highlight=False)
+    if config.origin_model:
+        console.print(f"{config.model} replays recordings by {config.origin_model}; every candidate is verified again",
+                      highlight=False)
+    for task_id, why in skipped.items():
+        console.print(f"[yellow]skipped {task_id}[/yellow]: {why} (--include-flagged runs it, marked)", highlight=False)
+    finals = final_failures(config)
+    pending = store.pending_tasks(rid, [t.id for t in selected], finals)
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
     display = Live(view, console=console, refresh_per_second=4) if live else contextlib.nullcontext()
+
+    def done(info: EpisodeInfo) -> None:
+        view.on_done(info)
+        _say_done(console, info)
+
     with VerifierSet(config.verify_config()) as verifiers, display:
         # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
         peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
-        asyncio.run(run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid, config=config,
-                              peaks=peaks, on_step=view.on_step, on_done=view.on_done))
+        infos = asyncio.run(run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid,
+                                      config=config, peaks=peaks, on_step=view.on_step, on_done=done))
     if live:
         console.line()
-    if not store.pending_tasks(rid, [t.id for t in selected]):
+    raise typer.Exit(_finish(console, store, rid, selected, infos, config))
+
+
+def _finish(console: Console, store: Store, rid: int, selected: list[Task], infos: list[EpisodeInfo],
+            config: GenerateConfig) -> int:
+    """Close the run, print its summary, and say how it ended: 0 when episodes ran, 1 when none could."""
+    unusable = [i for i in infos if i.exit_reason == MODEL_UNUSABLE]
+    ran = [i for i in infos if i.status == "done"]
+    left = store.pending_tasks(rid, [t.id for t in selected], final_failures(config))
+    failed = bool(unusable) or (infos and not ran)
+    if failed:
+        store.finish_run(rid, "failed")
+    elif not left:
         store.finish_run(rid, "done")
     summary = store.run_summary(rid)
+    speed = f"geomean speedup {summary.geomean_speedup_vs_eager:.2f}x" if summary.best_speedups else "no timed solution"
+    flagged = f", {len(summary.flagged_tasks)} flagged task(s) not counted" if summary.flagged_tasks else ""
     console.print(f"run {rid}: {summary.done} done, {summary.failed} failed, solved {summary.solved} "
-                  f"(pass rate {summary.pass_rate:.0%}), geomean speedup {summary.geomean_speedup_vs_eager:.2f}x; "
-                  f"trajectories in {config.out_dir / f'run-{rid}' / 'trajectories'}")
+                  f"(pass rate {summary.pass_rate:.0%}){flagged}, {speed}; "
+                  f"trajectories in {config.out_dir / f'run-{rid}' / 'trajectories'}", highlight=False)
+    if unusable:
+        Console(stderr=True).print(f"[red]error:[/red] the model is unusable, run {rid} stopped and is marked failed: "
+                                   f"{unusable[0].exit_detail}. Fix it, then `kernelmosaic generate --resume {rid}`.",
+                                   highlight=False)
+        return 1
+    if failed:
+        Console(stderr=True).print(f"[red]error:[/red] every episode of run {rid} failed; it is marked failed.",
+                                   highlight=False)
+        return 1
+    return 0

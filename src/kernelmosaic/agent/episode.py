@@ -7,27 +7,40 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.loop import Agent
 from kernelmosaic.agent.prompts import system_prompt, task_prompt
 from kernelmosaic.agent.recorder import Recorder
+from kernelmosaic.agent.specs import TOOL_SPECS
 from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.tools import Toolbox
-from kernelmosaic.models.messages import Message
+from kernelmosaic.contracts.messages import Message
+from kernelmosaic.contracts.trajectory import Event, GuidanceEvent, MessageEvent, Trajectory
+from kernelmosaic.models.base import ModelBackend, ModelError
+from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
-from kernelmosaic.store.trajectory import GuidanceEvent, MessageEvent, Trajectory
+from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.hashing import problem_hash
+from kernelmosaic.verify.results import DevicePeaks
 
-__all__ = ["EpisodeContext", "run_episode", "task_sha256", "run_dir"]
+if TYPE_CHECKING:
+    from kernelmosaic.verify.verifier import Verifier
+
+__all__ = ["EpisodeContext", "run_episode", "task_sha256", "run_dir", "MODEL_UNUSABLE", "TRANSIENT", "INFRA_ERROR"]
 
 log = logging.getLogger(__name__)
-_TRANSIENT = {"unavailable", "rate_limited", "timeout"}
+MODEL_UNUSABLE = "model_unusable"
+"""Exit reason: the backend refused for a reason no retry fixes (authentication, configuration); the run stops."""
+TRANSIENT = "model_transient"
+"""Exit reason: the server was down or throttling after retries; says nothing about the model; resumed later."""
+INFRA_ERROR = "infra_error"
+"""Exit reason: the verifier or the store broke (a bug); final, so a resume does not repeat it silently."""
 
 
-def task_sha256(task: Any) -> str:
+def task_sha256(task: Task) -> str:
     """Identity of the task's content (reference, spec, statement), so a resume against an edited task is refused."""
     h = task.hashes
     return hashlib.sha256(f"{h.reference}:{h.spec}:{h.nl}".encode()).hexdigest()
@@ -41,25 +54,27 @@ def run_dir(out_dir: Path, run_id: int) -> Path:
 class EpisodeContext:
     """What every episode of a run shares."""
 
-    store: Any
-    verifier_for: Callable[[str], Any]
+    store: Store
+    verifier_for: Callable[[str], Verifier]
     """The shared verifier for a task precision (`fp32`, `fp16`, `bf16`)."""
-    backend: Any
+    backend: ModelBackend
     run_id: int
     config: AgentConfig
     out_dir: Path
     library: GuidanceLibrary
     run_config: dict[str, Any] | None = None
     """The run's whole configuration, copied into each trajectory (default: the agent config)."""
-    peaks: Callable[[], Any] | None = None
+    peaks: Callable[[], DevicePeaks] | None = None
     """Returns the device's DevicePeaks (for achieved-vs-peak figures in benchmark()); None: not shown."""
     on_step: Callable[[str, EpisodeState], None] | None = None
+    task_flags: Callable[[Task], list[str]] | None = None
+    """Flags the task carries before the episode starts (a failed audit run with `--include-flagged`)."""
 
 
-def _opening(task: Any, problem_source: str, ctx: EpisodeContext) -> list[Any]:
+def _opening(task: Task, problem_source: str, ctx: EpisodeContext) -> list[Event]:
     device = ctx.config.device
     items = ctx.library.for_category(task.category, device, limit=ctx.config.guidance_at_start)
-    events: list[Any] = [
+    events: list[Event] = [
         MessageEvent(step=0, message=Message(role="system", content=system_prompt(device))),
         MessageEvent(step=0, message=Message(role="user", content=task_prompt(task, problem_source, device,
                                                                               [i.render() for i in items]))),
@@ -69,7 +84,7 @@ def _opening(task: Any, problem_source: str, ctx: EpisodeContext) -> list[Any]:
     return events
 
 
-async def _fast_forward(model: Any, turns: int) -> None:
+async def _fast_forward(model: ModelBackend, turns: int) -> None:
     # A replayed recording does not look at the conversation, so a resumed episode must skip the replies
     # its earlier run already consumed; live models answer the rebuilt conversation instead.
     from kernelmosaic.models.replay import ReplayModel
@@ -79,40 +94,60 @@ async def _fast_forward(model: Any, turns: int) -> None:
             await model.complete([], [])
 
 
-async def run_episode(task: Any, ctx: EpisodeContext) -> EpisodeInfo:
+def _origin(model: ModelBackend) -> str:
+    return str(getattr(model, "origin_model", ""))
+
+
+async def run_episode(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
     """Run (or resume) the episode of `task` in the run; returns the finished episode's record."""
     workdir = run_dir(ctx.out_dir, ctx.run_id) / "episodes" / task.id
     problem = task.write_problem(workdir / "problem.py", "small" if ctx.config.device == "cpu" else "default")
     source = problem.read_text(encoding="utf-8")
-    episode = ctx.store.start_episode(ctx.run_id, task.id, task_sha256(task), problem_hash(source))
+    try:
+        model = ctx.backend.for_task(task.id)
+    except ModelError as exc:  # a backend that cannot serve this task ends the episode as a model error
+        model, model_failure = None, exc
+    header = {"tools": [t.model_dump(mode="json") for t in TOOL_SPECS], "origin_model": _origin(model) if model else ""}
+    flags = ctx.task_flags(task) if ctx.task_flags else []
+    episode = ctx.store.start_episode(ctx.run_id, task.id, task_sha256(task), problem_hash(source), flags, header)
     events = list(episode.events)
     opening = _opening(task, source, ctx)
     for seq in range(len(events), len(opening)):  # new episode, or one that crashed while opening
         ctx.store.append_event(episode.id, seq, opening[seq])
         events.append(opening[seq])
-    state = EpisodeState.from_events(events, wall_seconds=episode.totals.wall_seconds)
-    header = Trajectory(task_id=task.id, task_sha256=task_sha256(task), problem_sha256=problem_hash(source),
-                        model=ctx.backend.name, config=ctx.run_config or ctx.config.model_dump(mode="json"))
-    recorder = Recorder(ctx.store, episode.id, state, header, run_dir(ctx.out_dir, ctx.run_id) / "trajectories" / f"{task.id}.json")
+    state = EpisodeState.from_events(events, wall_seconds=episode.totals.wall_seconds, task_flags=episode.task_flags)
+    trajectory = Trajectory(task_id=task.id, task_sha256=task_sha256(task), problem_sha256=problem_hash(source),
+                            model=ctx.backend.name, origin_model=header["origin_model"], tools=TOOL_SPECS,
+                            config=ctx.run_config or ctx.config.model_dump(mode="json"))
+    recorder = Recorder(ctx.store, episode.id, state, trajectory,
+                        run_dir(ctx.out_dir, ctx.run_id) / "trajectories" / f"{task.id}.json")
     if ctx.on_step:
         recorder.on_save = lambda: ctx.on_step(task.id, state)
     recorder.save()
-    try:
-        model = ctx.backend.for_task(task.id)
-        await _fast_forward(model, state.turns)
-    except Exception as exc:  # noqa: BLE001 - a backend that cannot serve this task ends the episode as a model error
-        log.warning("task %s: model backend unavailable: %s", task.id, exc)
-        return recorder.finish("model_error")
+    if model is None:
+        return _model_failed(recorder, model_failure)
+    await _fast_forward(model, state.turns)
     try:
         toolbox = Toolbox(verifier=ctx.verifier_for(task.dtype), task=task, problem=problem, workdir=workdir,
                           state=state, library=ctx.library, config=ctx.config, peaks=ctx.peaks)
         end = await Agent(model, toolbox, recorder, ctx.config.budgets).run()
-    except Exception:
-        # The verifier or the store broke, not the model: mark the episode failed so a resume retries it.
-        log.exception("task %s: infrastructure error; the episode is marked failed and will be retried on resume", task.id)
-        return recorder.finish("infra_error", status="failed")
+    except Exception as exc:
+        # The verifier or the store broke, not the model: the episode failed, and says why.
+        log.exception("task %s: infrastructure error", task.id)
+        return recorder.finish(INFRA_ERROR, status="failed", detail=f"{type(exc).__name__}: {exc}")
     if end.detail:
         log.info("task %s ended (%s): %s", task.id, end.reason, end.detail)
-    # A server that is down or throttling says nothing about the model: such episodes resume later.
-    transient = end.reason == "model_error" and getattr(end.__cause__, "kind", "") in _TRANSIENT
-    return recorder.finish(end.reason, status="failed" if transient else "done")
+    if end.reason == "model_error" and isinstance(end.__cause__, ModelError):
+        return _model_failed(recorder, end.__cause__)
+    return recorder.finish(end.reason, detail=end.detail)
+
+
+def _model_failed(recorder: Recorder, exc: ModelError) -> EpisodeInfo:
+    """A server that is down or throttling says nothing about the model (the episode resumes later); a refusal no
+    retry fixes (a wrong key, a missing model) is `model_unusable`; any other model failure ends the episode."""
+    detail = f"{exc.kind}{f' HTTP {exc.status_code}' if exc.status_code else ''}: {exc.message}"
+    if exc.retryable:
+        return recorder.finish(TRANSIENT, status="failed", detail=detail)
+    if exc.kind in ("unavailable", "config"):
+        return recorder.finish(MODEL_UNUSABLE, status="failed", detail=detail)
+    return recorder.finish("model_error", detail=detail)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from kernelmosaic.models.messages import Message
+from kernelmosaic.contracts.messages import Message
 
 __all__ = ["EpisodeEnd", "Submitted", "BudgetExhausted", "FormatErrorLimit", "ModelError", "FormatError"]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kernelmosaic.verify.verdict import KernelStat, Stat, Status, Verdict
+
 __all__ = ["trim_compile_log", "test_feedback", "timing_feedback", "profile_feedback", "clip_lines", "short_paths"]
 
 # gcc/clang `file:line:col: error:` and nvcc `file(line): error:`, plus linker and loader failures.
@@ -60,51 +62,51 @@ def _num(x: Any) -> str:
     return f"{float(x):.3g}"
 
 
-def test_feedback(v: dict[str, Any], max_lines: int = 30) -> str:
+def test_feedback(v: Verdict, max_lines: int = 30) -> str:
     """Status, message, trials, errors, first mismatch and findings of a correctness verdict."""
-    out = [f"{'PASSED' if v['accepted'] else 'FAILED'} ({v['status']}): {short_paths(v.get('message', ''))}"]
-    c = v.get("correctness") or {}
-    if c.get("trials"):
+    out = [f"{'PASSED' if v.accepted else 'FAILED'} ({v.status.value}): {short_paths(v.message)}"]
+    c = v.correctness
+    if c.trials:
         out.append(
-            f"correctness: {c.get('passed', 0)}/{c['trials']} trials passed; max abs error {_num(c.get('max_abs_error', 0))}, "
-            f"max rel error {_num(c.get('max_rel_error', 0))} (atol {_num(c.get('atol', 0))}, rtol {_num(c.get('rtol', 0))})"
+            f"correctness: {c.passed}/{c.trials} trials passed; max abs error {_num(c.max_abs_error)}, "
+            f"max rel error {_num(c.max_rel_error)} (atol {_num(c.atol)}, rtol {_num(c.rtol)})"
         )
-    if c.get("detail"):
-        out.append(f"first mismatch: {c['detail']}")
-    for f in v.get("findings") or []:
-        evidence = f" [{f['evidence']}]" if f.get("evidence") else ""
-        out.append(f"finding {f['severity']} {f['rule']}: {f['message']}{evidence}")
-    if v["status"] == "compile_error":
-        out.append(trim_compile_log((v.get("compile") or {}).get("log", ""), max_lines=max_lines, shown=out[0]))
-    elif not v["accepted"] and v.get("candidate_output_tail"):
-        out.append("candidate output (last lines):\n" + "\n".join(v["candidate_output_tail"].strip().splitlines()[-8:]))
+    if c.detail:
+        out.append(f"first mismatch: {c.detail}")
+    for f in v.findings:
+        evidence = f" [{f.evidence}]" if f.evidence else ""
+        out.append(f"finding {f.severity} {f.rule}: {f.message}{evidence}")
+    if v.status == Status.compile_error:
+        out.append(trim_compile_log(v.compile.log, max_lines=max_lines, shown=out[0]))
+    elif not v.accepted and v.candidate_output_tail:
+        out.append("candidate output (last lines):\n" + "\n".join(v.candidate_output_tail.strip().splitlines()[-8:]))
     return clip_lines("\n".join(out), max_lines)
 
 
-def _stat(s: dict[str, Any]) -> str:
-    return f"{s['median_ms']:.4g} ms (q1 {s['q1_ms']:.4g}, q3 {s['q3_ms']:.4g}, n={s['samples']})"
+def _stat(s: Stat) -> str:
+    return f"{s.median_ms:.4g} ms (q1 {s.q1_ms:.4g}, q3 {s.q3_ms:.4g}, n={s.samples})"
 
 
-def timing_feedback(v: dict[str, Any], roofline: str = "") -> str:
+def timing_feedback(v: Verdict, roofline: str = "") -> str:
     """Medians and speedups of a timed verdict, plus how close the kernel runs to the device's peaks."""
-    t = v.get("timing")
-    if not t:
+    t = v.timing
+    if t is None:
         return "no timing was measured"
-    out = [f"candidate: {_stat(t['candidate'])}", f"eager:     {_stat(t['eager'])}"]
-    if t.get("compile"):
-        out.append(f"compile:   {_stat(t['compile'])}")
-    elif t.get("compile_baseline_error"):
-        out.append(f"torch.compile baseline unavailable: {t['compile_baseline_error'][:200]}")
-    speed = f"speedup vs eager {t['speedup_vs_eager']:.3g}x"
-    if t.get("speedup_vs_compile") is not None:
-        speed += f", vs torch.compile {t['speedup_vs_compile']:.3g}x"
-    out.append(speed + f" (timer: {t.get('timer', '?')})")
+    out = [f"candidate: {_stat(t.candidate)}", f"eager:     {_stat(t.eager)}"]
+    if t.compile is not None:
+        out.append(f"compile:   {_stat(t.compile)}")
+    elif t.compile_baseline_error:
+        out.append(f"torch.compile baseline unavailable: {t.compile_baseline_error[:200]}")
+    speed = f"speedup vs eager {t.speedup_vs_eager:.3g}x"
+    if t.speedup_vs_compile is not None:
+        speed += f", vs torch.compile {t.speedup_vs_compile:.3g}x"
+    out.append(speed + f" (timer: {t.timer})")
     if roofline:
         out.append(roofline)
     return "\n".join(out)
 
 
-def profile_feedback(kernels: list[Any], ncu: dict[str, dict[str, float]], message: str, top: int = 10) -> str:
+def profile_feedback(kernels: list[KernelStat], ncu: dict[str, dict[str, float]], message: str, top: int = 10) -> str:
     """Kernel table (custom kernels marked) and a digest of Nsight Compute metrics where available."""
     out = [message] if message else []
     if kernels:

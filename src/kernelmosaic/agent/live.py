@@ -38,7 +38,7 @@ class RunView:
 
     def _header(self) -> Text:
         finished = len(self.done)
-        solved = sum(1 for e in self.done if e.best_candidate_sha256)
+        solved = sum(1 for e in self.done if e.solved)
         speedups = [e.best_speedup_vs_eager for e in self.done if e.best_speedup_vs_eager > 0]
         geomean = math.exp(sum(map(math.log, speedups)) / len(speedups)) if speedups else 0.0
         tokens = sum(e.totals.prompt_tokens + e.totals.completion_tokens for e in self.done) + sum(
@@ -66,5 +66,5 @@ class RunView:
                 done.add_column(col)
             for e in self.done[-10:]:
                 speed = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager > 0 else "-"
-                done.add_row(e.task_id, e.exit_reason, "yes" if e.best_candidate_sha256 else "no", speed, str(e.totals.turns))
+                done.add_row(e.task_id, e.exit_reason, "yes" if e.solved else ("flagged" if e.task_flags else "no"), speed, str(e.totals.turns))
             return Group(header, *([running] if self.running else []), done)

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kernelmosaic.agent.config import Budgets
-from kernelmosaic.agent.exits import BudgetExhausted, EpisodeEnd, FormatError, FormatErrorLimit, ModelError
+from kernelmosaic.agent.exits import (
+    BudgetExhausted,
+    EpisodeEnd,
+    FormatError,
+    FormatErrorLimit,
+    ModelError,
+    Submitted,
+)
 from kernelmosaic.agent.prompts import NO_TOOL_CALL
 from kernelmosaic.agent.recorder import Recorder
 from kernelmosaic.agent.specs import TOOL_SPECS
-from kernelmosaic.agent.tools import Toolbox
-from kernelmosaic.models.messages import Message, ToolCall
+from kernelmosaic.agent.tools import Toolbox, ToolOutput
+from kernelmosaic.contracts.messages import Message, ToolCall
+from kernelmosaic.models.base import ModelBackend
+
+_AFTER_SUBMIT = "Not run: the episode ended at submit()."
 
 __all__ = ["Agent"]
 
 
 class Agent:
-    def __init__(self, model: Any, tools: Toolbox, recorder: Recorder, budgets: Budgets) -> None:
+    def __init__(self, model: ModelBackend, tools: Toolbox, recorder: Recorder, budgets: Budgets) -> None:
         self.model, self.tools, self.recorder, self.budgets = model, tools, recorder, budgets
         self.state = recorder.state
 
@@ -54,10 +62,13 @@ class Agent:
     async def resume_step(self) -> None:
         """Run the tool calls of a step that a crash interrupted: the model is not asked again."""
         pending, logged = self.state.pending_calls(), self.state.logged_call_ids()
-        for call in pending:
+        for i, call in enumerate(pending):
             if call.id not in logged:
                 self.recorder.call(call)
-            self.recorder.result(call, await self.tools.run(call))
+            output = await self.tools.run(call)
+            self.recorder.result(call, output)
+            if output.submitted:
+                self.close_after_submit(pending[i + 1:], logged, output)
         if pending:
             self.recorder.save()
 
@@ -65,14 +76,25 @@ class Agent:
         if not calls:
             raise FormatError("no tool call", Message(role="user", content=NO_TOOL_CALL))
         malformed = []
-        for call in calls:
+        for i, call in enumerate(calls):
             self.recorder.call(call)
             output = await self.tools.run(call)
             self.recorder.result(call, output)
+            if output.submitted:
+                self.close_after_submit(calls[i + 1:], set(), output)
             if output.format_error:
                 malformed.append(call.name)
         if malformed:
             raise FormatError(f"malformed call(s): {', '.join(malformed)}")
+
+    def close_after_submit(self, rest: list[ToolCall], logged: set[str], output: ToolOutput) -> None:
+        """Every call of the reply gets its tool message, also those after a submit that ended the episode."""
+        for call in rest:
+            if call.id not in logged:
+                self.recorder.call(call)
+            self.recorder.result(call, ToolOutput(_AFTER_SUBMIT))
+        self.recorder.save()
+        raise Submitted(output.content)
 
     def check_budgets(self) -> None:
         s, b, totals = self.state, self.budgets, self.recorder.totals()

@@ -7,13 +7,12 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.tools import ToolOutput
-from kernelmosaic.models.messages import Message, ToolCall, Usage
-from kernelmosaic.store.records import EpisodeInfo
-from kernelmosaic.store.trajectory import (
+from kernelmosaic.contracts.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.trajectory import (
     Event,
     GuidanceEvent,
     MessageEvent,
@@ -22,6 +21,8 @@ from kernelmosaic.store.trajectory import (
     Totals,
     Trajectory,
 )
+from kernelmosaic.store import Store
+from kernelmosaic.store.records import EpisodeInfo
 
 __all__ = ["Recorder"]
 
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 
 
 class Recorder:
-    def __init__(self, store: Any, episode_id: int, state: EpisodeState, header: Trajectory, path: Path) -> None:
+    def __init__(self, store: Store, episode_id: int, state: EpisodeState, header: Trajectory, path: Path) -> None:
         self.store, self.episode_id, self.state, self.header, self.path = store, episode_id, state, header, path
         self._started = time.monotonic()
         self.on_save: Callable[[], None] | None = None
@@ -55,10 +56,8 @@ class Recorder:
     def result(self, call: ToolCall, out: ToolOutput) -> None:
         if out.source:
             self.store.record_candidate(self.episode_id, out.source)
-        if out.verdict is not None:
+        if out.verdict is not None:  # the store re-judges the candidate: its solution row follows its verdicts
             self.store.record_verdict(self.episode_id, out.candidate_sha256, out.verdict)
-            if out.verdict.get("accepted"):  # idempotent: a re-test points the solution at the newest verdict
-                self.store.record_solution(self.episode_id, out.candidate_sha256, self.state.turns)
         self.state.gpu_seconds += out.gpu_seconds
         self.event(ToolResultEvent(step=self.state.turns, call_id=call.id, name=call.name, content=out.content,
                                    verdict=out.verdict, candidate_sha256=out.candidate_sha256, gpu_seconds=out.gpu_seconds))
@@ -90,6 +89,7 @@ class Recorder:
         if self.on_save is not None:
             self.on_save()
 
-    def finish(self, exit_reason: str, status: str = "done") -> EpisodeInfo:
+    def finish(self, exit_reason: str, status: Literal["done", "failed"] = "done", detail: str = "") -> EpisodeInfo:
         self.save(exit_reason)
-        return self.store.finish_episode(self.episode_id, exit_reason, self.totals(), self.state.best, status=status)
+        return self.store.finish_episode(self.episode_id, exit_reason, self.totals(), self.state.best, status=status,
+                                         detail=detail)

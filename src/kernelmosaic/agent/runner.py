@@ -6,18 +6,27 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.agent.config import AgentConfig
-from kernelmosaic.agent.episode import EpisodeContext, run_episode
+from kernelmosaic.agent.episode import INFRA_ERROR, MODEL_UNUSABLE, EpisodeContext, run_episode
 from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.state import EpisodeState
+from kernelmosaic.contracts.trajectory import Trajectory
+from kernelmosaic.contracts.verified import AUDIT_FAILED
+from kernelmosaic.models.base import ModelBackend
+from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.config import VerifyConfig
 
-__all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "run_tasks", "start_or_resume_run"]
+if TYPE_CHECKING:
+    from kernelmosaic.verify.verifier import Verifier
+
+__all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
+           "start_or_resume_run", "audit_failure", "gate_on_audit", "final_failures"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +52,12 @@ class GenerateConfig(BaseModel):
     """Episode configuration."""
     compile_baseline: bool = True
     """Also time a torch.compile build of each reference in benchmark()."""
+    include_flagged: bool = False
+    """Also run tasks whose audit failed; their solutions are kept, marked `task-audit-failed`, never counted."""
+    retry_failed: bool = False
+    """On resume, also retry episodes that failed with an infrastructure error (a bug does not fix itself)."""
+    origin_model: str = ""
+    """For `replay:`: the model(s) that wrote the recordings (hand-written demonstrations say so)."""
 
     def verify_config(self) -> VerifyConfig:
         """The verifier settings of this run. Host timing on CPU is only indicative, so it gets a short budget."""
@@ -50,7 +65,7 @@ class GenerateConfig(BaseModel):
         return VerifyConfig(device=self.agent.device, compile_baseline=self.compile_baseline, **light)
 
 
-def select_tasks(tasks: Sequence[Any], task_ids: Sequence[str], limit: int) -> list[Any]:
+def select_tasks(tasks: Sequence[Task], task_ids: Sequence[str], limit: int) -> list[Task]:
     """Filter by id (in the order given; an unknown id is an error naming it), then cap the count."""
     if task_ids:
         by_id = {t.id: t for t in tasks}
@@ -61,7 +76,7 @@ def select_tasks(tasks: Sequence[Any], task_ids: Sequence[str], limit: int) -> l
     return list(tasks[:limit] if limit else tasks)
 
 
-def _recordings(model: str) -> list[Any] | None:
+def _recordings(model: str) -> list[Trajectory] | None:
     scheme, _, target = model.partition(":")
     if scheme != "replay":
         return None
@@ -77,7 +92,33 @@ def recorded_device(model: str) -> str | None:
     return devices.pop() if len(devices) == 1 and None not in devices else None
 
 
-def replayable(tasks: Sequence[Any], model: str) -> list[Any]:
+def recorded_models(model: str) -> str:
+    """For `replay:`, the model(s) that wrote the recordings, comma-separated; "" for other models."""
+    recordings = _recordings(model)
+    return ", ".join(sorted({t.origin_model or t.model for t in recordings or []}))
+
+
+def audit_failure(task: Task) -> str:
+    """Why the task's audit failed ("" when it passed, was never run, or is stale: audited before an edit)."""
+    audit = task.audit
+    if audit is None or audit.passed or audit.reference_hash != task.hashes.reference:
+        return ""
+    rules = sorted({f.rule for f in audit.findings if f.severity == "reject"}) or ["failed"]
+    return "audit failed: " + ", ".join(rules)
+
+
+def gate_on_audit(tasks: Sequence[Task], include_flagged: bool) -> tuple[list[Task], dict[str, str]]:
+    """The tasks to run, and the skipped ones with the reason (failed audits, unless `include_flagged`)."""
+    failed = {t.id: why for t in tasks if (why := audit_failure(t))}
+    return ([t for t in tasks if include_flagged or t.id not in failed], {} if include_flagged else failed)
+
+
+def final_failures(config: GenerateConfig) -> tuple[str, ...]:
+    """Failed episodes a resume does not retry: infrastructure errors, unless `retry_failed`."""
+    return () if config.retry_failed else (INFRA_ERROR,)
+
+
+def replayable(tasks: Sequence[Task], model: str) -> list[Task]:
     """For a `replay:` model, only the tasks its recording holds (others could only fail); other models: all."""
     recordings = _recordings(model)
     if recordings is None:
@@ -88,7 +129,7 @@ def replayable(tasks: Sequence[Any], model: str) -> list[Any]:
     return kept
 
 
-def start_or_resume_run(store: Any, config: GenerateConfig | None, resume: int | Literal["latest"] | None,
+def start_or_resume_run(store: Store, config: GenerateConfig | None, resume: int | Literal["latest"] | None,
                         name: str = "generate") -> tuple[int, GenerateConfig]:
     """A new run for `config`, or the run to resume (by id, or the latest one) with its stored configuration."""
     if resume is None:
@@ -100,26 +141,34 @@ def start_or_resume_run(store: Any, config: GenerateConfig | None, resume: int |
     return run.id, GenerateConfig.model_validate(run.config)
 
 
-async def run_tasks(tasks: Sequence[Any], *, store: Any, verifier_for: Callable[[str], Any], backend: Any, run_id: int, config: GenerateConfig,
-                    peaks: Callable[[], Any] | None = None, on_step: Callable[[str, EpisodeState], None] | None = None,
+async def run_tasks(tasks: Sequence[Task], *, store: Store, verifier_for: Callable[[str], Verifier], backend: ModelBackend,
+                    run_id: int, config: GenerateConfig, peaks: Callable[[], object] | None = None,
+                    on_step: Callable[[str, EpisodeState], None] | None = None,
                     on_done: Callable[[EpisodeInfo], None] | None = None) -> list[EpisodeInfo]:
     """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time.
 
-    Returns the finished episodes; a task whose episode could not even start is logged and left pending.
+    Returns the finished episodes. An episode that ends `model_unusable` (a wrong key, a missing model) stops
+    the run: no further episode starts. A task whose episode could not even start is logged and left pending.
     """
     ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=config.agent,
                          out_dir=config.out_dir, library=GuidanceLibrary.load(), peaks=peaks, on_step=on_step,
-                         run_config=config.model_dump(mode="json"))
-    pending = set(store.pending_tasks(run_id, [t.id for t in tasks]))
+                         run_config=config.model_dump(mode="json"),
+                         task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [])
+    pending = set(store.pending_tasks(run_id, [t.id for t in tasks], final_failures(config)))
     gate = asyncio.Semaphore(config.concurrency)
+    stop = asyncio.Event()
 
-    async def one(task: Any) -> EpisodeInfo | None:
+    async def one(task: Task) -> EpisodeInfo | None:
         async with gate:
+            if stop.is_set():
+                return None
             try:
                 info = await run_episode(task, ctx)
             except Exception:  # noqa: BLE001 - one task that cannot even start (bad task file, refused resume) must not stop the others
                 log.exception("task %s: the episode could not be started", task.id)
                 return None
+        if info.exit_reason == MODEL_UNUSABLE:
+            stop.set()
         if on_done is not None:
             on_done(info)
         return info

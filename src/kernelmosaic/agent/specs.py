@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelmosaic.models.messages import ToolCall, ToolSpec
+from kernelmosaic.contracts.messages import ToolCall, ToolSpec
 
 __all__ = ["TOOL_SPECS", "TOOL_NAMES", "argument_error"]
 

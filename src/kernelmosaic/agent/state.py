@@ -1,17 +1,18 @@
-"""What an episode knows between steps: the conversation, candidates seen, the best verified one, totals.
+"""What an episode knows between steps: the conversation, candidates and their verdicts, the best one, totals.
 
-It can be rebuilt from recorded events, which is how a crashed episode resumes without losing a step.
+It can be rebuilt from recorded events, which is how a crashed episode resumes without losing a step. Which
+candidate is best is recomputed from every candidate's verdict history after each verdict, so a later rejection
+of the best demotes it and the previous passing candidate takes its place.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
 
 from kernelmosaic.agent.specs import argument_error
-from kernelmosaic.models.messages import Message, ToolCall, Usage
-from kernelmosaic.store.trajectory import (
+from kernelmosaic.contracts.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.trajectory import (
     Event,
     GuidanceEvent,
     MessageEvent,
@@ -19,19 +20,14 @@ from kernelmosaic.store.trajectory import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from kernelmosaic.contracts.verified import check_candidate, rank, task_flags_of
+from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["EpisodeState", "sha256_text", "rank_solution"]
+__all__ = ["EpisodeState", "sha256_text"]
 
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def rank_solution(verdict: dict[str, Any]) -> tuple[int, float]:
-    """Higher is better: a benchmarked candidate beats an unmeasured one, then lower median time wins."""
-    timing = verdict.get("timing") or {}
-    median = (timing.get("candidate") or {}).get("median_ms")
-    return (1, -float(median)) if median is not None else (0, 0.0)
 
 
 @dataclass
@@ -48,14 +44,19 @@ class EpisodeState:
     sources: dict[str, str] = field(default_factory=dict)
     """Every candidate source written, by sha256."""
     current_sha: str = ""
+    verdicts: dict[str, list[tuple[int, Verdict]]] = field(default_factory=dict)
+    """Every verdict each candidate received, with its step, oldest first."""
+    task_flags: set[str] = field(default_factory=set)
+    """Flags on the task (its failed audit, `task-*` findings): no solution of this episode counts as solved."""
     best: Solution | None = None
+    """The best candidate whose latest verdict is accepted (timed beats untimed, then faster); see `best.verification`."""
     guidance_shown: set[str] = field(default_factory=set)
     last_status: str = ""
     """Status of the latest verdict, for progress displays."""
 
     @property
     def phase(self) -> str:
-        """`repair` until some candidate passed the test, then `optimize`."""
+        """`repair` until some candidate passes, then `optimize`."""
         return "optimize" if self.best is not None else "repair"
 
     @property
@@ -68,22 +69,34 @@ class EpisodeState:
         self.current_sha = sha
         return sha
 
-    def consider(self, sha: str, verdict: dict[str, Any], step: int) -> bool:
-        """Offer a verdict for the candidate `sha`; returns True when it became the best solution."""
-        self.last_status = str(verdict.get("status", ""))
-        if not verdict.get("accepted") or sha not in self.sources:
+    def consider(self, sha: str, verdict: Verdict, step: int) -> bool:
+        """Record a verdict for candidate `sha` and re-pick the best; True when `sha` is the best afterwards."""
+        self.last_status = verdict.status.value
+        self.task_flags.update(task_flags_of(verdict))
+        if sha not in self.sources:
             return False
-        new = Solution(source=self.sources[sha], candidate_sha256=sha, verdict=verdict, step=step)
-        if self.best is None:
-            self.best = new
-            return True
-        new_rank, best_rank = rank_solution(verdict), rank_solution(self.best.verdict)
-        # Unmeasured candidates cannot be compared on speed, so the latest one stands in until one is timed;
-        # a re-measured best takes its newest timing.
-        if new_rank > best_rank or (new_rank[0] == best_rank[0] == 0) or (sha == self.best.candidate_sha256 and new_rank[0]):
-            self.best = new
-            return True
-        return False
+        self.verdicts.setdefault(sha, []).append((step, verdict))
+        self.best = self._pick_best()
+        return self.best is not None and self.best.candidate_sha256 == sha
+
+    def solution(self, sha: str) -> Solution:
+        """The candidate as a solution: its latest verdict and the one definition of verified applied to its history."""
+        history = self.verdicts[sha]
+        verification = check_candidate([v for _, v in history], sorted(self.task_flags))
+        return Solution(source=self.sources[sha], candidate_sha256=sha, verdict=history[-1][1], step=history[-1][0],
+                        verification=verification)
+
+    def _pick_best(self) -> Solution | None:
+        def key(sha: str) -> tuple[int, float, int]:
+            history = self.verdicts[sha]
+            accepted_since = [v for _, v in history if v.accepted]
+            timed = [v for v in accepted_since if v.timing is not None]
+            speed = rank(timed[-1]) if timed else (0, 0.0)
+            # Among untimed candidates the latest stands in; a timed one wins on its newest timing.
+            return (speed[0], speed[1] if speed[0] else history[-1][0], history[-1][0])
+
+        passing = [sha for sha, history in self.verdicts.items() if history[-1][1].accepted]
+        return self.solution(max(passing, key=key)) if passing else None
 
     def pending_calls(self) -> list[ToolCall]:
         """Tool calls of the latest assistant message that have no recorded result (a crash mid-step)."""
@@ -106,8 +119,8 @@ class EpisodeState:
         return ids
 
     @classmethod
-    def from_events(cls, events: list[Event], wall_seconds: float = 0.0) -> EpisodeState:
-        state = cls(wall_seconds=wall_seconds)
+    def from_events(cls, events: list[Event], wall_seconds: float = 0.0, task_flags: list[str] | None = None) -> EpisodeState:
+        state = cls(wall_seconds=wall_seconds, task_flags=set(task_flags or []))
         calls_by_id: dict[str, ToolCall] = {}
         for event in events:
             state.events.append(event)

@@ -11,10 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kernelmosaic.agent.config import AgentConfig
-from kernelmosaic.agent.exits import Submitted
 from kernelmosaic.agent.feedback import (
     profile_feedback,
     short_paths,
@@ -27,7 +26,13 @@ from kernelmosaic.agent.prompts import PHASE_TWO
 from kernelmosaic.agent.specs import argument_error
 from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.workload import estimate_workload, roofline_text
-from kernelmosaic.models.messages import Message, ToolCall
+from kernelmosaic.contracts.messages import ToolCall
+from kernelmosaic.tasks.schema import Task
+from kernelmosaic.verify.results import DevicePeaks
+from kernelmosaic.verify.verdict import Verdict
+
+if TYPE_CHECKING:
+    from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["ToolOutput", "Toolbox"]
 
@@ -39,7 +44,7 @@ _NO_CANDIDATE = "There is no candidate yet: call write_candidate(source) first."
 class ToolOutput:
     content: str
     """What the model is shown."""
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     """The full verdict, when the tool ran the verifier."""
     candidate_sha256: str = ""
     source: str = ""
@@ -48,16 +53,20 @@ class ToolOutput:
     guidance: list[GuidanceItem] = field(default_factory=list)
     guidance_reason: str = ""
     format_error: bool = False
+    submitted: bool = False
+    """submit() accepted the best candidate: the episode ends after this result."""
 
 
 class Toolbox:
     """The tools of one episode: its task, problem file, candidate file and state, and the shared verifier."""
 
-    def __init__(self, *, verifier: Any, task: Any, problem: Path, workdir: Path, state: EpisodeState,
-                 library: GuidanceLibrary, config: AgentConfig, peaks: Callable[[], Any] | None = None) -> None:
+    def __init__(self, *, verifier: Verifier, task: Task, problem: Path, workdir: Path, state: EpisodeState,
+                 library: GuidanceLibrary, config: AgentConfig, peaks: Callable[[], DevicePeaks] | None = None) -> None:
         self.verifier, self.task, self.problem, self.state = verifier, task, problem, state
         self.library, self.config, self.peaks = library, config, peaks
         self.candidate = workdir / "candidate.py"
+        self.final = workdir / "final.py"
+        """Where submit() writes the best candidate for its final check (it need not be the current one)."""
         if state.current_source:  # resume: the file must hold what the conversation says was written
             self.candidate.write_text(state.current_source, encoding="utf-8")
 
@@ -79,12 +88,18 @@ class Toolbox:
             out.content += "\n\n" + "\n\n".join(i.render() for i in items)
         return out
 
-    async def _verify(self, timing: bool) -> tuple[dict[str, Any], bool]:
+    async def _verify(self, timing: bool) -> tuple[Verdict, bool]:
         verdict = await asyncio.to_thread(self.verifier.verify, self.problem, self.candidate, timing=timing)
-        data = verdict.to_dict()
         was_best = self.state.best
-        became_best = self.state.consider(self.state.current_sha, data, self.state.turns)
-        return data, became_best and was_best is None
+        became_best = self.state.consider(self.state.current_sha, verdict, self.state.turns)
+        return verdict, became_best and was_best is None
+
+    def _demotion(self, sha: str) -> str:
+        """What the model must know when a rejection took the best candidate's place away."""
+        best = self.state.best
+        if best is None:
+            return "\nNo candidate passes any more: repair one and test() again."
+        return f"\nThe best candidate is now the one of step {best.step} (sha256 {best.candidate_sha256[:12]})."
 
     async def _write_candidate(self, call: ToolCall, source: str) -> ToolOutput:
         if not source.strip():
@@ -110,38 +125,46 @@ class Toolbox:
     async def _test(self, call: ToolCall) -> ToolOutput:
         if not self.state.current_sha:
             return ToolOutput(_NO_CANDIDATE)
+        was_best = self.state.best
         verdict, first = await self._verify(timing=False)
         out = ToolOutput(test_feedback(verdict, self.config.max_feedback_lines), verdict=verdict,
-                         candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.get("seconds", 0.0)))
+                         candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.seconds))
         if first:
             out.content += "\n\n" + PHASE_TWO
-        return out if verdict["accepted"] else self._guide(out, verdict["status"])
+        if verdict.accepted:
+            return out
+        if was_best is not None and was_best.candidate_sha256 == self.state.current_sha:
+            out.content += self._demotion(self.state.current_sha)
+        return self._guide(out, verdict.status.value)
 
     async def _benchmark(self, call: ToolCall) -> ToolOutput:
         if not self.state.current_sha:
             return ToolOutput(_NO_CANDIDATE)
+        was_best = self.state.best
         verdict, first = await self._verify(timing=True)
-        out = ToolOutput("", verdict=verdict, candidate_sha256=self.state.current_sha,
-                         gpu_seconds=self._gpu(verdict.get("seconds", 0.0)))
-        if not verdict["accepted"]:
+        out = ToolOutput("", verdict=verdict, candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.seconds))
+        if not verdict.accepted:
             out.content = test_feedback(verdict, self.config.max_feedback_lines)
-            return self._guide(out, verdict["status"])
-        out.content = f"PASSED ({verdict['message']})\n" + timing_feedback(verdict, await self._roofline(verdict))
+            if was_best is not None and was_best.candidate_sha256 == self.state.current_sha:
+                out.content += self._demotion(self.state.current_sha)
+            return self._guide(out, verdict.status.value)
+        out.content = f"PASSED ({verdict.message})\n" + timing_feedback(verdict, await self._roofline(verdict))
         best = self.state.best
         if best is not None and best.candidate_sha256 == self.state.current_sha:
             out.content += "\nThis candidate is now the best one."
-        elif best is not None and (best.verdict.get("timing") or {}).get("candidate"):
-            out.content += f"\nThe best remains the candidate of step {best.step} ({best.verdict['timing']['candidate']['median_ms']:.4g} ms)."
+        elif best is not None and best.verdict.timing is not None:
+            out.content += f"\nThe best remains the candidate of step {best.step} ({best.verdict.timing.candidate.median_ms:.4g} ms)."
         if first:
             out.content += "\n\n" + PHASE_TWO
         return out
 
-    async def _roofline(self, verdict: dict[str, Any]) -> str:
+    async def _roofline(self, verdict: Verdict) -> str:
         if self.peaks is None:
             return ""
         peaks = await asyncio.to_thread(self.peaks)  # measured once by the verifier, then cached
         workload = await asyncio.to_thread(estimate_workload, self.problem, self.task.dtype)
-        return roofline_text(workload, verdict["timing"]["candidate"]["median_ms"], peaks, self.task.dtype)
+        assert verdict.timing is not None
+        return roofline_text(workload, verdict.timing.candidate.median_ms, peaks, self.task.dtype)
 
     async def _profile(self, call: ToolCall) -> ToolOutput:
         if not self.state.current_sha:
@@ -160,10 +183,31 @@ class Toolbox:
         return ToolOutput("\n\n".join(i.render() for i in items), guidance=items, guidance_reason=f"query: {topic}")
 
     async def _submit(self, call: ToolCall) -> ToolOutput:
+        """End the episode with the best candidate, once it is verified on its own record.
+
+        A best candidate that was never timed (or, on CUDA, never sanitized) gets its final check here: one
+        timed (and sanitized) verification. If that rejects it, it is demoted and the episode goes on.
+        """
         best = self.state.best
         if best is None:
             return ToolOutput("Nothing to submit yet: no candidate has passed test(). Repair the candidate and call test().")
-        timing = (best.verdict.get("timing") or {}).get("candidate")
-        speed = f", {timing['median_ms']:.4g} ms" if timing else ""
+        checked: Verdict | None = None
+        if best.verification is None or not best.verification.candidate_ok:
+            self.final.write_text(best.source, encoding="utf-8")
+            checked = await asyncio.to_thread(self.verifier.verify, self.problem, self.final, timing=True,
+                                              sanitize=self.config.device == "cuda")
+            self.state.consider(best.candidate_sha256, checked, self.state.turns)
+            if not checked.accepted or self.state.best is None or self.state.best.candidate_sha256 != best.candidate_sha256:
+                text = (f"The final check (timed{', sanitized' if self.config.device == 'cuda' else ''}) of the candidate "
+                        f"of step {best.step} rejected it:\n{test_feedback(checked, self.config.max_feedback_lines)}"
+                        + self._demotion(best.candidate_sha256))
+                return self._guide(ToolOutput(text, verdict=checked, candidate_sha256=best.candidate_sha256,
+                                              gpu_seconds=self._gpu(checked.seconds)), checked.status.value)
+            best = self.state.best
+        timing = best.verdict.timing or (checked.timing if checked else None)
+        speed = f", {timing.candidate.median_ms:.4g} ms" if timing else ""
         text = f"Submitted the candidate of step {best.step} (sha256 {best.candidate_sha256[:12]}{speed})."
-        raise Submitted(text, Message(role="tool", content=text, tool_call_id=call.id, name=call.name))
+        if best.verification is not None and not best.verification.verified:
+            text += " It is kept but not counted as verified: " + "; ".join(best.verification.reasons) + "."
+        return ToolOutput(text, verdict=checked, candidate_sha256=best.candidate_sha256 if checked else "",
+                          gpu_seconds=self._gpu(checked.seconds) if checked else 0.0, submitted=True)

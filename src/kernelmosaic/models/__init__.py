@@ -1,5 +1,6 @@
 """Model backends behind one interface, chosen by name: `get_model("openai:gpt-4o")`, `hf:PATH`, `replay:FILE`, `scripted:NAME`."""
 
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolCall, ToolSpec, Usage
 from kernelmosaic.models.base import (
     BadResponse,
     ModelBackend,
@@ -10,7 +11,6 @@ from kernelmosaic.models.base import (
     ReplayExhausted,
     Timeout,
 )
-from kernelmosaic.models.messages import Message, ModelReply, ToolCall, ToolSpec, Usage
 from kernelmosaic.models.registry import backend_schemes, get_model, register_backend
 from kernelmosaic.models.scripted import ScriptedModel, register_script
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from kernelmosaic.models.messages import Message, ModelReply, ToolSpec
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolSpec
 
 __all__ = [
     "ModelBackend",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kernelmosaic.models.messages import Message
+from kernelmosaic.contracts.messages import Message
 
 __all__ = ["to_openai_messages", "to_template_messages"]
 

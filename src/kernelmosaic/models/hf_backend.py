@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolSpec, Usage
 from kernelmosaic.models.base import ModelConfigError, ModelUnavailable
 from kernelmosaic.models.chat_format import to_template_messages
-from kernelmosaic.models.messages import Message, ModelReply, ToolSpec, Usage
 from kernelmosaic.models.toolcalls import extract_text_tool_calls, prior_call_count
 
 __all__ = ["HFConfig", "HFBackend", "hf_backend"]

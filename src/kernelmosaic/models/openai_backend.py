@@ -13,9 +13,9 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolSpec, Usage
 from kernelmosaic.models.base import BadResponse, ModelError, ModelUnavailable, RateLimited, Timeout
 from kernelmosaic.models.chat_format import to_openai_messages
-from kernelmosaic.models.messages import Message, ModelReply, ToolSpec, Usage
 from kernelmosaic.models.openai_config import OpenAIConfig
 from kernelmosaic.models.openai_reply import reply_from_body
 from kernelmosaic.models.retry import backoff_delay, retry_after_seconds

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolCall, Usage
 from kernelmosaic.models.base import BadResponse
-from kernelmosaic.models.messages import Message, ModelReply, ToolCall, Usage
 from kernelmosaic.models.toolcalls import extract_text_tool_calls, invented_call_id, make_tool_call
 
 __all__ = ["reply_from_body"]

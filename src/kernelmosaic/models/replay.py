@@ -1,7 +1,9 @@
 """`replay:FILE` — plays back the assistant replies of recorded trajectories, in order, with their usage.
 
-FILE is a trajectory JSON (`kernelmosaic.trajectory/1`), a JSON list of them, or JSONL with one per
-line; `replay:bundled` names the file shipped in the package. With several trajectories, each
+FILE is a trajectory JSON (`kernelmosaic.trajectory/2`, or version 1), a JSON list of them, or JSONL with one
+per line. `replay:bundled` names the file shipped in the package: hand-written demonstration turns (see
+`agent/demo/`), not a model's; their tool results were recorded with the real verifier, and a replay judges
+every candidate again. With several trajectories, each
 episode picks its own through `for_task(task_id)`; several recordings of one task are handed out in
 turn, so k attempts at a task replay k recordings.
 """
@@ -14,9 +16,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolSpec
+from kernelmosaic.contracts.trajectory import MessageEvent, Trajectory, parse_trajectory
 from kernelmosaic.models.base import ModelConfigError, ModelUnavailable, ReplayExhausted
-from kernelmosaic.models.messages import Message, ModelReply, ToolSpec
-from kernelmosaic.store.trajectory import MessageEvent, Trajectory
 
 __all__ = ["BUNDLED_NAME", "bundled_path", "load_trajectories", "recorded_replies", "ReplayModel", "replay_model"]
 
@@ -30,8 +32,8 @@ def bundled_path() -> Path:
 
 def _validate(obj: object, where: str) -> Trajectory:
     try:
-        return Trajectory.model_validate(obj)
-    except ValidationError as exc:
+        return parse_trajectory(json.dumps(obj))
+    except (ValidationError, ValueError) as exc:
         raise ModelConfigError(f"{where}: not a kernelmosaic trajectory: {exc}") from None
 
 
@@ -110,6 +112,11 @@ class ReplayModel:
     @property
     def remaining(self) -> int:
         return len(self._replies) - self._next
+
+    @property
+    def origin_model(self) -> str:
+        """The model that wrote the recording being replayed (`""` until a task is chosen)."""
+        return self.trajectory.origin_model or self.trajectory.model if self.trajectory is not None else ""
 
     def for_task(self, task_id: str) -> ReplayModel:
         """A new replayer over the next recording of `task_id`; raises `ModelUnavailable` if the file has none."""

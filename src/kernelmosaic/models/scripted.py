@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from kernelmosaic.contracts.messages import Message, ModelReply, ToolSpec
 from kernelmosaic.models.base import ModelConfigError, ReplayExhausted
-from kernelmosaic.models.messages import Message, ModelReply, ToolSpec
 
 __all__ = ["ScriptOutput", "ScriptedModel", "register_script", "script_names", "scripted_model"]
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelmosaic.models.messages import Message, ToolCall
+from kernelmosaic.contracts.messages import Message, ToolCall
 
 __all__ = [
     "parse_json_object",

@@ -12,9 +12,15 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from kernelmosaic.contracts.trajectory import (
+    Event,
+    GuidanceEvent,
+    MessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from kernelmosaic.store.errors import EventConflictError, NotFoundError, StoreError
 from kernelmosaic.store.schema import EpisodeRow, EventRow, RunRow, utcnow
-from kernelmosaic.store.trajectory import Event, GuidanceEvent, MessageEvent, ToolCallEvent, ToolResultEvent
 
 __all__ = [
     "check_json_clean",
@@ -73,7 +79,7 @@ def open_episode(session: Session, run_id: int, task_id: str, task_sha256: str, 
             f"(sha256 {row.task_sha256[:12]} -> {task_sha256[:12]}); start a new run"
         )
     if row.status != "done":
-        row.status, row.finished, row.exit_reason = "running", None, ""
+        row.status, row.finished, row.exit_reason, row.exit_detail = "running", None, "", ""
         row.problem_sha256 = problem_sha256 or row.problem_sha256
     return row
 
@@ -92,7 +98,7 @@ def _event_payload(event: Event | dict[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(event, _EVENT_TYPES):
         kind = type(event).__name__ if isinstance(event, BaseModel) else repr(type(event))
         raise StoreError(f"{where}: expected a trajectory event (message, tool_call, tool_result, guidance), got {kind}")
-    payload = event.model_dump(mode="json")
+    payload = event.model_dump(mode="json", by_alias=True)
     check_json_clean(payload, where)
     return payload
 
@@ -134,7 +140,8 @@ def load_events(session: Session, episode_id: int) -> list[Event]:
     return events
 
 
-def finish_episode_row(session: Session, episode_id: int, status: str, exit_reason: str, totals: dict[str, Any]) -> EpisodeRow:
+def finish_episode_row(session: Session, episode_id: int, status: str, exit_reason: str, totals: dict[str, Any],
+                       detail: str = "") -> EpisodeRow:
     if status not in ("done", "failed"):
         raise StoreError(f"episode {episode_id}: finish status must be 'done' or 'failed', not {status!r}")
     if not exit_reason:
@@ -142,4 +149,5 @@ def finish_episode_row(session: Session, episode_id: int, status: str, exit_reas
     check_json_clean(totals, f"episode {episode_id} totals")
     row = get_episode_row(session, episode_id)
     row.status, row.exit_reason, row.totals, row.finished = status, exit_reason, totals, utcnow()
+    row.exit_detail = detail[:4000]
     return row

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kernelmosaic.contracts.trajectory import TRAJECTORY_SCHEMA, Trajectory, parse_trajectory
 from kernelmosaic.store.errors import StoreError
 from kernelmosaic.store.store import Store
-from kernelmosaic.store.trajectory import TRAJECTORY_SCHEMA, Trajectory
 
 __all__ = ["write_jsonl", "export_run", "read_jsonl"]
 
@@ -51,10 +51,7 @@ def read_jsonl(path: Path) -> list[Trajectory]:
         if not line.strip():
             continue
         try:
-            trajectory = Trajectory.model_validate_json(line)
-        except ValidationError as exc:
+            trajectories.append(parse_trajectory(line))
+        except (ValidationError, ValueError) as exc:
             raise StoreError(f"{path}:{number}: not a {TRAJECTORY_SCHEMA} object: {exc}") from exc
-        if trajectory.schema_ != TRAJECTORY_SCHEMA:
-            raise StoreError(f"{path}:{number}: schema {trajectory.schema_!r}, expected {TRAJECTORY_SCHEMA!r}")
-        trajectories.append(trajectory)
     return trajectories

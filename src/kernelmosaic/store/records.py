@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelmosaic.store.trajectory import Event, Totals
+from kernelmosaic.contracts.trajectory import Event, Totals
 
 __all__ = ["RunStatus", "EpisodeStatus", "RunInfo", "EpisodeInfo", "Episode", "RunSummary"]
 
@@ -53,8 +53,14 @@ class EpisodeInfo(_Record):
     """`running` (also: interrupted by a crash), `done` (the loop ended normally), `failed` (infrastructure error)."""
     exit_reason: str = ""
     """Empty while running; then the loop's exit reason (`submitted`, `budget_exhausted`, ...)."""
+    exit_detail: str = ""
+    """Why it ended, for people (a model failure's HTTP status and message, an exception)."""
     best_candidate_sha256: str = ""
-    """sha256 of the best verified solution's source; empty when nothing was accepted."""
+    """sha256 of the best solution's source (it passes on its own record; see `solved`); empty when none."""
+    solved: bool = False
+    """The episode has a verified solution (`contracts.verified`): its own record passes and its task is unflagged."""
+    task_flags: list[str] = Field(default_factory=list)
+    """`task-*` flags of its task: its solutions are kept, marked, and never counted as solved."""
     best_speedup_vs_eager: float = 0.0
     """Speedup of the best verified solution over eager PyTorch; 0.0 when none or when it was not timed."""
     totals: Totals = Field(default_factory=Totals)
@@ -86,7 +92,9 @@ class RunSummary(_Record):
     failed: int = 0
     """Episodes ended by an infrastructure error."""
     solved: int = 0
-    """Episodes with at least one verified solution."""
+    """Episodes with at least one verified solution (`contracts.verified`; flagged tasks never count)."""
+    flagged_tasks: dict[str, list[str]] = Field(default_factory=dict)
+    """Task id -> its `task-*` flags, for episodes whose task is degenerate or failed its audit."""
     pass_rate: float = 0.0
     """Finished episodes with a verified solution / finished episodes (done + failed); 0.0 when none finished."""
     best_speedups: dict[str, float] = Field(default_factory=dict)

@@ -1,7 +1,8 @@
 """Candidates, their verdicts and verified solutions, as operations on one open session.
 
-A candidate is identified within its episode by the sha256 of its UTF-8 source; a solution is
-only ever written for a candidate with an accepted verdict.
+A candidate is identified within its episode by the sha256 of its UTF-8 source. Solution rows are never written
+by hand: after every verdict the candidate is judged again with `contracts.verified.check_candidate` (the one
+definition), so a later rejection demotes it and a task flag marks every solution of the episode.
 """
 
 from __future__ import annotations
@@ -10,24 +11,28 @@ import hashlib
 import math
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from kernelmosaic.contracts.trajectory import Solution
+from kernelmosaic.contracts.verified import Verification, check_candidate, task_flags_of
 from kernelmosaic.store.episodes import check_json_clean, get_episode_row
 from kernelmosaic.store.errors import NotFoundError, StoreError
 from kernelmosaic.store.schema import CandidateRow, EpisodeRow, SolutionRow, VerdictRow
-from kernelmosaic.store.trajectory import Solution
+from kernelmosaic.verify.verdict import Verdict
 
 __all__ = [
     "candidate_sha256",
     "record_candidate",
     "get_candidate_row",
     "record_verdict",
-    "record_solution",
+    "add_task_flags",
+    "refresh_solution",
     "set_best",
     "load_best",
     "best_speedup",
+    "load_solutions",
 ]
 
 
@@ -56,80 +61,97 @@ def get_candidate_row(session: Session, episode_id: int, sha: str, missing_ok: b
     return row
 
 
-def _speedup(full: dict[str, Any], key: str) -> float | None:
-    value = (full.get("timing") or {}).get(key)
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+def _speedup(value: float | None) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
 
 
-def record_verdict(session: Session, episode_id: int, sha: str, verdict: dict[str, Any] | BaseModel) -> VerdictRow:
-    """Store the verdict; an identical verdict already stored for the candidate is returned instead."""
-    full = verdict.model_dump(mode="json", by_alias=True) if isinstance(verdict, BaseModel) else dict(verdict)
+def _typed(verdict: Verdict | dict[str, Any], where: str) -> Verdict:
+    if isinstance(verdict, Verdict):
+        return verdict
+    try:
+        return Verdict.model_validate(verdict)
+    except ValidationError as exc:
+        raise StoreError(f"{where}: not a kernelmosaic.verdict/1 object: {exc}") from None
+
+
+def record_verdict(session: Session, episode_id: int, sha: str, verdict: Verdict | dict[str, Any]) -> VerdictRow:
+    """Store the verdict, then re-judge the candidate; an identical verdict already stored is returned instead."""
     where = f"episode {episode_id}, verdict for candidate {sha[:12]}"
-    if not isinstance(full.get("status"), str) or not isinstance(full.get("accepted"), bool):
-        raise StoreError(f"{where}: a verdict needs a string `status` and a boolean `accepted` (kernelmosaic.verdict/1)")
-    claimed = full.get("candidate_sha256") or ""
-    if claimed and claimed != sha:
-        raise StoreError(f"{where}: the verdict is for candidate {claimed[:12]}, not this one")
+    typed = _typed(verdict, where)
+    if typed.candidate_sha256 and typed.candidate_sha256 != sha:
+        raise StoreError(f"{where}: the verdict is for candidate {typed.candidate_sha256[:12]}, not this one")
+    full = typed.model_dump(mode="json", by_alias=True)
     check_json_clean(full, where)
     candidate = get_candidate_row(session, episode_id, sha)
     # Verdicts carry fresh timings, so an identical one can only be a replayed write (a resume).
     for earlier in session.scalars(select(VerdictRow).where(VerdictRow.candidate_id == candidate.id)):
         if earlier.full == full:
             return earlier
-    row = VerdictRow(
-        candidate_id=candidate.id,
-        status=full["status"],
-        accepted=full["accepted"],
-        speedup_vs_eager=_speedup(full, "speedup_vs_eager"),
-        speedup_vs_compile=_speedup(full, "speedup_vs_compile"),
-        full=full,
-    )
+    timing = typed.timing
+    row = VerdictRow(candidate_id=candidate.id, status=typed.status.value, accepted=typed.accepted,
+                     speedup_vs_eager=_speedup(timing.speedup_vs_eager) if timing else None,
+                     speedup_vs_compile=_speedup(timing.speedup_vs_compile) if timing else None, full=full)
     session.add(row)
     session.flush()
+    episode = get_episode_row(session, episode_id)
+    if not add_task_flags(session, episode, task_flags_of(typed)):
+        refresh_solution(session, episode, candidate)
     return row
 
 
-def _put_solution(session: Session, episode_id: int, candidate: CandidateRow, verdict: VerdictRow, step: int) -> SolutionRow:
-    if not verdict.accepted:
-        raise StoreError(f"episode {episode_id}, candidate {candidate.sha256[:12]}: only accepted verdicts make a solution")
-    row = session.scalars(
-        select(SolutionRow).where(SolutionRow.episode_id == episode_id, SolutionRow.candidate_id == candidate.id)
-    ).first()
+def add_task_flags(session: Session, episode: EpisodeRow, flags: list[str]) -> bool:
+    """Record task-level flags on the episode; when any is new, every solution of the episode is re-judged."""
+    new = sorted(set(flags) - set(episode.task_flags or []))
+    if not new:
+        return False
+    episode.task_flags = sorted(set(episode.task_flags or []) | set(new))
+    for candidate in session.scalars(select(CandidateRow).where(CandidateRow.episode_id == episode.id)):
+        refresh_solution(session, episode, candidate)
+    return True
+
+
+def _history(session: Session, candidate: CandidateRow) -> list[tuple[VerdictRow, Verdict]]:
+    rows = session.scalars(select(VerdictRow).where(VerdictRow.candidate_id == candidate.id).order_by(VerdictRow.id))
+    return [(row, Verdict.model_validate(row.full)) for row in rows]
+
+
+def refresh_solution(session: Session, episode: EpisodeRow, candidate: CandidateRow,
+                     step: int | None = None) -> Verification:
+    """Judge the candidate from its stored verdicts and the episode's flags; write, update or drop its solution row."""
+    history = _history(session, candidate)
+    verification = check_candidate([v for _, v in history], episode.task_flags or [])
+    row = session.scalars(select(SolutionRow).where(SolutionRow.episode_id == episode.id,
+                                                    SolutionRow.candidate_id == candidate.id)).first()
+    if not verification.candidate_ok:
+        if row is not None:
+            session.delete(row)
+            if episode.best_candidate_id == candidate.id:
+                episode.best_candidate_id = None  # a later rejection demotes the best
+        session.flush()
+        return verification
     if row is None:
-        row = SolutionRow(episode_id=episode_id, candidate_id=candidate.id, verdict_id=verdict.id, step=step)
+        row = SolutionRow(episode_id=episode.id, candidate_id=candidate.id, verdict_id=history[-1][0].id, step=step or 0)
         session.add(row)
-    else:
-        row.verdict_id, row.step = verdict.id, step
+    row.verdict_id = history[-1][0].id
+    row.step = row.step if step is None else step
+    row.verdict_ids = [history[i][0].id for i in verification.rests_on]
+    row.timed, row.sanitized, row.verified = verification.timed, verification.sanitized, verification.verified
+    row.task_flags = verification.task_flags
     session.flush()
-    return row
-
-
-def record_solution(session: Session, episode_id: int, sha: str, step: int) -> SolutionRow:
-    """Mark the candidate as a verified solution, backed by its latest accepted verdict."""
-    candidate = get_candidate_row(session, episode_id, sha)
-    verdict = session.scalars(
-        select(VerdictRow)
-        .where(VerdictRow.candidate_id == candidate.id, VerdictRow.accepted.is_(True))
-        .order_by(VerdictRow.id.desc())
-    ).first()
-    if verdict is None:
-        raise StoreError(f"episode {episode_id}, candidate {sha[:12]}: no accepted verdict, so it is not a solution")
-    return _put_solution(session, episode_id, candidate, verdict, step)
+    return verification
 
 
 def set_best(session: Session, episode: EpisodeRow, best: Solution) -> None:
-    """Record `best` (candidate, its verdict, the solution) and point the episode at it."""
+    """Record `best` (candidate, its verdict) and point the episode at it when it passes on its own record."""
     candidate = record_candidate(session, episode.id, best.source)
     if candidate.sha256 != best.candidate_sha256:
         raise StoreError(
             f"episode {episode.id}: best solution claims candidate {best.candidate_sha256[:12]} but its source "
             f"hashes to {candidate.sha256[:12]} (store.candidate_sha256: sha256 of the UTF-8 source)"
         )
-    verdict = record_verdict(session, episode.id, candidate.sha256, best.verdict)  # the stored one, if already there
-    _put_solution(session, episode.id, candidate, verdict, best.step)
-    episode.best_candidate_id = candidate.id
+    record_verdict(session, episode.id, candidate.sha256, best.verdict)  # the stored one, if already there
+    verification = refresh_solution(session, episode, candidate, step=best.step)
+    episode.best_candidate_id = candidate.id if verification.candidate_ok else None
 
 
 def _best_rows(session: Session, episode: EpisodeRow) -> tuple[CandidateRow, SolutionRow, VerdictRow] | None:
@@ -138,7 +160,9 @@ def _best_rows(session: Session, episode: EpisodeRow) -> tuple[CandidateRow, Sol
     candidate = session.get(CandidateRow, episode.best_candidate_id)
     solution = session.scalars(
         select(SolutionRow).where(SolutionRow.episode_id == episode.id, SolutionRow.candidate_id == candidate.id)
-    ).one()
+    ).first()
+    if solution is None:
+        return None
     return candidate, solution, session.get(VerdictRow, solution.verdict_id)
 
 
@@ -147,9 +171,27 @@ def load_best(session: Session, episode: EpisodeRow) -> Solution | None:
     if rows is None:
         return None
     candidate, solution, verdict = rows
-    return Solution(source=candidate.source, candidate_sha256=candidate.sha256, verdict=verdict.full, step=solution.step)
+    verification = check_candidate([v for _, v in _history(session, candidate)], episode.task_flags or [])
+    return Solution(source=candidate.source, candidate_sha256=candidate.sha256, verdict=Verdict.model_validate(verdict.full),
+                    step=solution.step, verification=verification)
 
 
 def best_speedup(session: Session, episode: EpisodeRow) -> float:
+    """Speedup vs eager of the latest timed verdict the best solution rests on; 0.0 when none."""
     rows = _best_rows(session, episode)
-    return 0.0 if rows is None else rows[2].speedup_vs_eager or 0.0
+    if rows is None:
+        return 0.0
+    timed = [session.get(VerdictRow, i) for i in rows[1].verdict_ids]
+    speedups = [v.speedup_vs_eager for v in timed if v is not None and v.speedup_vs_eager]
+    return speedups[-1] if speedups else 0.0
+
+
+def load_solutions(session: Session, episode: EpisodeRow) -> list[Solution]:
+    """Every solution row of the episode (verified or flagged), each with its judgement, oldest first."""
+    out = []
+    for row in session.scalars(select(SolutionRow).where(SolutionRow.episode_id == episode.id).order_by(SolutionRow.id)):
+        candidate = session.get(CandidateRow, row.candidate_id)
+        history = [v for _, v in _history(session, candidate)]
+        out.append(Solution(source=candidate.source, candidate_sha256=candidate.sha256, verdict=history[-1],
+                            step=row.step, verification=check_candidate(history, episode.task_flags or [])))
+    return out

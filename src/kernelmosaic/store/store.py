@@ -19,14 +19,16 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
+from kernelmosaic.contracts.trajectory import TRAJECTORY_SCHEMA, Event, Solution, Totals, Trajectory
 from kernelmosaic.store import episodes as ep
 from kernelmosaic.store import results as res
 from kernelmosaic.store.backends import default_url, make_engine
 from kernelmosaic.store.errors import StoreError
+from kernelmosaic.store.migrate import migrate_v1
 from kernelmosaic.store.records import Episode, EpisodeInfo, RunInfo, RunSummary
 from kernelmosaic.store.schema import SCHEMA_VERSION, Base, EpisodeRow, MetaRow, RunRow, utcnow
 from kernelmosaic.store.summary import episode_info, run_info, run_summary
-from kernelmosaic.store.trajectory import TRAJECTORY_SCHEMA, Event, Solution, Totals, Trajectory
+from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["Store", "open_store"]
 
@@ -106,6 +108,9 @@ class Store:
         if row is None:
             session.add(MetaRow(key="schema_version", value=str(SCHEMA_VERSION)))
             session.add(MetaRow(key="trajectory_schema", value=TRAJECTORY_SCHEMA))
+        elif row.value == "1":
+            migrate_v1(session)
+            row.value = str(SCHEMA_VERSION)
         elif row.value != str(SCHEMA_VERSION):
             raise StoreError(
                 f"store {self.url} has schema version {row.value}; this KernelMosaic reads version {SCHEMA_VERSION}"
@@ -159,13 +164,18 @@ class Store:
     def run_summary(self, run_id: int) -> RunSummary:
         return self._read(lambda s: run_summary(s, run_id))
 
-    def pending_tasks(self, run_id: int, task_ids: Sequence[str], retry_failed: bool = True) -> list[str]:
-        """The given task ids, in order, that have no finished episode in the run yet."""
-        finished = ("done",) if retry_failed else ("done", "failed")
+    def pending_tasks(self, run_id: int, task_ids: Sequence[str], final_failures: Sequence[str] = ()) -> list[str]:
+        """The given task ids, in order, whose episode in the run is not finished yet.
+
+        A `failed` episode is pending (a resume retries it) unless its exit reason is in `final_failures`.
+        """
 
         def pending(session: Session) -> list[str]:
             ep.get_run_row(session, run_id)
-            query = select(EpisodeRow.task_id).where(EpisodeRow.run_id == run_id, EpisodeRow.status.in_(finished))
+            query = select(EpisodeRow.task_id).where(
+                EpisodeRow.run_id == run_id,
+                (EpisodeRow.status == "done")
+                | ((EpisodeRow.status == "failed") & EpisodeRow.exit_reason.in_(list(final_failures))))
             closed = set(session.scalars(query))
             return [task_id for task_id in task_ids if task_id not in closed]
 
@@ -177,11 +187,21 @@ class Store:
         events = ep.load_events(session, row.id)
         return Episode(**episode_info(session, row).model_dump(), events=events, next_seq=ep.next_seq(session, row.id))
 
-    def start_episode(self, run_id: int, task_id: str, task_sha256: str = "", problem_sha256: str = "") -> Episode:
-        """The episode of this task in this run: new, or the existing one with its events (resume)."""
+    def start_episode(self, run_id: int, task_id: str, task_sha256: str = "", problem_sha256: str = "",
+                      task_flags: Sequence[str] = (), header: dict[str, Any] | None = None) -> Episode:
+        """The episode of this task in this run: new, or the existing one with its events (resume).
+
+        `task_flags` are recorded on it (e.g. `task-audit-failed`); `header` holds trajectory header fields
+        (`tools`, `origin_model`) and replaces the stored one when given.
+        """
 
         def start(session: Session) -> Episode:
-            return self._episode(session, ep.open_episode(session, run_id, task_id, task_sha256, problem_sha256))
+            row = ep.open_episode(session, run_id, task_id, task_sha256, problem_sha256)
+            if header is not None:
+                ep.check_json_clean(header, f"episode of {task_id!r} header")
+                row.header = header
+            res.add_task_flags(session, row, list(task_flags))
+            return self._episode(session, row)
 
         return self._write(start)
 
@@ -220,11 +240,12 @@ class Store:
         totals: Totals,
         best: Solution | None = None,
         status: Literal["done", "failed"] = "done",
+        detail: str = "",
     ) -> EpisodeInfo:
         """Close the episode: `done` when the loop ended normally, `failed` for an infrastructure error."""
 
         def finish(session: Session) -> EpisodeInfo:
-            row = ep.finish_episode_row(session, episode_id, status, exit_reason, totals.model_dump(mode="json"))
+            row = ep.finish_episode_row(session, episode_id, status, exit_reason, totals.model_dump(mode="json"), detail)
             if best is not None:
                 res.set_best(session, row, best)
             session.flush()
@@ -238,27 +259,31 @@ class Store:
         """Store the candidate's source (once per episode) and return its sha256."""
         return self._write(lambda s: res.record_candidate(s, episode_id, source).sha256)
 
-    def record_verdict(self, episode_id: int, candidate_sha256: str, verdict: dict[str, Any] | BaseModel) -> int:
-        """Store a `kernelmosaic.verdict/1` (dict or Verdict) for a recorded candidate; returns its id.
+    def record_verdict(self, episode_id: int, candidate_sha256: str, verdict: Verdict | dict[str, Any]) -> int:
+        """Store a verdict (a `Verdict`, or its JSON form, validated) for a recorded candidate; returns its id.
 
-        Recording an identical verdict again (a replay after a crash) returns the existing id.
+        The candidate is then judged again (`contracts.verified`): its solution row is written, updated or
+        dropped. Recording an identical verdict again (a replay after a crash) returns the existing id.
         """
         return self._write(lambda s: res.record_verdict(s, episode_id, candidate_sha256, verdict).id)
 
-    def record_solution(self, episode_id: int, candidate_sha256: str, step: int = 0) -> int:
-        """Mark an accepted candidate as a verified solution; raises StoreError if it has no accepted verdict."""
-        return self._write(lambda s: res.record_solution(s, episode_id, candidate_sha256, step).id)
+    def solutions(self, episode_id: int) -> list[Solution]:
+        """Every candidate of the episode that passes on its own record, verified or flagged, oldest first."""
+        return self._read(lambda s: res.load_solutions(s, ep.get_episode_row(s, episode_id)))
 
     # -- trajectories -------------------------------------------------------------------------
 
     def _trajectory(self, session: Session, row: EpisodeRow) -> Trajectory:
         run = ep.get_run_row(session, row.run_id)
         info = episode_info(session, row)
+        header = row.header or {}
         return Trajectory(
             task_id=row.task_id,
             task_sha256=row.task_sha256,
             problem_sha256=row.problem_sha256,
             model=run.model,
+            origin_model=header.get("origin_model", ""),
+            tools=header.get("tools", []),
             config=run.config or {},
             events=ep.load_events(session, row.id),
             best=res.load_best(session, row),
@@ -267,7 +292,7 @@ class Store:
         )
 
     def load_trajectory(self, episode_id: int) -> Trajectory:
-        """The episode as a `kernelmosaic.trajectory/1`, rebuilt from the rows."""
+        """The episode as a `kernelmosaic.trajectory/2`, rebuilt from the rows."""
         return self._read(lambda s: self._trajectory(s, ep.get_episode_row(s, episode_id)))
 
     def iter_trajectories(self, run_id: int, done_only: bool = False) -> Iterator[Trajectory]:

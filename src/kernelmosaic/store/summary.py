@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from kernelmosaic.contracts.trajectory import Event, MessageEvent, ToolResultEvent, Totals
 from kernelmosaic.store.episodes import get_run_row, load_events
 from kernelmosaic.store.records import EpisodeInfo, RunInfo, RunSummary
 from kernelmosaic.store.results import best_speedup
 from kernelmosaic.store.schema import CandidateRow, EpisodeRow, RunRow, SolutionRow, VerdictRow
-from kernelmosaic.store.trajectory import Event, MessageEvent, ToolResultEvent, Totals
 
 __all__ = ["as_utc", "totals_from_events", "run_info", "episode_info", "run_summary"]
 
@@ -58,6 +58,11 @@ def _totals(session: Session, row: EpisodeRow) -> Totals:
     return totals_from_events(load_events(session, row.id))
 
 
+def _solved(session: Session, episode_id: int) -> bool:
+    query = select(SolutionRow.id).where(SolutionRow.episode_id == episode_id, SolutionRow.verified.is_(True))
+    return session.scalars(query.limit(1)).first() is not None
+
+
 def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
     totals = _totals(session, row)
     best_sha = ""
@@ -71,7 +76,10 @@ def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
         problem_sha256=row.problem_sha256,
         status=row.status,
         exit_reason=row.exit_reason,
+        exit_detail=row.exit_detail or "",
         best_candidate_sha256=best_sha,
+        task_flags=list(row.task_flags or []),
+        solved=_solved(session, row.id),
         best_speedup_vs_eager=best_speedup(session, row),
         totals=totals,
         started=as_utc(row.started),
@@ -79,15 +87,15 @@ def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
     )
 
 
-def _solutions(session: Session, run_id: int) -> list[tuple[int, str, float | None]]:
-    """(episode id, task id, speedup vs eager) of every verified solution in the run."""
+def _solutions(session: Session, run_id: int) -> list[tuple[int, str, float | None, bool]]:
+    """(episode id, task id, speedup vs eager, verified) of every solution row in the run (flagged ones too)."""
     query = (
-        select(EpisodeRow.id, EpisodeRow.task_id, VerdictRow.speedup_vs_eager)
+        select(EpisodeRow.id, EpisodeRow.task_id, VerdictRow.speedup_vs_eager, SolutionRow.verified)
         .join(SolutionRow, SolutionRow.episode_id == EpisodeRow.id)
         .join(VerdictRow, VerdictRow.id == SolutionRow.verdict_id)
         .where(EpisodeRow.run_id == run_id)
     )
-    return [(episode_id, task_id, speedup) for episode_id, task_id, speedup in session.execute(query)]
+    return [(episode_id, task_id, speedup, verified) for episode_id, task_id, speedup, verified in session.execute(query)]
 
 
 def run_summary(session: Session, run_id: int) -> RunSummary:
@@ -96,8 +104,8 @@ def run_summary(session: Session, run_id: int) -> RunSummary:
     statuses = Counter(row.status for row in rows)
     solutions = _solutions(session, run_id)
     best: dict[str, float] = {}
-    for _, task_id, speedup in solutions:
-        if speedup is not None and speedup > 0:
+    for _, task_id, speedup, verified in solutions:
+        if verified and speedup is not None and speedup > 0:
             best[task_id] = max(speedup, best.get(task_id, 0.0))
     totals = Totals()
     for row in rows:
@@ -105,7 +113,8 @@ def run_summary(session: Session, run_id: int) -> RunSummary:
         for field in Totals.model_fields:
             setattr(totals, field, getattr(totals, field) + getattr(episode_totals, field))
     finished_ids = {row.id for row in rows if row.status != "running"}
-    solved_ids = {episode_id for episode_id, _, _ in solutions}
+    solved_ids = {episode_id for episode_id, _, _, verified in solutions if verified}
+    flagged = {row.task_id: list(row.task_flags) for row in rows if row.task_flags}
     finished = len(finished_ids)
     geomean = math.exp(sum(math.log(v) for v in best.values()) / len(best)) if best else 0.0
     return RunSummary(
@@ -115,6 +124,7 @@ def run_summary(session: Session, run_id: int) -> RunSummary:
         running=statuses["running"],
         failed=statuses["failed"],
         solved=len(solved_ids),
+        flagged_tasks=flagged,
         pass_rate=len(solved_ids & finished_ids) / finished if finished else 0.0,
         best_speedups=best,
         geomean_speedup_vs_eager=geomean,

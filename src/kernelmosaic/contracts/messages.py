@@ -1,4 +1,4 @@
-"""Chat messages, tool calls and model replies: the types every model backend speaks."""
+"""Chat messages, tool calls and model replies: the types every model backend speaks, and the agent and store record."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ class ToolCall(_Model):
 class Message(_Model):
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
+    reasoning: str = ""
+    """For `role == "assistant"`: the reasoning text the backend returned beside the content, when it returns one."""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str = ""
     """For `role == "tool"`: the call this message answers."""

@@ -1,15 +1,20 @@
-"""The trajectory: every step of one agent episode, versioned as `kernelmosaic.trajectory/1`.
+"""The trajectory: every step of one agent episode, versioned as `kernelmosaic.trajectory/2`.
 
-Events are a tagged union so readers can dispatch on `type` and old files stay readable.
+Events are a tagged union so readers can dispatch on `type`. Version 2 keeps verdicts typed, records the tool
+schemas the model was offered and where a replayed recording came from, and judges its best solution with the
+one definition of verified; `parse_trajectory` still reads version 1 files.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelmosaic.models.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.messages import Message, ToolCall, ToolSpec, Usage
+from kernelmosaic.contracts.verified import Verification
+from kernelmosaic.verify.verdict import Verdict
 
 __all__ = [
     "TRAJECTORY_SCHEMA",
@@ -21,9 +26,12 @@ __all__ = [
     "Solution",
     "Totals",
     "Trajectory",
+    "TRAJECTORY_V1",
+    "parse_trajectory",
 ]
 
-TRAJECTORY_SCHEMA = "kernelmosaic.trajectory/1"
+TRAJECTORY_SCHEMA = "kernelmosaic.trajectory/2"
+TRAJECTORY_V1 = "kernelmosaic.trajectory/1"
 
 
 class _Model(BaseModel):
@@ -50,7 +58,7 @@ class ToolResultEvent(_Model):
     name: str
     content: str
     """What the model was shown."""
-    verdict: dict[str, Any] | None = None
+    verdict: Verdict | None = None
     """The full verdict (`kernelmosaic.verdict/1`) when the tool ran the verifier."""
     candidate_sha256: str = ""
     gpu_seconds: float = 0.0
@@ -70,8 +78,15 @@ Event = Annotated[MessageEvent | ToolCallEvent | ToolResultEvent | GuidanceEvent
 class Solution(_Model):
     source: str
     candidate_sha256: str
-    verdict: dict[str, Any]
+    verdict: Verdict
+    """Its latest verdict."""
     step: int
+    verification: Verification | None = None
+    """The one definition of verified applied to its whole verdict history (absent in version 1 files)."""
+
+    @property
+    def verified(self) -> bool:
+        return self.verification is not None and self.verification.verified
 
 
 class Totals(_Model):
@@ -89,10 +104,14 @@ class Trajectory(_Model):
     task_sha256: str = ""
     problem_sha256: str = ""
     model: str
+    origin_model: str = ""
+    """For a replayed run: the model that wrote the recording (`replay:` only replays it)."""
+    tools: list[ToolSpec] = Field(default_factory=list)
+    """The tool schemas the model was offered, exactly as sent."""
     config: dict[str, Any] = Field(default_factory=dict)
     events: list[Event] = Field(default_factory=list)
     best: Solution | None = None
-    """The best verified solution, if any candidate was accepted."""
+    """The best candidate whose latest verdict is accepted; `best.verified` says whether it is a verified solution."""
     totals: Totals = Field(default_factory=Totals)
     exit_reason: str = ""
     """Empty while running; then `submitted`, `budget_exhausted`, `format_error`, `model_error`, ..."""
@@ -101,3 +120,14 @@ class Trajectory(_Model):
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=1)
+
+
+def parse_trajectory(text: str) -> Trajectory:
+    """A trajectory from its JSON, version 2 or version 1 (upgraded: same events, verdicts typed)."""
+    data = json.loads(text)
+    schema = data.get("schema", TRAJECTORY_V1) if isinstance(data, dict) else None
+    if schema == TRAJECTORY_V1:
+        data["schema"] = TRAJECTORY_SCHEMA
+    elif schema != TRAJECTORY_SCHEMA:
+        raise ValueError(f"not a KernelMosaic trajectory (schema {schema!r}; expected {TRAJECTORY_SCHEMA} or {TRAJECTORY_V1})")
+    return Trajectory.model_validate(data)
