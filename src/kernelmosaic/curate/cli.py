@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kernelmosaic.tasks.errors import TaskFormatError
@@ -26,7 +27,7 @@ _CACHE = Path.home() / ".cache" / "kernelmosaic" / "embeddings"
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -77,7 +78,8 @@ def select_command(
     dedup: str | None = typer.Option(None, help="Drop duplicates first: none, exact (default) or near."),
     max_category_share: float | None = typer.Option(None, help="Largest share of the budget for one category."),
     fmt: str = typer.Option("folder", "--format", help="Format of the selected tasks: folder, parquet, kernelbench."),
-    cache: bool = typer.Option(True, help=f"Cache embeddings under {_CACHE}."),
+    cache: bool = typer.Option(True, help="Cache embeddings (keyed by model and text hash)."),
+    cache_dir: Path = typer.Option(_CACHE, help="Where the embedding cache lives."),
 ) -> None:
     """Select a diverse subset of tasks under category, level and spec-form quotas; report coverage."""
     from kernelmosaic.curate.coverage import coverage_table
@@ -86,7 +88,7 @@ def select_command(
 
     cfg = load_select_config(config, {"budget": budget, "method": method, "dedup": dedup,
                                       "quotas.max_category_share": max_category_share,
-                                      "features.cache_dir": str(_CACHE) if cache else None})
+                                      "features.cache_dir": str(cache_dir) if cache else None})
     pool = _load(tasks)
     if not pool:
         raise _fail(f"{tasks}: holds no tasks")

@@ -1,5 +1,6 @@
 """Near-duplicate detection within one task set: exact copies by normalized-AST hash, near copies by MinHash
-LSH over token shingles of the normalized reference plus the spec's canonical form, reported as clusters.
+LSH over token shingles of the normalized reference, or of the spec's canonical form (two tasks whose
+specs say the same are copies however their references are written), reported as clusters.
 
 Only tasks of one dtype are compared: a bf16 variant of an fp32 task is another kernel to write.
 LSH proposes candidate pairs at a lower threshold than the report's; the exact Jaccard of the shingle sets
@@ -59,8 +60,30 @@ class DuplicateReport(_Model):
         return {t for c in self.exact + self.near for t in c.task_ids if t != c.keep}
 
 
-def task_shingles(task: Task, k: int) -> set[str]:
-    return shingles(problem_tokens(task.forms.reference), k) | shingles(spec_tokens(task.forms.spec), k)
+def task_shingles(task: Task, k: int, view: str = "reference") -> set[str]:
+    """Shingles of the normalized reference (`reference`) or of the spec's canonical form (`spec`)."""
+    if view == "reference":
+        return shingles(problem_tokens(task.forms.reference), k)
+    return shingles(spec_tokens(task.forms.spec), k)
+
+
+def _similar_pairs(sets: dict[str, set[str]], config: DuplicateConfig) -> list[tuple[str, str, float]]:
+    """(a, b, Jaccard) with a < b for every pair at or above the threshold."""
+    lsh = MinHashLSH(threshold=config.threshold * config.candidate_ratio, num_perm=config.num_perm)
+    hashes = {}
+    for key in sorted(sets):
+        mh = MinHash(num_perm=config.num_perm, seed=1)
+        mh.update_batch([s.encode("utf-8") for s in sorted(sets[key])])
+        hashes[key] = mh
+        lsh.insert(key, mh)
+    pairs = []
+    for key in sorted(sets):
+        for other in sorted(lsh.query(hashes[key])):
+            if other > key:
+                sim = _jaccard(sets[key], sets[other])
+                if sim >= config.threshold:
+                    pairs.append((key, other, sim))
+    return pairs
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
@@ -102,26 +125,16 @@ def find_duplicates(tasks: list[Task], config: DuplicateConfig | None = None) ->
         groups[(task.dtype, ast_hash(task.forms.reference))].append(task.id)
     exact = [sorted(ids) for ids in groups.values() if len(ids) > 1]
 
-    sets = {t.id: task_shingles(t, config.shingle) for t in tasks}
-    lsh = MinHashLSH(threshold=config.threshold * config.candidate_ratio, num_perm=config.num_perm)
-    hashes = {}
-    for task_id in sorted(sets):
-        mh = MinHash(num_perm=config.num_perm, seed=1)
-        mh.update_batch([s.encode("utf-8") for s in sorted(sets[task_id])])
-        hashes[task_id] = mh
-        lsh.insert(task_id, mh)
     uf, lowest = _UnionFind(), {}
     for ids in exact:
         for other in ids[1:]:
             uf.union(ids[0], other)
-    for task_id in sorted(sets):
-        for other in sorted(lsh.query(hashes[task_id])):
-            if other <= task_id or by_id[other].dtype != by_id[task_id].dtype:
-                continue  # another precision is another kernel to write, not a copy
-            sim = _jaccard(sets[task_id], sets[other])
-            if sim >= config.threshold:
-                uf.union(task_id, other)
-                lowest[(task_id, other)] = sim
+    for view in ("reference", "spec"):
+        sets = {t.id: task_shingles(t, config.shingle, view) for t in tasks}
+        for a, b, sim in _similar_pairs({k: v for k, v in sets.items() if v}, config):
+            if by_id[a].dtype == by_id[b].dtype:  # another precision is another kernel to write, not a copy
+                uf.union(a, b)
+                lowest[(a, b)] = max(sim, lowest.get((a, b), 0.0))
     members: dict[str, list[str]] = defaultdict(list)
     for task_id in sorted(by_id):
         members[uf.find(task_id)].append(task_id)

@@ -1,6 +1,6 @@
 """Normalized views of a task's code, so that renaming, reformatting or re-importing does not hide a copy.
 
-The reference is only parsed (`ast`), never imported or run. Module aliases are resolved (`F.relu`,
+The reference is only parsed (`ast`), never imported or run. Module aliases are resolved (`F.relu`, `torch.relu`,
 `torch.nn.functional.relu` and `from torch.nn.functional import relu` are one name), docstrings and
 imports are dropped, and names the author chose (locals, arguments, helpers, `self.` attributes) become
 placeholders numbered by first use.
@@ -22,7 +22,6 @@ __all__ = ["normalized_tree", "ast_hash", "problem_tokens", "spec_tokens", "shin
 
 _FIXED = {"Model", "forward", "__init__", "get_inputs", "get_init_inputs", "self", "super"} | set(dir(builtins))
 _SHARED_FUNCS = {"get_inputs", "get_init_inputs"}
-_NUMBER = re.compile(r"^\d[\d_]*(\.\d*)?([eE][-+]?\d+)?[jJ]?$|^\.\d+")
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -62,14 +61,19 @@ class _Normalizer(ast.NodeTransformer):
         dotted = _dotted(node)
         root = dotted.split(".", 1)[0] if dotted else ""
         if dotted and root in self.aliases:
-            return ast.Name(id=self.aliases[root] + dotted[len(root):], ctx=node.ctx)
+            full = self.aliases[root] + dotted[len(root):]
+            # torch.nn.functional.relu and torch.relu compute the same: one name
+            return ast.Name(id=full.replace("torch.nn.functional.", "torch."), ctx=node.ctx)
         if isinstance(node.value, ast.Name) and node.value.id == "self":
             node.attr = self.attrs.setdefault(node.attr, f"a{len(self.attrs)}")
             return node
         return self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        node.id = self.aliases.get(node.id) or self._local(node.id)
+        if node.id in self.aliases:
+            node.id = self.aliases[node.id].replace("torch.nn.functional.", "torch.")
+        else:
+            node.id = self._local(node.id)
         return node
 
     def visit_arg(self, node: ast.arg) -> ast.AST:
@@ -139,8 +143,8 @@ def _tokens(text: str) -> list[str]:
                 if t.type in (tokenize.NAME, tokenize.OP, tokenize.NUMBER, tokenize.STRING)]
     except (tokenize.TokenError, IndentationError, SyntaxError):
         toks = re.findall(r"\w+|[^\s\w]", text)
-    # Numbers become one symbol: the same computation at other sizes is a near-duplicate.
-    return ["0" if _NUMBER.match(t) else t for t in toks]
+    # Numbers stay (ord=1 vs ord=2 is another problem); sizes live in module constants, outside this view.
+    return toks
 
 
 def problem_tokens(source: str) -> list[str]:

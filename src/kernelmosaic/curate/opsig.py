@@ -17,6 +17,7 @@ _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.
            ast.Pow: "pow", ast.FloorDiv: "floordiv", ast.Mod: "remainder"}
 _UNARY = {ast.USub: "neg"}
 _COMPARE = {ast.Gt: "gt", ast.Lt: "lt", ast.GtE: "ge", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
+_TRANSPOSES = {"T", "mT", "H", "mH"}
 _IGNORED = {"super", "len", "range", "int", "float", "list", "tuple", "isinstance", "zip", "enumerate", "print"}
 
 
@@ -84,6 +85,10 @@ class _Reader:
             self.expr(node.left, out, inlined)
             self.expr(node.right, out, inlined)
             out.append(_BINOPS.get(type(node.op), type(node.op).__name__.lower()))
+            return
+        if isinstance(node, ast.Attribute) and node.attr in _TRANSPOSES:
+            self.expr(node.value, out, inlined)
+            out.append("t")
             return
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
             self.expr(node.operand, out, inlined)

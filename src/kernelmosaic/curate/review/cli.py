@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kernelmosaic.store.backends import ENV_VAR
@@ -29,7 +30,7 @@ TasksOption = typer.Option("builtin", "--tasks", help="Task source: builtin, a f
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
