@@ -1,7 +1,7 @@
-"""Fixtures for the store tests: a fresh store per test, on SQLite and, when one is given, PostgreSQL.
+"""Fixtures for the store tests: a fresh store per test, on SQLite and on PostgreSQL.
 
-PostgreSQL runs only with KERNELMOSAIC_TEST_POSTGRES_URL set (e.g. postgresql+psycopg://km@127.0.0.1:55432/kmtest);
-its schema is wiped before each test, so point it at a throwaway database.
+PostgreSQL is KERNELMOSAIC_TEST_POSTGRES_URL when set (its schema is wiped before each test, so point it at a
+throwaway database); otherwise a throwaway cluster started with `initdb`/`pg_ctl` for the session (CI has both).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from pg_cluster import ThrowawayCluster, can_start
 from sqlalchemy import create_engine, text
 
 from kernelmosaic.store import Store, open_store
@@ -18,15 +19,29 @@ POSTGRES_ENV = "KERNELMOSAIC_TEST_POSTGRES_URL"
 
 
 POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
-# Without a server only SQLite runs; test_postgres_is_configured reports that as one visible skip.
-BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
+# Without a server or the tools to start one only SQLite runs; test_postgres_is_configured reports that as a skip.
+BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL or can_start() else ["sqlite"]
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    if POSTGRES_URL:
+        yield POSTGRES_URL
+        return
+    if not can_start():
+        pytest.skip(f"PostgreSQL store tests not run: set {POSTGRES_ENV} or install initdb/pg_ctl and psycopg")
+    cluster = ThrowawayCluster()
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
-    url = POSTGRES_URL
+    url = request.getfixturevalue("postgres_url")
     engine = create_engine(url)
     with engine.begin() as connection:
         connection.execute(text("DROP SCHEMA public CASCADE"))

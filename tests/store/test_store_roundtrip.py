@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -133,12 +132,10 @@ def test_postgres_url_without_driver_says_what_to_install(monkeypatch: pytest.Mo
     assert "secret" not in str(caught.value)
 
 
-def test_postgres_is_configured() -> None:
-    if not os.environ.get("KERNELMOSAIC_TEST_POSTGRES_URL"):
-        pytest.skip("PostgreSQL store tests not run: set KERNELMOSAIC_TEST_POSTGRES_URL to a throwaway database")
+def test_postgres_is_configured(postgres_url: str) -> None:
     from sqlalchemy import create_engine, text
 
-    engine = create_engine(os.environ["KERNELMOSAIC_TEST_POSTGRES_URL"])
+    engine = create_engine(postgres_url)
     with engine.connect() as connection:
         assert connection.execute(text("SELECT 1")).scalar() == 1
     engine.dispose()

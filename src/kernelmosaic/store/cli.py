@@ -61,7 +61,8 @@ def _print_summary(console: Console, s: RunSummary) -> None:
     console.print(f"[bold]run {run.id}[/bold] {run.name}  model={run.model}  tasks={run.task_source}  status={run.status}")
     console.print(
         f"episodes {s.episodes}: done {s.done}, running {s.running}, failed {s.failed}; "
-        f"solved {s.solved}, pass rate {s.pass_rate:.1%}, geomean best speedup {s.geomean_speedup_vs_eager:.2f}x"
+        f"solved {s.solved} (verified), pass rate {s.pass_rate:.1%}, "
+        + (f"geomean best speedup {s.geomean_speedup_vs_eager:.2f}x" if s.best_speedups else "no timed solution")
     )
     console.print(
         f"tokens {t.prompt_tokens} prompt + {t.completion_tokens} completion, cost ${t.cost_usd:.4f}, "
@@ -69,6 +70,9 @@ def _print_summary(console: Console, s: RunSummary) -> None:
     )
     if s.exit_reasons:
         console.print("exit reasons: " + ", ".join(f"{k or '?'} {v}" for k, v in sorted(s.exit_reasons.items())))
+    for task_id, flags in sorted(s.flagged_tasks.items()):
+        console.print(f"[yellow]flagged[/yellow] {task_id}: {', '.join(flags)} (its solutions are kept, never counted)",
+                      highlight=False)
 
 
 @app.command("show")
@@ -88,22 +92,26 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
     console = Console()
     _print_summary(console, summary)
     table = Table()
-    for column in ("episode", "task", "status", "exit", "best speedup", "turns", "tokens", "cost $", "GPU s"):
-        table.add_column(column, justify="left" if column in ("task", "status", "exit") else "right")
+    for column in ("episode", "task", "status", "exit", "solved", "best speedup", "turns", "tokens", "cost $", "GPU s"):
+        table.add_column(column, justify="left" if column in ("task", "status", "exit", "solved") else "right")
     for e in episodes:
-        speedup = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager else ("solved" if e.best_candidate_sha256 else "-")
+        speedup = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager else "-"
+        solved = "yes" if e.solved else ("flagged" if e.task_flags else "no")
         tokens = e.totals.prompt_tokens + e.totals.completion_tokens
         table.add_row(
-            str(e.id), e.task_id, e.status, e.exit_reason or "-", speedup, str(e.totals.turns), str(tokens),
+            str(e.id), e.task_id, e.status, e.exit_reason or "-", solved, speedup, str(e.totals.turns), str(tokens),
             f"{e.totals.cost_usd:.4f}", f"{e.totals.gpu_seconds:.1f}",
         )  # fmt: skip
     console.print(table)
+    for e in episodes:
+        if e.exit_detail and (e.status == "failed" or e.exit_reason.startswith("model")):
+            console.print(f"[red]{e.task_id}[/red] {e.exit_reason}: {e.exit_detail}", highlight=False, soft_wrap=True)
 
 
 @app.command("export")
 def export_command(
     run_id: int = typer.Argument(..., help="Run id (see `runs list`)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Output file: one kernelmosaic.trajectory/1 object per line."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output file: one kernelmosaic.trajectory/2 object per line."),
     done_only: bool = typer.Option(False, "--done-only", help="Only episodes whose loop ended normally."),
     db: str | None = DbOption,
 ) -> None:
