@@ -161,3 +161,16 @@ def test_a_401_stops_the_run_with_the_reason_on_screen_and_a_failed_run(fake_ver
         assert run.status == "failed"
         assert len(episodes) == 1, "the run stopped at the first refusal instead of trying every task"
         assert episodes[0].exit_reason == "model_unusable" and "401" in episodes[0].exit_detail
+
+
+def test_resume_refuses_conflicting_options_and_says_what_it_uses(fake_verifiers, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    common = ["--db", url, "--no-live"]
+    first = CliRunner().invoke(app, ["generate", "--model", "replay:bundled", "--device", "cpu", "--limit", "1", *common])
+    assert first.exit_code == 0, first.output
+    for option, value in (("--model", "scripted:other"), ("--max-turns", "3"), ("--device", "cuda")):
+        refused = CliRunner().invoke(app, ["generate", "--resume", option, value, *common], env={"COLUMNS": "200"})
+        assert refused.exit_code == 2 and "disagree" in refused.output and option in refused.output, refused.output
+    same = CliRunner().invoke(app, ["generate", "--resume", "--model", "replay:bundled", *common], env={"COLUMNS": "200"})
+    assert same.exit_code == 0 and "resuming run 1 with its stored settings: model replay:bundled" in same.output

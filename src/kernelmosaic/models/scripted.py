@@ -40,6 +40,8 @@ class ScriptedModel:
         """The conversation seen by each `complete` call, for tests to assert on."""
         self.tools_seen: list[list[ToolSpec]] = []
         """The tools offered with each call."""
+        self.origin_model = ""
+        """Who wrote the outputs when it is not this backend (hand-written demonstrations say so)."""
 
     @property
     def remaining(self) -> int:

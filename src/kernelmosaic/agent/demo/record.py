@@ -1,7 +1,7 @@
 """Record the demonstration episodes with the real verifier on CPU and write the bundled replay file.
 
-The assistant turns are authored (below); every tool result, verdict and timing in the file comes from
-running them. Run: `python -m kernelmosaic.agent.demo.record [OUT.jsonl]`.
+The assistant turns are hand-written (below), not a model's, and the file says so (`origin_model`); every tool
+result, verdict and timing in it comes from running them, and a replay judges every candidate again. Run: `python -m kernelmosaic.agent.demo.record [OUT.jsonl]`.
 """
 
 from __future__ import annotations
@@ -62,12 +62,15 @@ def demo_turns(task_id: str) -> list[Message]:
 
 
 class DemoModel:
-    """A scripted backend that plays each task's own demonstration."""
+    """A scripted backend that plays each task's own demonstration (hand-written turns, not a model's)."""
 
     name = "scripted:kernelmosaic-demo"
+    origin_model = "hand-written demonstration (kernelmosaic.agent.demo)"
 
     def for_task(self, task_id: str) -> ScriptedModel:
-        return ScriptedModel(demo_turns(task_id), name=self.name)
+        model = ScriptedModel(demo_turns(task_id), name=self.name)
+        model.origin_model = self.origin_model
+        return model
 
     async def complete(self, messages, tools):  # pragma: no cover - episodes always use for_task
         raise RuntimeError("DemoModel serves episodes through for_task")
@@ -89,7 +92,8 @@ def record(out: Path) -> int:
                                           run_id=run_id, config=config))
             trajectories = [store.load_trajectory(info.id) for info in infos]
     # Only complete demonstrations ship: each must end submitted with a verified solution.
-    broken = [f"{t.task_id}: {t.exit_reason}" for t in trajectories if t.exit_reason != "submitted" or t.best is None]
+    broken = [f"{t.task_id}: {t.exit_reason}" for t in trajectories
+              if t.exit_reason != "submitted" or t.best is None or not t.best.verified]
     if broken:
         raise RuntimeError(f"demonstrations did not verify, nothing written: {'; '.join(broken)}")
     lines = [t.model_dump_json(by_alias=True) for t in trajectories]
