@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -59,3 +63,32 @@ def embedder():
 def store() -> Iterator[Store]:
     with open_store("sqlite://") as s:
         yield s
+
+
+def review_tasks() -> list[Task]:
+    spec = "dim batch_size, dim\ninput x: f32[batch_size, dim]\noutput y[b, d] = max(x[b, d], 0.0)\n"
+    return [task("t1_relu", "torch.relu({x})", spec=spec), task("t2_sigmoid", "torch.sigmoid({x})"),
+            task("t3_tanh", "torch.tanh({x})"), task("t4_row_sum", "{x}.sum(dim=1)", category="reduction")]
+
+
+@contextlib.contextmanager
+def running_server(app: object, host: str = "127.0.0.1") -> Iterator[str]:
+    """Serve `app` with uvicorn in a thread on a free port of `host`; yields the base URL."""
+    import uvicorn
+
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError(f"the review server did not start on {host}:{port}")
+        time.sleep(0.05)
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -107,6 +107,10 @@ def create_app(board: ReviewBoard, config: ServeConfig) -> FastAPI:
             return render(request, "panel.html", task_id, which, status=422, error=str(exc))
         return render(request, "panel.html", task_id, which)
 
+    @app.get("/favicon.ico")
+    def favicon() -> Response:
+        return Response(status_code=204)
+
     @app.get("/log", response_class=HTMLResponse)
     def log_page(request: Request, task: str = "") -> HTMLResponse:
         events = [e for e in board.log.events() if not task or e.task_id == task]

@@ -16,6 +16,14 @@
     }
   });
 
+  // htmx gives focus back to an element with the same id after a swap; on a new task the reason box must not
+  // keep it, or the next shortcut would be typed into it.
+  document.body.addEventListener("htmx:afterSettle", () => {
+    const active = document.activeElement;
+    if (active && ["reason", "nl-edit", "tags-edit"].includes(active.id)) active.blur();
+    pending = "reject";
+  });
+
   function click(id) {
     const el = document.getElementById(id);
     if (el) el.click();
