@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from kernelmosaic.verify.verdict import KernelStat, Stat, Status, Verdict
 
@@ -58,7 +57,7 @@ def trim_compile_log(log: str, max_errors: int = 5, max_lines: int = 30, shown: 
     return clip_lines("\n".join(picked), max_lines)
 
 
-def _num(x: Any) -> str:
+def _num(x: float) -> str:
     return f"{float(x):.3g}"
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from kernelmosaic.tasks.schema import Task
 
 __all__ = ["system_prompt", "task_prompt", "NO_TOOL_CALL", "PHASE_TWO"]
 
@@ -51,7 +51,7 @@ def system_prompt(device: str) -> str:
     return _SYSTEM.format(candidate=_CANDIDATE[device], imports=", ".join(sorted(DEFAULT_IMPORTS)))
 
 
-def task_prompt(task: Any, problem_source: str, device: str, guidance: list[str]) -> str:
+def task_prompt(task: Task, problem_source: str, device: str, guidance: list[str]) -> str:
     """The task as the model sees it: statement, reference, spec, shapes, dtype, device, starter advice."""
     parts = [
         f"# Task {task.id}: {task.title}",

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.results import DevicePeaks
+
+if TYPE_CHECKING:
+    from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["VerifierSet"]
 
@@ -15,10 +19,10 @@ class VerifierSet:
 
     def __init__(self, base: VerifyConfig) -> None:
         self.base = base
-        self._by_precision: dict[str, Any] = {}
+        self._by_precision: dict[str, Verifier] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, precision: str) -> Any:
+    def __call__(self, precision: str) -> Verifier:
         from kernelmosaic.verify import Verifier
 
         with self._lock:
@@ -26,7 +30,7 @@ class VerifierSet:
                 self._by_precision[precision] = Verifier(self.base.model_copy(update={"precision": precision}))
             return self._by_precision[precision]
 
-    def device_peaks(self) -> Any:
+    def device_peaks(self) -> DevicePeaks:
         """The device's peaks, measured once by the fp32 verifier."""
         return self("fp32").device_peaks()
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from kernelmosaic.verify.results import DevicePeaks
+
 __all__ = ["Workload", "estimate_workload", "roofline_text"]
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,7 @@ def estimate_workload(problem: Path, precision: str = "fp32", timeout_s: float =
     return result
 
 
-def roofline_text(workload: Workload, median_ms: float, peaks: Any, precision: str) -> str:
+def roofline_text(workload: Workload, median_ms: float, peaks: DevicePeaks, precision: str) -> str:
     """'achieved X GB/s = p% of peak; Y TFLOP/s = q% of peak' for the figures that are known."""
     if not workload.known or median_ms <= 0 or peaks is None:
         return ""
