@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from kernelmosaic.cli import app as cli
 from kernelmosaic.curate.review.app import ServeConfig, create_app
+from kernelmosaic.curate.review.auth import is_loopback, serving_token
 from kernelmosaic.curate.review.build import build_board
 from kernelmosaic.store import open_store
 from kernelmosaic.store.reviews import FieldChange, ReviewLog
@@ -61,6 +62,26 @@ def test_decisions_and_edits_reach_the_log(store):
     assert client.get("/?filter=bogus").status_code == 400
 
 
+def test_serve_generates_a_token_beyond_loopback():
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.0.2.7") and not is_loopback("example.org")
+    assert serving_token("127.0.0.1", "") == "" and serving_token("localhost", "") == ""
+    assert serving_token("0.0.0.0", "mine") == "mine"
+    assert serving_token("127.0.0.2", "")  # another address, even on loopback, gets a token
+    made = {serving_token("0.0.0.0", "") for _ in range(3)}
+    assert len(made) == 3 and all(len(t) >= 32 for t in made)
+
+
+def test_task_text_is_escaped(store):
+    tasks = review_tasks()
+    tasks[0] = tasks[0].model_copy(update={"forms": tasks[0].forms.model_copy(
+        update={"nl": "<script>alert(1)</script> ReLU"})})
+    client = TestClient(create_app(build_board(tasks, ReviewLog(store)), ServeConfig()),
+                        base_url="http://127.0.0.1:8765")
+    html = client.get("/tasks/t1_relu").text
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; ReLU" in html
+
+
 def test_non_loopback_binding_needs_a_token(store):
     with pytest.raises(ValueError, match="needs a token"):
         _client(store, ServeConfig(host="0.0.0.0"))
@@ -83,12 +104,15 @@ def test_loopback_server_refuses_foreign_hosts_and_origins(store):
 
 def test_real_server_bound_elsewhere_refuses_requests_without_the_token(store):
     board = build_board(review_tasks(), ReviewLog(store))
-    app = create_app(board, ServeConfig(host="127.0.0.2", token="tok-123"))
+    with pytest.raises(ValueError, match="needs a token"):
+        create_app(board, ServeConfig(host="127.0.0.2"))
+    token = serving_token("127.0.0.2", "")  # what `review serve --host 127.0.0.2` does
+    app = create_app(board, ServeConfig(host="127.0.0.2", token=token))
     with running_server(app, "127.0.0.2") as url:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(url + "/", timeout=10)
         assert refused.value.code == 401
-        request = urllib.request.Request(url + "/log.jsonl", headers={"Authorization": "Bearer tok-123"})
+        request = urllib.request.Request(url + "/log.jsonl", headers={"Authorization": f"Bearer {token}"})
         with urllib.request.urlopen(request, timeout=10) as reply:
             assert reply.status == 200
 

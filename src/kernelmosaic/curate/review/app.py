@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.curate.review.auth import AccessMiddleware, is_loopback
+from kernelmosaic.curate.review.auth import AccessMiddleware, is_loopback, needs_token
 from kernelmosaic.curate.review.board import FILTERS, ReviewBoard
 from kernelmosaic.store.errors import StoreError
 
@@ -27,7 +27,7 @@ class ServeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     host: str = "127.0.0.1"
-    """Address to bind; anything but a loopback address needs a token."""
+    """Address to bind; anything but 127.0.0.1, ::1 or localhost needs a token."""
     port: int = 8765
     token: str = ""
     """Shared secret required on every request; required when `host` is not loopback."""
@@ -40,8 +40,8 @@ def _split_tags(text: str) -> list[str]:
 
 
 def create_app(board: ReviewBoard, config: ServeConfig) -> FastAPI:
-    """The ASGI app; refuses to build without a token when `config.host` is not a loopback address."""
-    if not is_loopback(config.host) and not config.token:
+    """The ASGI app; refuses to build without a token when `config.host` is not 127.0.0.1, ::1 or localhost."""
+    if needs_token(config.host) and not config.token:
         raise ValueError(f"binding the review server to {config.host} needs a token (--token)")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE / "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined)

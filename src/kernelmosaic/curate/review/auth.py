@@ -1,6 +1,6 @@
 """Who may talk to the review server.
 
-Protects against: other machines when bound beyond loopback (a token, compared in constant time, from a
+Protects against: other machines and users when bound elsewhere than 127.0.0.1, ::1 or localhost (a token, compared in constant time, from a
 `?token=` link that sets an HttpOnly cookie, or an `Authorization: Bearer` header); other web pages the
 reviewer has open posting decisions (an Origin that is not the server's is refused) and DNS rebinding on a
 loopback server (a Host header that is not a loopback name is refused). Does not protect against anyone
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import secrets
 from urllib.parse import urlsplit
 
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -18,10 +19,12 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp
 
-__all__ = ["COOKIE", "is_loopback", "AccessMiddleware"]
+__all__ = ["COOKIE", "DEFAULT_HOSTS", "is_loopback", "needs_token", "serving_token", "AccessMiddleware"]
 
 COOKIE = "km_review_token"
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+DEFAULT_HOSTS = ("127.0.0.1", "::1", "localhost")
+"""Binding to one of these needs no token; any other address (other loopback addresses too) does."""
 
 
 def is_loopback(host: str) -> bool:
@@ -33,6 +36,17 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def needs_token(host: str) -> bool:
+    return host.strip("[]").lower() not in DEFAULT_HOSTS
+
+
+def serving_token(host: str, token: str) -> str:
+    """The token to serve with: the one given, or a fresh random one when `host` needs a token."""
+    if token or not needs_token(host):
+        return token
+    return secrets.token_urlsafe(24)
 
 
 def _host_name(netloc: str) -> str:

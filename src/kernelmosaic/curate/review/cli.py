@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 
 import typer
@@ -57,10 +56,10 @@ def _load(source: str) -> list[Task]:
 def serve_command(
     tasks: str = TasksOption,
     db: str | None = DbOption,
-    host: str = typer.Option("127.0.0.1", help="Address to bind; any but loopback requires a token."),
+    host: str = typer.Option("127.0.0.1", help="Address to bind; any but 127.0.0.1, ::1 or localhost requires a token."),
     port: int = typer.Option(8765, help="Port."),
     token: str = typer.Option("", envvar=TOKEN_ENV, show_envvar=False,
-                              help=f"Access token (or ${TOKEN_ENV}); generated when bound beyond loopback."),
+                              help=f"Access token (or ${TOKEN_ENV}); generated when bound elsewhere than 127.0.0.1."),
     against: str = typer.Option("", help="Evaluation set to show decontamination against (a task source)."),
     audit: bool = typer.Option(False, help="First audit tasks without a fresh report (isolated workers)."),
     jobs: int = typer.Option(2, help="Audit worker processes (with --audit)."),
@@ -69,13 +68,12 @@ def serve_command(
     import uvicorn
 
     from kernelmosaic.curate.review.app import ServeConfig, create_app
-    from kernelmosaic.curate.review.auth import is_loopback
+    from kernelmosaic.curate.review.auth import serving_token
     from kernelmosaic.curate.review.build import build_board
 
     pool = _load(tasks)
     against_tasks = _load(against) if against else None
-    if not is_loopback(host) and not token:
-        token = secrets.token_urlsafe(24)
+    token = serving_token(host, token)
     store = _open(db)
     with console.status("preparing the review (duplicates, decontamination, audits)"):
         board = build_board(pool, ReviewLog(store), against_tasks, against, audit, jobs)
