@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from pathlib import Path
 
 import typer
@@ -12,6 +13,7 @@ from rich.live import Live
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.episode import MODEL_UNUSABLE
+from kernelmosaic.agent.interrupt import Interrupted, run_interruptibly
 from kernelmosaic.agent.live import RunView
 from kernelmosaic.agent.runner import (
     GenerateConfig,
@@ -28,6 +30,7 @@ from kernelmosaic.agent.verifiers import VerifierSet
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
+from kernelmosaic.verify.pool import kill_all_workers
 
 __all__ = ["generate_command"]
 
@@ -137,14 +140,31 @@ def generate_command(
         view.on_done(info)
         _say_done(console, info)
 
-    with VerifierSet(config.verify_config()) as verifiers, display:
-        # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
-        peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
-        infos = asyncio.run(run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid,
-                                      config=config, peaks=peaks, on_step=view.on_step, on_done=done))
+    resume_line = f"`kernelmosaic generate --resume {rid}` continues it"
+    try:
+        with VerifierSet(config.verify_config()) as verifiers, display:
+            # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
+            peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
+            work = run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid,
+                             config=config, peaks=peaks, on_step=view.on_step, on_done=done)
+            infos = asyncio.run(run_interruptibly(
+                work, on_interrupt=lambda: _stopping(rid, display if live else None),
+                on_force=lambda: print(f"\nforced exit; {resume_line}", file=sys.stderr, flush=True)))
+    except Interrupted:
+        Console(stderr=True).print(f"[yellow]interrupted[/yellow]: run {rid} stopped; every finished step is stored; "
+                                   f"{resume_line}.", highlight=False)
+        raise typer.Exit(130) from None
     if live:
         console.line()
     raise typer.Exit(_finish(console, store, rid, selected, infos, config))
+
+
+def _stopping(rid: int, display: Live | None) -> None:
+    """First Ctrl-C: freeze the live view, say what happens, stop the verifier's workers."""
+    if display is not None:
+        display.stop()
+    print(f"\nstopping run {rid} (Ctrl-C again forces the exit)...", file=sys.stderr, flush=True)
+    kill_all_workers()
 
 
 def _finish(console: Console, store: Store, rid: int, selected: list[Task], infos: list[EpisodeInfo],

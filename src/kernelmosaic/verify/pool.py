@@ -16,10 +16,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command"]
+__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command",
+           "kill_all_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,18 @@ def profile_one_command(problem: Path, candidate: Path, device: str, build_cache
             *([str(build_cache)] if build_cache else [])]
 
 
+_LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
+"""Every started worker of this process, so an interrupt can stop them all at once (`kill_all_workers`)."""
+
+
+def kill_all_workers() -> int:
+    """Kill every live worker process group (Ctrl-C): calls blocked on them return at once. Returns how many."""
+    workers = [w for w in list(_LIVE) if w.proc is not None and w.proc.poll() is None]
+    for worker in workers:
+        worker.kill()
+    return len(workers)
+
+
 class Worker:
     def __init__(self, role: str, device: str, limits: WorkerLimits, scratch_root: Path | None = None) -> None:
         self.role, self.device, self.limits = role, device, limits
@@ -108,6 +122,7 @@ class Worker:
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_preexec(self.limits),
             )
         child_sock.close()
+        _LIVE.add(self)
         self.channel = Channel(parent_sock)
         hello = self._wait(timeout, "start")
         self.env = hello.get("env", {})

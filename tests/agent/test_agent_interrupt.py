@@ -1,0 +1,100 @@
+"""Ctrl-C: `generate` stops within seconds with the resume line and exit 130; a second Ctrl-C forces the exit;
+`kill_all_workers` kills every live worker process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from kernelmosaic.store import open_store
+
+
+class _SlowServer:
+    """An OpenAI-compatible server that takes a minute to answer; counts requests."""
+
+    def __enter__(self):
+        server = self
+        self.requests = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                server.requests += 1
+                time.sleep(60)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.server_close()
+
+
+def _wait_for(predicate, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.1)
+
+
+def test_ctrl_c_stops_generate_within_seconds_and_says_how_to_resume(tmp_path):
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    with _SlowServer() as server:
+        env = {**os.environ, "KERNELMOSAIC_OPENAI_BASE_URL": f"http://127.0.0.1:{server.httpd.server_address[1]}/v1",
+               "OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
+        proc = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", "generate", "--model", "openai:slow",
+                                 "--device", "cpu", "--limit", "2", "--db", url, "--no-live", "--out", str(tmp_path / "runs")],
+                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_for(lambda: server.requests >= 1, 60)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - started
+    assert proc.returncode == 130, out + err
+    assert took < 10, f"Ctrl-C took {took:.1f} s"
+    assert "interrupted" in err and "generate --resume 1" in err
+    with open_store(url) as store:
+        run = store.latest_run()
+        assert run.status == "running", "an interrupted run stays resumable"
+        assert all(e.status == "running" for e in store.list_episodes(run.id))
+
+
+def test_a_second_ctrl_c_forces_the_exit(tmp_path):
+    script = textwrap.dedent("""
+        import asyncio, sys, time
+        from kernelmosaic.agent.interrupt import run_interruptibly
+
+        async def stuck():
+            await asyncio.to_thread(time.sleep, 60)  # a blocked call the first Ctrl-C cannot end
+
+        print("ready", flush=True)
+        asyncio.run(run_interruptibly(stuck(), on_interrupt=lambda: print("first", flush=True),
+                                      on_force=lambda: print("forced", flush=True)))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)
+    assert proc.stdout.readline().strip() == "first"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 130 and "forced" in out and time.monotonic() - started < 5
+
+
+def test_kill_all_workers_kills_every_live_worker(tmp_path):
+    from kernelmosaic.verify.pool import Worker, WorkerLimits, kill_all_workers
+
+    worker = Worker("reference", "cpu", WorkerLimits(), scratch_root=tmp_path)
+    worker.start()
+    assert kill_all_workers() >= 1 and not worker.alive
