@@ -1,8 +1,8 @@
 """Who may talk to the review server.
 
-Protects against: other machines and users when bound elsewhere than 127.0.0.1, ::1 or localhost (a token, compared in constant time, from a
-`?token=` link that sets an HttpOnly cookie, or an `Authorization: Bearer` header); other web pages the
-reviewer has open posting decisions (an Origin that is not the server's is refused) and DNS rebinding on a
+Protects against: other machines and users when bound elsewhere than 127.0.0.1, ::1 or localhost (a
+token, compared in constant time, from a `?token=` link that sets an HttpOnly cookie, or an
+`Authorization: Bearer` header); other web pages the reviewer has open posting decisions (an Origin that is not the server's is refused) and DNS rebinding on a
 loopback server (a Host header that is not a loopback name is refused). Does not protect against anyone
 who can read the token or the reviewer's cookies, nor provide TLS: put it behind a TLS proxy off-machine.
 """
