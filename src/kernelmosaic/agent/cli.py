@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.live import Live
 
-from kernelmosaic.agent.config import AgentConfig, Budgets
+from kernelmosaic.agent.config import Budgets
 from kernelmosaic.agent.episode import MODEL_UNUSABLE
 from kernelmosaic.agent.interrupt import Interrupted, run_interruptibly
 from kernelmosaic.agent.live import RunView
@@ -27,6 +27,7 @@ from kernelmosaic.agent.runner import (
     start_or_resume_run,
 )
 from kernelmosaic.agent.verifiers import VerifierSet
+from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
@@ -61,6 +62,21 @@ def _resume_config(store: Store, run_id: int | None, given: dict[str, object]) -
     return rid, config, notes
 
 
+def _new_config(tree: dict, flags: dict, device: str | None, max_turns: int | None) -> GenerateConfig:
+    """Defaults, then the file's [generate] section, then --set, then explicit flags; [model] and [verify] ride along."""
+    section = tree.get("generate", {}) if isinstance(tree.get("generate"), dict) else {}
+    model = flags["model"] or section.get("model") or "replay:bundled"
+    # A recording replays on the device it was made on: its candidates are written for that device.
+    dev = device or section.get("agent", {}).get("device") or recorded_device(model) or _default_device()
+    given_baseline = flags["compile_baseline"] if flags["compile_baseline"] is not None else section.get("compile_baseline")
+    flags = {**flags, "model": model, "compile_baseline": dev == "cuda" if given_baseline is None else given_baseline,
+             "origin_model": recorded_models(model), "agent": {"device": dev, "budgets": {"max_turns": max_turns}},
+             "model_options": tree.get("model"), "verify": tree.get("verify")}
+    config = build(GenerateConfig, tree, "generate", flags=flags)
+    config.verify_config()  # a bad [verify] value fails now, naming the key, not in the first episode
+    return config
+
+
 def _say_done(console: Console, info: EpisodeInfo) -> None:
     if info.status == "failed" or info.exit_reason == "model_error":
         console.print(f"[red]task {info.task_id}: {info.status} ({info.exit_reason})[/red]: {info.exit_detail or 'no detail'}",
@@ -74,21 +90,26 @@ def generate_command(
     model: str | None = typer.Option(None, "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE|bundled, "
                                      "scripted:NAME (default: replay:bundled, hand-written demonstrations)."),
     max_turns: int | None = typer.Option(None, "--max-turns", help=f"Model queries per episode (default {Budgets().max_turns})."),
-    concurrency: int = typer.Option(4, "--concurrency", help="Episodes running at once."),
+    concurrency: int | None = typer.Option(None, "--concurrency", help="Episodes running at once (default 4)."),
     device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: a replay's recorded device, else cuda "
                                       "when available)."),
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
-    limit: int = typer.Option(0, "--limit", help="At most this many tasks (0: all)."),
+    limit: int | None = typer.Option(None, "--limit", help="At most this many tasks (default 0: all)."),
     task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
     resume: bool = typer.Option(False, "--resume", help="Continue a run (RUN_ID, or the latest) with its stored settings."),
-    out: Path = typer.Option(Path("runs"), "--out", help="Directory for run folders (problem, candidates, trajectory JSON)."),
+    out: Path | None = typer.Option(None, "--out", help="Directory for run folders (problem, candidates, trajectory JSON; "
+                                    "default ./runs)."),
     compile_baseline: bool | None = typer.Option(None, "--compile-baseline/--no-compile-baseline",
                                                  help="Time torch.compile baselines in benchmark() (default: on cuda only)."),
-    include_flagged: bool = typer.Option(False, "--include-flagged", help="Also run tasks whose audit failed (their "
+    include_flagged: bool | None = typer.Option(None, "--include-flagged", help="Also run tasks whose audit failed (their "
                                          "solutions are kept, marked, and never counted as solved)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: also retry episodes that failed "
                                       "with an infrastructure error."),
     live: bool = typer.Option(True, "--live/--no-live", help="Show the live view."),
+    config_file: Path | None = typer.Option(None, "--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
+                                            "present): [generate], [model], [verify] sections. See docs/configuration.md."),
+    sets: list[str] = typer.Option([], "--set", help="Override one setting: SECTION.KEY=VALUE, e.g. model.temperature=0.2, "
+                                   "verify.trials=3, generate.agent.budgets.max_cost_usd=2 (repeatable)."),
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
     from kernelmosaic.models import ModelError, get_model
@@ -102,24 +123,24 @@ def generate_command(
     console = Console()
     notes: list[str] = []
     try:
+        tree = read_config(config_file, sets)
         store = open_store(db)
         if resume:
+            if config_file is not None or sets:
+                raise ValueError("--resume continues a run with its stored settings; --config and --set are not taken")
             rid, config, notes = _resume_config(store, run_id, {"model": model, "max_turns": max_turns,
                                                                 "device": device, "tasks": tasks})
-            config = config.model_copy(update={"concurrency": concurrency, "retry_failed": retry_failed})
+            config = config.model_copy(update={"concurrency": concurrency or config.concurrency,
+                                               "retry_failed": retry_failed})
         else:
-            model = model or "replay:bundled"
-            # A recording replays on the device it was made on: its candidates are written for that device.
-            dev = device or recorded_device(model) or _default_device()
-            config = GenerateConfig(
-                tasks=tasks or "builtin", model=model, task_ids=task, limit=limit, concurrency=concurrency,
-                out_dir=out, compile_baseline=dev == "cuda" if compile_baseline is None else compile_baseline,
-                include_flagged=include_flagged, origin_model=recorded_models(model),
-                agent=AgentConfig(device=dev, budgets=Budgets(max_turns=max_turns or Budgets().max_turns)))
+            config = _new_config(tree, dict(tasks=tasks, model=model, task_ids=task or None, limit=limit,
+                                            concurrency=concurrency, out_dir=out, compile_baseline=compile_baseline,
+                                            include_flagged=include_flagged),
+                                 device, max_turns)
         loaded = load_tasks(config.tasks)
         runnable, skipped = gate_on_audit(replayable(loaded, config.model), config.include_flagged)
         selected = select_tasks(runnable, config.task_ids, config.limit)
-        backend = get_model(config.model)
+        backend = get_model(config.model, **config.model_options)
         if not resume:  # only once the tasks and the model are known to be usable
             rid, _ = start_or_resume_run(store, config, None)
     except (StoreError, TaskFormatError, ModelError, ValueError) as exc:

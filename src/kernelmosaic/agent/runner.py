@@ -6,9 +6,9 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.episode import INFRA_ERROR, MODEL_UNUSABLE, EpisodeContext, run_episode
@@ -58,11 +58,25 @@ class GenerateConfig(BaseModel):
     """On resume, also retry episodes that failed with an infrastructure error (a bug does not fix itself)."""
     origin_model: str = ""
     """For `replay:`: the model(s) that wrote the recordings (hand-written demonstrations say so)."""
+    model_options: dict[str, Any] = Field(default_factory=dict)
+    """Options of the model backend (the config file's `[model]` section): `temperature`, `max_tokens`,
+    `prompt_price_per_million`, `completion_price_per_million`, `base_url`, `device` for `hf:`, ... The API key
+    never goes here (it is stored with the run): it comes from `OPENAI_API_KEY`."""
+    verify: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of the verifier's settings (the config file's `[verify]` section, any `VerifyConfig` field)."""
+
+    @field_validator("model_options")
+    @classmethod
+    def _no_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
+        if "api_key" in options:
+            raise ValueError("the API key is not a setting (it would be stored with the run): set OPENAI_API_KEY")
+        return options
 
     def verify_config(self) -> VerifyConfig:
         """The verifier settings of this run. Host timing on CPU is only indicative, so it gets a short budget."""
         light = {"timing_budget_ms": 25.0, "timing_rounds": 2} if self.agent.device == "cpu" else {}
-        return VerifyConfig(device=self.agent.device, compile_baseline=self.compile_baseline, **light)
+        return VerifyConfig.model_validate({"device": self.agent.device, "compile_baseline": self.compile_baseline,
+                                            **light, **self.verify})
 
 
 def select_tasks(tasks: Sequence[Task], task_ids: Sequence[str], limit: int) -> list[Task]:

@@ -1,0 +1,117 @@
+"""One configuration mechanism: a TOML file whose sections feed each stage's typed config, plus `--set` overrides.
+
+`kernelmosaic.toml` in the working directory is read when present (or `--config FILE`); each command takes the
+sections it needs (`[verify]`, `[model]`, `[generate]`, ...) and validates them with its own pydantic model, so
+every field keeps its docstring and type. `--set verify.trials=3` overrides one value (TOML syntax; bare words
+are strings). Explicit command-line flags win over both. Errors name the file, the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["DEFAULT_FILE", "ConfigError", "read_config", "build", "describe_fields"]
+
+DEFAULT_FILE = "kernelmosaic.toml"
+M = TypeVar("M", bound=BaseModel)
+
+
+class ConfigError(ValueError):
+    """A configuration file or override that cannot be used; the message names where and why."""
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text  # a bare word: a string
+
+
+def _set(tree: dict[str, Any], dotted: str, value: Any, where: str) -> None:
+    keys = dotted.split(".")
+    node = tree
+    for key in keys[:-1]:
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"{where}: `{dotted}`: `{key}` is a value, not a section")
+        node = child
+    node[keys[-1]] = value
+
+
+def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | None = None) -> dict[str, Any]:
+    """The merged tree: the file (`path`, else ./kernelmosaic.toml when present), then each `--set key=value`."""
+    tree: dict[str, Any] = {}
+    if path is None and (Path(cwd or ".") / DEFAULT_FILE).is_file():
+        path = Path(cwd or ".") / DEFAULT_FILE
+    if path is not None:
+        try:
+            tree = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"config file {path}: cannot read: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {path}: not valid TOML: {exc}") from None
+        tree["__file__"] = str(path)
+    for item in sets:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected SECTION.KEY=VALUE, e.g. --set verify.trials=3")
+        _set(tree, key.strip(), _parse_value(value.strip()), "--set")
+    return tree
+
+
+def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    field = model.model_fields.get(str(loc[0])) if loc else None
+    if field is None:
+        return f" (known keys: {', '.join(sorted(model.model_fields))})"
+    annotation = field.annotation
+    options = [a for a in get_args(annotation) if get_origin(a) is Literal] or ([annotation] if get_origin(annotation) is Literal else [])
+    values = [repr(v) for option in options for v in get_args(option)]
+    return f" (allowed: {', '.join(values)})" if values else ""
+
+
+def _merge(into: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep merge: sections merge key by key; a None in `over` means "not given" and changes nothing."""
+    out = dict(into)
+    for key, value in over.items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping):
+            base = out.get(key)
+            merged = _merge(dict(base) if isinstance(base, Mapping) else {}, value)
+            if merged or isinstance(base, Mapping):
+                out[key] = merged
+        else:
+            out[key] = value
+    return out
+
+
+def build(model: type[M], tree: Mapping[str, Any], section: str, base: Mapping[str, Any] | None = None,
+          flags: Mapping[str, Any] | None = None) -> M:
+    """`model` from `base` values, then the file's `[section]`, then explicit `flags` (deep-merged; None = not given)."""
+    given = tree.get(section, {})
+    if not isinstance(given, dict):
+        raise ConfigError(f"{tree.get('__file__', 'config')}: `{section}` must be a section ([{section}])")
+    values = _merge(_merge(dict(base or {}), given), flags or {})
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        key = ".".join(str(part) for part in loc)
+        where = tree.get("__file__", "--set / options")
+        raise ConfigError(f"{where}: [{section}] {key}: {first['msg']} (got {first.get('input')!r})"
+                          f"{_allowed(model, loc)}") from None
+
+
+def describe_fields(model: type[BaseModel]) -> list[tuple[str, str, str]]:
+    """(name, default, docstring) of every field, for `docs/configuration.md` and `--help` texts."""
+    rows = []
+    for name, field in model.model_fields.items():
+        default = "(computed)" if field.default_factory is not None else repr(field.default)
+        rows.append((name, default, (field.description or "").replace("\n", " ")))
+    return rows
