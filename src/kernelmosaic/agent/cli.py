@@ -112,6 +112,7 @@ def generate_command(
                                    "verify.trials=3, generate.agent.budgets.max_cost_usd=2 (repeatable)."),
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
+    from kernelmosaic.curate.review import apply_review
     from kernelmosaic.models import ModelError, get_model
     from kernelmosaic.store import StoreError, open_store
     from kernelmosaic.tasks import TaskFormatError, load_tasks
@@ -139,7 +140,8 @@ def generate_command(
                                  device, max_turns)
         loaded = load_tasks(config.tasks)
         runnable, skipped = gate_on_audit(replayable(loaded, config.model), config.include_flagged)
-        selected = select_tasks(runnable, config.task_ids, config.limit)
+        reviewed, review = apply_review(store, runnable)
+        selected = select_tasks(reviewed, config.task_ids, config.limit)
         backend = get_model(config.model, **config.model_options)
         if not resume:  # only once the tasks and the model are known to be usable
             rid, _ = start_or_resume_run(store, config, None)
@@ -150,6 +152,8 @@ def generate_command(
     if config.origin_model:
         console.print(f"{config.model} replays recordings by {config.origin_model}; every candidate is verified again",
                       highlight=False)
+    if review.reviewed:
+        console.print(review.message, highlight=False)
     for task_id, why in skipped.items():
         console.print(f"[yellow]skipped {task_id}[/yellow]: {why} (--include-flagged runs it, marked)", highlight=False)
     finals = final_failures(config)
