@@ -43,3 +43,12 @@ def test_plausible_speed_passes_and_unmeasured_peaks_are_not_used():
     check_speed_of_light(REF, _timing(0.085), PEAKS)
     check_speed_of_light(REF, _timing(0.0001), PEAKS.model_copy(update={"measured": False}))
 
+
+
+def test_unmeasured_peaks_are_a_visible_flag_not_a_silent_skip():
+    nominal = DevicePeaks(bandwidth_gbps=0.0, fp32_tflops=0.0, bf16_tflops=0.0, measured=False,
+                          note="measuring the peaks of cuda:0 failed: worker died")
+    findings = check_speed_of_light(REF, _timing(0.005), nominal)
+    assert [(f.rule, f.severity) for f in findings] == [("speed-of-light-unchecked", "flag")]
+    assert "worker died" in findings[0].evidence
+    assert check_speed_of_light(REF, _timing(10.0), PEAKS) == []

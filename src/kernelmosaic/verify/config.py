@@ -63,6 +63,13 @@ class VerifyConfig(BaseModel):
     compile_timeout_s: float = 600.0
     """Building the candidate's extensions."""
     load_timeout_s: float = 120.0
+    timed_checks: int = Field(24, ge=1)
+    """Timed calls per round whose outputs are checked against the reference by fingerprint, chosen at random after
+    the round (every call is fingerprinted): a candidate that skips work on 10% of its calls escapes one round with
+    probability 0.9^24 ≈ 8%, all three with 0.05%."""
+    wall_check_ms: float = Field(30.0, gt=0.0)
+    """Length of each round's wall-clock burst as the reported host-inclusive time predicts it; the parent times it
+    with its own clock (`timing-wall-clock`)."""
     """Importing the candidate module (with a warm build cache)."""
     init_timeout_s: float = 60.0
     """Constructing `ModelNew` and copying weights."""

@@ -31,9 +31,12 @@ def floor_ms(refdata: ReferenceData, peaks: DevicePeaks) -> tuple[float, str]:
     return max(t_bytes, t_flops), why
 
 
-def check_speed_of_light(refdata: ReferenceData, timing: Timing, peaks: DevicePeaks) -> None:
+def check_speed_of_light(refdata: ReferenceData, timing: Timing, peaks: DevicePeaks) -> list[Finding]:
+    """Raises Stop on a candidate faster than the floor; a flag when the peaks are unknown (never silently off)."""
     if not peaks.measured:
-        return
+        return [Finding(rule="speed-of-light-unchecked", severity="flag",
+                        message="the device's peaks could not be measured, so the speed-of-light check did not run",
+                        evidence=peaks.note or "no measured peaks")]
     floor, why = floor_ms(refdata, peaks)
     if floor > 0 and timing.candidate.median_ms < SLACK * floor:
         evidence = f"median {timing.candidate.median_ms:.4f} ms < {SLACK} x floor {floor:.4f} ms ({why})"
@@ -41,3 +44,4 @@ def check_speed_of_light(refdata: ReferenceData, timing: Timing, peaks: DevicePe
                    [Finding(rule="speed-of-light", severity="reject",
                             message="timed faster than the measured ceilings allow: the work escaped the timer",
                             evidence=evidence)])
+    return []

@@ -35,3 +35,5 @@ class DevicePeaks(_Model):
     bf16_tflops: float
     measured: bool
     """False when these are nominal figures rather than measured on this device."""
+    note: str = ""
+    """Why they could not be measured, when `measured` is false."""

@@ -13,8 +13,16 @@ RUNTIME_RULES: dict[str, str] = {
     "library-kernels": "library kernels ran beside the custom ones; part of the speed is the library's",
     "timing-escaped-work": "the device kept working after the candidate's stream finished: side-stream work escapes the time",
     "timed-output-check": "a timed call returned a wrong result: cached, stale or unfinished work",
+    "timed-output-fingerprint": "a timed call, chosen after the round, did not return its own inputs' result: skipped, "
+                                "stale or cached work on some calls",
+    "stale-buffer-check": "new values written in place into the same input buffers gave the old output: a cache keyed "
+                          "on buffer identity",
+    "timing-wall-clock": "the verifier's own clock saw the calls take far longer than the worker reported",
     "speed-of-light": "timed faster than the device's measured bandwidth and FLOP rate allow",
-    "precision-downgrade": "further from a float64 reference than fp32 arithmetic allows: computed in lower precision",
+    "speed-of-light-unchecked": "the device's peaks could not be measured, so the speed-of-light check did not run",
+    "kernel-output-unused": "noise in place of a custom kernel's output left the result within tolerance: its work is not used",
+    "kernel-output-unverified": "no call into the candidate's kernels could be observed, so nothing shows their output is used",
+    "shape-specialised": "wrong or failing at an alternative shape/dtype set: sizes baked in (reject under strict, flag under kernelbench)",
     "sanitizer-memcheck": "compute-sanitizer found out-of-bounds or misaligned memory accesses",
     "sanitizer-racecheck": "compute-sanitizer found a shared-memory data race",
     "sanitizer-initcheck": "compute-sanitizer found reads of uninitialised device memory",

@@ -101,7 +101,7 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     marker.parent.mkdir(parents=True, exist_ok=True)
     if failed:
         message = f"extension `{failed[0]['name']}` failed to build: {_first_error(failed[0]['log'])}"
-        if "error" in failed[0]["log"].lower():  # a real compiler diagnosis, not an interrupted build
+        if failed[0].get("diagnosed"):  # the build ran to completion and the compiler said no: it will again
             marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": [], "error": message}))
         return Status.compile_error, message, info
     err = res["import_error"]

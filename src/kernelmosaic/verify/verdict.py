@@ -119,6 +119,24 @@ class Timing(_Model):
 
 class CompileInfo(_Model):
     seconds: float = 0.0
+    candidate_host: Stat | None = None
+    """Host-inclusive call time: calls on an idle device (no lead kernel), so the window holds the host's launch
+    cost too, as KernelBench's event timing does (CPU: the same host time as `candidate`)."""
+    eager_host: Stat | None = None
+    compile_host: Stat | None = None
+    speedup_vs_eager_host: float | None = None
+    """Speedup on host-inclusive time; `speedup_vs_eager` is on device time."""
+    speedup_vs_compile_host: float | None = None
+    timed_calls_checked: int = 0
+    """Timed calls whose outputs were checked against the reference (by fingerprint, chosen after each round, and
+    one per round in full)."""
+    wall_ratio: float = 0.0
+    """Worst round's burst of back-to-back calls, on the parent's own clock, over what the candidate's reported
+    host-inclusive time predicts (honest: about 1 or below; `timing-wall-clock`)."""
+    wall_ratio_eager: float = 0.0
+    """The same for the eager baseline (calibration)."""
+    clock_ratio: float = 0.0
+    """Worst round's burst on the parent's clock over the candidate worker's own measurement of it (honest: ~1)."""
     cache_hit: bool = False
     extensions: list[str] = Field(default_factory=list)
     """Names of `load_inline` extensions the candidate built."""
@@ -142,6 +160,11 @@ class Env(_Model):
 
 class KernelStat(_Model):
     name: str
+    gpu_index: str = ""
+    """Which of the verifying process's visible GPUs judged (`cuda:N` → "N"); empty on CPU."""
+    gpu_name: str = ""
+    gpu_uuid: str = ""
+    """The judging GPU's UUID (stable across CUDA_VISIBLE_DEVICES orderings); empty on CPU."""
     calls: int
     total_ms: float
     custom: bool

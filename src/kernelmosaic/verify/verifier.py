@@ -106,7 +106,7 @@ class Verifier:
                                           bf16_tflops=r["bf16_tflops"], measured=True)
             except (WorkerDied, WorkerError) as exc:
                 log.warning("could not measure device peaks: %s", exc)
-                self._peaks = _peaks_or_nominal(slot.device)
+                self._peaks = _peaks_or_nominal(slot.device, str(exc)[:300] or type(exc).__name__)
         return self._peaks
 
     def profile(self, problem: Path, candidate: Path) -> ProfileReport:
@@ -150,13 +150,14 @@ class Verifier:
                 out.findings += audit_reference(refdata, *self.config.tolerances())
                 verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
                                   precision=self.config.precision,
-                                  driver=driver_version() if slot.device.startswith("cuda") else "")
+                                  driver=driver_version() if slot.device.startswith("cuda") else "",
+                                  gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
                 cand = slot.take_candidate_worker()
                 try:
                     judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), self.config,
                                     self.config.timing if timing is None else timing, out)
                     if out.timing and slot.device.startswith("cuda"):
-                        check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
+                        out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
                 finally:
                     verdict.candidate_output_tail = cand.output_tail()
                     cand.kill()
@@ -187,8 +188,9 @@ class Verifier:
         return verdict
 
 
-def _peaks_or_nominal(device: str) -> DevicePeaks:
-    return DevicePeaks(bandwidth_gbps=0.0, fp32_tflops=0.0, bf16_tflops=0.0, measured=False)
+def _peaks_or_nominal(device: str, why: str) -> DevicePeaks:
+    return DevicePeaks(bandwidth_gbps=0.0, fp32_tflops=0.0, bf16_tflops=0.0, measured=False,
+                       note=f"measuring the peaks of {device} failed: {why}")
 
 
 def _accepted_message(out: Outcome) -> str:

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["identifier_rule", "qualified_rule", "NUMERICS_SETTERS", "LAUNCHERS"]
 
-# Calling back into Python from C++ can reach torch (or anything else) without a visible at:: call.
-_PYTHON_C_API = ("PyImport_", "PyRun_", "PyEval_", "PyObject_Call", "PyObject_GetAttr", "PyModule_GetDict")
+# Calling back into Python from C++ can reach torch, the verifier's own worker modules (its timer, its checker) or
+# anything else without a visible at:: call. The whole CPython API is one rule, not a list of prefixes: every
+# `Py<Name>_...`, `Py_...` and `_Py...` identifier and the `PyObject`/`PyTypeObject` family.
+_PYTHON_C_API = re.compile(r"^_?Py(_|[A-Z][A-Za-z0-9]*_|[A-Z][A-Za-z0-9]*(Object|Def|Type|Struct)$)")
+# pybind11 likewise, except the words a module definition needs (argument names, GIL release, return policy).
+_PYBIND_DEFINITION = {"arg", "arg_v", "kw_only", "pos_only", "call_guard", "gil_scoped_release", "return_value_policy",
+                      "overload_cast", "const_", "doc"}
 _VENDOR_PREFIXES = ("cublas", "cudnn", "cufft", "cusparse", "cusolver", "nvblas")
 _STREAMS = {
     "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
@@ -38,7 +45,7 @@ _STREAM_QUALIFIED = {"getStreamFromPool", "setCurrentCUDAStream", "CUDAStreamGua
 
 def identifier_rule(name: str) -> str | None:
     """Rule owning an unqualified identifier (call, type or field name)."""
-    if name.startswith(_PYTHON_C_API):
+    if _PYTHON_C_API.match(name):
         return "dynamic-code"
     if name.startswith(_VENDOR_PREFIXES):
         return "vendor-library"
@@ -56,7 +63,7 @@ def qualified_rule(parts: list[str]) -> str | None:
     root, last = parts[0], parts[-1]
     if root in ("at", "torch", "c10") and any(p in ("blas", "cublas", "cudnn", "cusparse") for p in parts):
         return "vendor-library"
-    if root in ("py", "pybind11") and last in ("import", "eval", "exec", "eval_file", "module_", "module"):
+    if root in ("py", "pybind11") and not set(parts[1:]) <= _PYBIND_DEFINITION:
         return "dynamic-code"
     if root in ("cutlass", "cute", "thrust", "cub"):
         return "vendor-template"

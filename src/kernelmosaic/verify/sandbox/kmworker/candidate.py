@@ -12,9 +12,10 @@ import torch
 from . import integrity
 from .census import kernel_census
 from .common import package_outputs, seed_all
+from .fingerprint import Fingerprinter
 from .inputs import InputTemplate, cast_model, to_device
 from .loader import BuildRecorder, load_module
-from .timing import Timer
+from .timing import Timer, burst
 
 __all__ = ["CandidateRole"]
 
@@ -110,14 +111,47 @@ class CandidateRole:
         return kernel_census(self.model, to_device(host_inputs, self.device))
 
     @torch.no_grad()
-    def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0) -> dict:
-        gen = torch.Generator(device=self.device).manual_seed(seed)
+    def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0,
+             fp_seed: int = 0) -> dict:
         timer = Timer(self.device, l2_bytes, lead_us)
-        result = timer.measure(self.model, lambda: self.template.draw(gen), budget_ms, check_at=check_at)
+        result = timer.measure(self.model, self.template.drawer(self.device), budget_ms, check_at=check_at, seed=seed,
+                               fingerprint=Fingerprinter(fp_seed, self.device))
         inputs, out = result["checked"]
-        return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes,
-                "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],
-                "l2_reset": timer.l2_reset,
+        return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
+                "flush_bytes": timer.flush_bytes, "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],
+                "l2_reset": timer.l2_reset, "calls": result["calls"],
                 "checked_inputs": inputs, "checked_outputs": out,
                 "integrity": integrity.diff(self.before),
                 "extra_threads": integrity.thread_count() - self.threads}
+
+    def burst_inputs(self, seed: int) -> dict:
+        """Draw the wall-clock burst's input sets ahead of it, so the parent's timing of the burst holds calls only."""
+        draw = self.template.drawer(self.device)
+        self.burst_sets = [draw(seed + k) for k in range(4)]
+        return {}
+
+    @torch.no_grad()
+    def burst(self, calls: int) -> dict:
+        reported = burst(self.model, self.burst_sets, calls, self.device)
+        return {"reported_ms": reported, "integrity": integrity.diff(self.before)}
+
+    @torch.no_grad()
+    def refill(self, trials: list[list], poison_sizes: list[int]) -> dict:
+        """The trials' inputs, one after another, written in place into the same buffers through `.data` (so no
+        version counter moves): a result cached on the buffers' address, shape or version goes stale here."""
+        buffers = to_device(trials[0], self.device)
+        outputs, versions = [], []
+        for k, host_inputs in enumerate(trials):
+            if k:
+                for b, x in zip(buffers, host_inputs, strict=True):
+                    if isinstance(b, torch.Tensor):
+                        b.data.copy_(x)
+            versions.append([b._version for b in buffers if isinstance(b, torch.Tensor)])
+            self._poison(poison_sizes)
+            with self._uninitialised_reads_nan():
+                out = self.model(*buffers)
+            if self.device.startswith("cuda"):
+                torch.cuda.synchronize()
+            outputs.append(package_outputs(out))
+            del out
+        return {"outputs": outputs, "versions": versions, "integrity": integrity.diff(self.before)}

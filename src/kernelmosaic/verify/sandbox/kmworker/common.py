@@ -40,6 +40,9 @@ def probe_env(device: str) -> dict:
         env["l2_bytes"] = int(getattr(props, "L2_cache_size", 0) or 0)
         env["sm_count"] = int(props.multi_processor_count)
         env["memory_bytes"] = int(props.total_memory)
+        env["gpu_name"] = props.name
+        uuid = str(getattr(props, "uuid", "") or "")
+        env["gpu_uuid"] = uuid if not uuid or uuid.startswith("GPU-") else f"GPU-{uuid}"
     if "triton" in sys.modules:
         env["triton"] = str(getattr(sys.modules["triton"], "__version__", ""))
     return env

@@ -79,6 +79,12 @@ class InputTemplate:
     def draw(self, gen: torch.Generator) -> list:
         return [self._draw(spec, gen) for spec in self.specs]
 
+    def drawer(self, device: str):
+        """`draw(seed)`: a fresh input set from that seed alone, the same in every process on this device (the
+        reference worker redraws a timed call's inputs from its seed)."""
+        gen = torch.Generator(device=device)
+        return lambda seed: self.draw(gen.manual_seed(seed))
+
     @staticmethod
     def _draw(spec, gen):
         kind = spec[0]

@@ -7,8 +7,11 @@ Extra live threads after a phase are reported too: work that continues after `fo
 from __future__ import annotations
 
 import builtins
+import statistics
+import sys
 import threading
 import time
+import types
 
 import torch
 
@@ -46,8 +49,35 @@ def _watched() -> dict:
         "torch.cuda.Event.synchronize": torch.cuda.Event.synchronize,
         "torch.cuda.current_stream": torch.cuda.current_stream,
         "torch.cuda._sleep": torch.cuda._sleep,  # the timer's lead kernel
+        "torch.cuda.Stream.synchronize": torch.cuda.Stream.synchronize,
+        "torch.dot": torch.dot,  # fingerprints
+        "torch.Generator.manual_seed": torch.Generator.manual_seed,
+        "statistics.median_high": statistics.median_high,
     }
-    return {k: id(v) for k, v in items.items()}
+    return {**{k: id(v) for k, v in items.items()}, **_worker_modules()}
+
+
+_MUTABLE = {"kmworker.loader._counter"}
+"""Worker globals that change on their own (a module counter)."""
+
+
+def _worker_modules() -> dict:
+    """The worker's own code, as the timer, checker and protocol use it: every global of every `kmworker` module
+    (functions, classes, module references by identity; numbers and strings by value) and every attribute of the
+    classes they define. A candidate that rebinds `kmworker.timing.time` or `Timer.one` changes this."""
+    out: dict = {}
+    for name, module in list(sys.modules.items()):
+        if not (name == "kmworker" or name.startswith("kmworker.")) or not isinstance(module, types.ModuleType):
+            continue
+        out[name] = id(module)
+        for attr, value in list(vars(module).items()):
+            key = f"{name}.{attr}"
+            if attr.startswith("__") or key in _MUTABLE:
+                continue
+            out[key] = repr(value) if isinstance(value, (int, float, str, bytes, bool, type(None))) else id(value)
+            if isinstance(value, type) and getattr(value, "__module__", "") == name:
+                out.update({f"{key}.{a}": id(v) for a, v in vars(value).items() if not a.startswith("__")})
+    return out
 
 
 def _flags() -> dict:
@@ -73,6 +103,8 @@ def diff(before: dict, after: dict | None = None) -> list[str]:
     """Human-readable differences between two snapshots (now, when `after` is omitted)."""
     after = after or snapshot()
     out = [f"{k} was replaced" for k, v in before["ids"].items() if after["ids"].get(k) != v]
+    out += [f"{k} was added" for k in after["ids"].keys() - before["ids"].keys() if k.startswith("kmworker.")
+            and k.rsplit(".", 1)[0] in before["ids"]]
     out += [f"{k} changed from {v!r} to {after['flags'][k]!r}" for k, v in before["flags"].items()
             if after["flags"].get(k) != v and k != "grad_enabled"]
     return out

@@ -11,13 +11,30 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 import time
 import types
 from pathlib import Path
 
-__all__ = ["load_module", "BuildRecorder"]
+__all__ = ["load_module", "BuildRecorder", "diagnosed_failure"]
+
+_STARVED = ("Killed", "killed", "signal", "internal compiler error", "out of memory", "memory exhausted",
+            "Cannot allocate memory", "No space left", "interrupted")
+_DIAGNOSTIC = re.compile(r"(\berror:|\berror [A-Z]*\d+|\(\d+\): error)")
+
+
+def diagnosed_failure(exc: BaseException | None, log: str) -> bool:
+    """True when the build ran to completion and the compiler rejected the source: ninja exited with a failure
+    status (not a signal), the log holds a compiler diagnostic, and nothing says a compiler was killed or starved
+    of memory or disk. Only such a failure is certain to repeat, so only it may be cached."""
+    import subprocess
+
+    cause = exc.__cause__ if exc is not None else None
+    if not isinstance(cause, subprocess.CalledProcessError) or cause.returncode <= 0:
+        return False
+    return bool(_DIAGNOSTIC.search(log)) and not any(m in log for m in _STARVED)
 
 _counter = 0
 
@@ -112,3 +129,5 @@ class BuildRecorder:
                 log.seek(0)
                 record["log"] = log.read().decode("utf-8", "replace")[-200_000:]
                 record["seconds"] = time.perf_counter() - start
+                if not record["ok"]:
+                    record["diagnosed"] = diagnosed_failure(sys.exc_info()[1], record["log"])

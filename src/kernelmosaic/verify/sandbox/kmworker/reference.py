@@ -8,9 +8,11 @@ from __future__ import annotations
 import torch
 
 from .common import package_outputs, seed_all
+from .fingerprint import Fingerprinter
 from .inputs import InputTemplate, apply_distribution, cast_model, cast_precision, to_device
 from .loader import load_module
-from .timing import Timer
+from .oracle import Oracle
+from .timing import Timer, burst
 
 __all__ = ["ReferenceRole"]
 
@@ -40,6 +42,8 @@ class ReferenceRole:
         self.model = model.to(self.device)
         self.template = InputTemplate(self._given(seed))
         self.compiled = None
+        self.oracle = None
+        self.oracle_seed = seed
         flops = self._flops(self._given(seed))
         return {"init_inputs": init_inputs, "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
                 "flops": flops}
@@ -73,11 +77,7 @@ class ReferenceRole:
                 results.append({"distribution": dist, "skipped": True})
                 continue
             again = self.model(*before)
-            if self.precision == "fp32" and not any(r.get("outputs64") for r in results):
-                extra = self._float64(before)
-            else:
-                extra = {}
-            results.append({**extra,
+            results.append({"oracle": self._oracle(before),
                 "distribution": dist,
                 "skipped": False,
                 "inputs": [x.cpu() if isinstance(x, torch.Tensor) else x for x in before],
@@ -91,20 +91,20 @@ class ReferenceRole:
     def peaks(self) -> dict:
         return measure_peaks(self.device)
 
-    def _float64(self, inputs: list) -> dict:
-        """The same forward in float64, once per problem: the yardstick for precision honesty."""
-        import copy
-
-        try:
-            model64 = copy.deepcopy(self.model).double()
-            out = model64(*[x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs])
-        except Exception:  # noqa: BLE001 - a model that cannot run in float64 simply has no yardstick
-            return {}
-        return {"outputs64": package_outputs(out)}
+    def _oracle(self, inputs: list) -> dict:
+        """The same forward in float64 with the magnitude of its terms: the yardstick of the error budget."""
+        if self.oracle is None:
+            try:
+                self.oracle = Oracle(self.model, self.oracle_seed)
+            except Exception:  # noqa: BLE001 - a model that cannot be copied has no oracle; the budget says so
+                return {}
+        return self.oracle(inputs)
 
     @torch.no_grad()
     def compute(self, inputs: list) -> dict:
-        return {"outputs": package_outputs(self.model(*to_device(inputs, self.device)))}
+        inputs = to_device(inputs, self.device)
+        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        return {"outputs": package_outputs(self.model(*inputs)), "oracle": self._oracle(before)}
 
     def _compiled(self):
         if self.compiled is None:
@@ -124,10 +124,27 @@ class ReferenceRole:
     @torch.no_grad()
     def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int, lead_us: float = 0.0) -> dict:
         fn = self._compiled() if kind == "compile" else self.model
-        gen = torch.Generator(device=self.device).manual_seed(seed)
         timer = Timer(self.device, l2_bytes, lead_us)
-        result = timer.measure(fn, lambda: self.template.draw(gen), budget_ms, escaped=False)
-        return {"samples": result["samples"], "host": result["host"], "flush_bytes": timer.flush_bytes}
+        result = timer.measure(fn, self.template.drawer(self.device), budget_ms, escaped=False, seed=seed)
+        return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
+                "flush_bytes": timer.flush_bytes}
+
+    def burst_inputs(self, seed: int) -> dict:
+        draw = self.template.drawer(self.device)
+        self.burst_sets = [draw(seed + k) for k in range(4)]
+        return {}
+
+    @torch.no_grad()
+    def burst(self, kind: str, calls: int) -> dict:
+        fn = self._compiled() if kind == "compile" else self.model
+        return {"reported_ms": burst(fn, self.burst_sets, calls, self.device)}
+
+    @torch.no_grad()
+    def check_calls(self, seeds: list[int], fp_seed: int) -> dict:
+        """Fingerprints (with their weighted moments) of the reference on the inputs drawn from `seeds`: what
+        the candidate's timed calls with those seeds should have returned."""
+        draw, fingerprint = self.template.drawer(self.device), Fingerprinter(fp_seed, self.device)
+        return {"prints": [fingerprint(self.model(*draw(s)), moments=True) for s in seeds]}
 
 
 def measure_peaks(device: str) -> dict:

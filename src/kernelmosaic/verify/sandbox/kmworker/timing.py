@@ -10,11 +10,18 @@ time, as Triton's `do_bench` does.
 On CUDA, a spin kernel ("lead") runs before the start event, so the device is busy while the host enqueues
 the call: the window holds device time, not the host's launch latency (which moves with host load). The lead
 covers at least `lead_us` and twice the 90th percentile of the host's enqueue time measured during warm-up.
+A share of the calls, shuffled among the others, runs without the lead on an idle device: start→stream_end then
+holds the host's launch cost too (host-inclusive call time, what KernelBench's event timing measures). On the
+CPU both figures are the same host time.
+
+Every call, warm-up included, draws its inputs from its own seed and has its output fingerprinted after the
+window closes, so the parent can check any call afterwards; warm-up and timed calls look the same to the callee.
 """
 
 from __future__ import annotations
 
 import ctypes
+import random
 import statistics
 import time
 from typing import NamedTuple
@@ -23,7 +30,7 @@ import torch
 
 from .common import package_outputs
 
-__all__ = ["Timer"]
+__all__ = ["Timer", "burst"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
 _MAX_LEAD_US = 20_000.0
@@ -67,8 +74,8 @@ class Timer:
         if self.cuda:
             torch.cuda.synchronize()
 
-    def one(self, fn, inputs: list) -> Sample:
-        """Time one call. On the CPU every figure is host ms."""
+    def one(self, fn, inputs: list, lead: bool = True) -> Sample:
+        """Time one call (`lead=False`: on an idle device, host-inclusive). On the CPU every figure is host ms."""
         self.flush.fill_(1)
         self._sync()
         if not self.cuda:
@@ -77,7 +84,7 @@ class Timer:
             ms = (time.perf_counter() - t0) * 1e3
             return Sample(ms, ms, ms, ms, out)
         start, stream_end, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
-        if self.lead_cycles:
+        if self.lead_cycles and lead:
             torch.cuda._sleep(self.lead_cycles)  # the device is busy while the host enqueues the call below
         t0 = time.perf_counter()
         start.record()
@@ -113,40 +120,70 @@ class Timer:
         """Median of (device-wide − stream) time around a call that does nothing: the bracket's own cost."""
         return statistics.median_high(s.full_ms - s.stream_ms for s in (self.one(lambda: None, []) for _ in range(calls)))
 
-    def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True) -> dict:
+    def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True, seed: int = 0,
+                fingerprint=None) -> dict:
         """Warm up, size the lead, pick repetitions from the measured cost, and time every call with fresh inputs.
 
+        `draw(seed)`: a fresh input set for one call; call i uses seed `seed + i`.
         `check_at`: index of the timed call whose inputs and output are returned for checking by the parent.
         `escaped`: also measure the bracket's own cost and report the work that escaped the stream (CUDA).
+        `fingerprint(out)`: recorded with the call's seed for every call when given.
         """
         if self.cuda:
             self.l2_reset = _reset_persisting_l2() or self.l2_reset
+        calls: list[dict] = []
+
+        def call(lead: bool = True) -> tuple[Sample, list]:
+            s_in = seed + len(calls)
+            inputs = draw(s_in)
+            s = self.one(fn, inputs, lead)
+            calls.append({"seed": s_in, "fp": fingerprint(s.out) if fingerprint else []})
+            return s, inputs
+
         warm_ms, warm_wall_ms, enqueue = 0.0, 0.0, []
         while len(enqueue) < 3 or (warm_ms < 25.0 and len(enqueue) < 50):
             t0 = time.perf_counter()
-            s = self.one(fn, draw())
+            s, _ = call()
             warm_wall_ms += (time.perf_counter() - t0) * 1e3
             warm_ms += s.stream_ms
             enqueue.append(s.enqueue_ms)
-        calls = len(enqueue)
+        warm = len(enqueue)
         lead_us = self._set_lead(enqueue)
-        est = max(warm_ms / calls, 1e-3)
+        est = max(warm_ms / warm, 1e-3)
         # a call's wall cost includes drawing fresh inputs, flushing L2 and the lead (warm-up ran the floor)
-        wall = max(warm_wall_ms / calls + (lead_us - self.lead_us) / 1e3, est)
+        wall = max(warm_wall_ms / warm + (lead_us - self.lead_us) / 1e3, est)
         reps = int(min(max(min(budget_ms / est, 4 * budget_ms / wall), _MIN_REPS), _MAX_REPS))
-        samples, host, trailing = [], [], []
+        # host-inclusive calls (no lead) are shuffled among the device-time ones; on the CPU they are the same calls
+        modes = [True] * reps + ([False] * max(_MIN_REPS, reps // 4) if self.cuda else [])
+        random.Random(seed).shuffle(modes)
+        samples, host_samples, host, trailing = [], [], [], []
         checked = None
-        check_at = check_at % reps if check_at >= 0 else -1
-        for i in range(reps):
-            inputs = draw()
-            s = self.one(fn, inputs)
-            samples.append(s.stream_ms)
-            trailing.append(s.full_ms - s.stream_ms)
-            host.append(s.host_ms)
+        check_at = check_at % len(modes) if check_at >= 0 else -1
+        for i, lead in enumerate(modes):
+            s, inputs = call(lead)
+            if lead:
+                samples.append(s.stream_ms)
+                trailing.append(s.full_ms - s.stream_ms)
+                host.append(s.host_ms)
+            if not lead or not self.cuda:
+                host_samples.append(s.stream_ms)
             if i == check_at:  # copied at once: work still running after forward returned shows as a mismatch
                 checked = ([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(s.out))
-        result = {"samples": samples, "host": host, "checked": checked, "lead_us": lead_us, "escaped_ms": None}
+        result = {"samples": samples, "host_samples": host_samples, "host": host, "checked": checked,
+                  "lead_us": lead_us, "escaped_ms": None, "calls": calls, "warmup_calls": warm}
         if escaped:
             bracket = self._bracket_ms() if self.cuda else 0.0
             result["escaped_ms"] = max(statistics.median_high(trailing) - bracket, 0.0)
         return result
+
+
+def burst(fn, inputs: list[list], calls: int, device: str) -> float:
+    """`calls` back-to-back calls over the given input sets (drawn beforehand), no flush, no per-call sync; returns
+    this process's own measurement of them (ms). The parent times the same request with its own clock: a clock
+    rewritten inside the worker's process cannot shorten the parent's."""
+    t0 = time.perf_counter()
+    for i in range(calls):
+        fn(*inputs[i % len(inputs)])
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return (time.perf_counter() - t0) * 1e3

@@ -1,0 +1,108 @@
+"""Judgements on individual calls the parent did not watch: timed calls (by fingerprint), calls on buffers refilled in
+place, and the wall-clock bound on reported times. Pure functions of worker replies; judge.py asks the workers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import NamedTuple
+
+from kernelmosaic.verify.verdict import Finding
+
+__all__ = ["FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "Burst", "WallRatios", "pick_calls",
+           "fingerprint_mismatch", "burst_calls", "wall_ratios", "wall_clock_finding"]
+
+FINGERPRINT_Z = 8.0
+"""Honest rounding moves a fingerprint (a Gaussian-weighted sum) by at most sqrt(Σ w_i² b_i²) standard deviations,
+b_i being element i's budget; a stale or skipped output moves it by about sqrt(Σ w_i² e_i²) with e_i ~ the output
+itself. 8 standard deviations: no honest output is near it, no stale one is within it."""
+BUDGET_SLACK = 4.0
+"""Timed inputs are fresh draws like the trials' own; their budget is taken as this multiple of the largest the
+trials needed above atol + rtol·|r|."""
+WALL_RATIO_LIMIT = 3.0
+"""A candidate whose burst took this many times longer than its reported host-inclusive time predicts (relative
+to the eager baseline's same ratio, itself at least 1) reported times its own process did not spend."""
+CLOCK_RATIO_LIMIT = 2.0
+"""The parent's clock may run this many times faster than the worker's over the same burst before the worker's
+clock counts as tampered with."""
+
+
+def pick_calls(calls: int, count: int) -> list[int]:
+    """Indices of the calls to check, drawn after the round from the OS's entropy (the candidate knows every seed
+    it was given, so no seed-derived choice is secret from it)."""
+    return sorted(random.SystemRandom().sample(range(calls), min(count, calls)))
+
+
+def _tolerance(ref: dict, atol: float, rtol: float, extra: float) -> float:
+    a = atol + BUDGET_SLACK * extra
+    var = a * a * ref["w2"] + 2 * a * rtol * ref["w2abs"] + rtol * rtol * ref["w2sq"]
+    return FINGERPRINT_Z * math.sqrt(max(var, 0.0)) + 1e-12 * math.sqrt(ref["w2"] * max(ref["w2sq"], 1.0))
+
+
+def fingerprint_mismatch(got: list[dict], want: list[dict], atol: float, rtol: float, extra: list[float]) -> str:
+    """Why the candidate's fingerprint `got` cannot be an honest result whose reference fingerprint is `want`
+    ("" when it can). `extra`: per output, the budget the trials needed above atol + rtol·|r|."""
+    if len(got) != len(want) or got[0] != want[0]:
+        return f"returned {len(got) - 1} output(s), expected {len(want) - 1}"
+    for i, (g, w) in enumerate(zip(got[1:], want[1:], strict=True)):
+        for key in ("type", "shape", "dtype", "nan", "posinf", "neginf"):
+            if g.get(key) != w.get(key):
+                return f"output {i}: {key} {g.get(key)!r}, expected {w.get(key)!r}"
+        if w.get("type") != "Tensor":
+            continue
+        is_float = w["dtype"].startswith(("float", "bfloat", "complex"))
+        tol = _tolerance(w, atol, rtol, extra[i] if i < len(extra) else 0.0) if is_float else _tolerance(w, 0, 0, 0)
+        if abs(g["dot"] - w["dot"]) > tol:
+            return f"output {i}: fingerprint {g['dot']:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
+    return ""
+
+
+def burst_calls(target_ms: float, host_median_ms: float) -> int:
+    """How many back-to-back calls should take `target_ms` if the reported host-inclusive median is true."""
+    return int(min(max(math.ceil(target_ms / max(host_median_ms, 1e-4)), 3), 20_000))
+
+
+class Burst(NamedTuple):
+    wall_ms: float
+    """The parent's own clock around the burst request."""
+    reported_ms: float
+    """The worker's clock around the same calls."""
+    calls: int
+    host_median_ms: float
+    """The subject's reported host-inclusive median (cold calls) that chose `calls`."""
+
+
+class WallRatios(NamedTuple):
+    clock: float
+    """(parent's wall time − the baseline's fixed overhead) / the worker's own report of the same burst: ~1 unless
+    the worker's clock runs slow."""
+    cold: float
+    """The same wall time over calls × the reported host-inclusive median: what warm back-to-back calls cost
+    against what single calls were reported to cost (≤ ~1 for honest subjects; the baseline's shows how far)."""
+
+
+def wall_ratios(subject: Burst, baseline: Burst) -> tuple[WallRatios, WallRatios]:
+    """Ratios of `subject` and `baseline`, with the request's fixed cost (messages, bookkeeping) taken as the
+    baseline's wall time beyond its own report."""
+    overhead = max(baseline.wall_ms - baseline.reported_ms, 0.0)
+
+    def of(b: Burst) -> WallRatios:
+        spent = max(b.wall_ms - overhead, 0.0)
+        return WallRatios(round(spent / max(b.reported_ms, 1e-6), 3), round(spent / max(b.calls * b.host_median_ms, 1e-6), 3))
+
+    return of(subject), of(baseline)
+
+
+def wall_clock_finding(subject: WallRatios, baseline: WallRatios) -> Finding | None:
+    """A finding when the candidate's burst took far longer on the parent's clock than its worker reported, or than
+    its reported single-call time predicts beyond what the eager baseline's same ratio shows."""
+    cold_limit = WALL_RATIO_LIMIT * max(baseline.cold, 1.0)
+    if subject.clock <= CLOCK_RATIO_LIMIT and subject.cold <= cold_limit:
+        return None
+    return Finding(rule="timing-wall-clock", severity="reject",
+                   message="the candidate's calls took far longer on the verifier's own clock than its process "
+                           "reported: its clock or timer was tampered with",
+                   evidence=f"burst: parent clock / worker clock = {subject.clock:.2f} (limit {CLOCK_RATIO_LIMIT}); "
+                            f"parent clock / reported call time = {subject.cold:.2f} (limit {cold_limit:.2f}, eager "
+                            f"baseline {baseline.cold:.2f})")

@@ -1,0 +1,160 @@
+"""The timing phase of one verdict: rounds of candidate, eager and `torch.compile` timing, each round's timed calls
+checked after the round (a random subset by fingerprint, one in full), and the parent's wall-clock bound.
+
+Two figures per subject: device time (the lead kernel hides the host's launch cost) and host-inclusive call time
+(calls on an idle device, as KernelBench times them). Runs in the trusted parent; the workers only report.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+
+from kernelmosaic.verify.call_checks import (
+    Burst,
+    WallRatios,
+    burst_calls,
+    fingerprint_mismatch,
+    pick_calls,
+    wall_clock_finding,
+    wall_ratios,
+)
+from kernelmosaic.verify.compare import compare_outputs
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity, escaped_work
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.stats import summarize
+from kernelmosaic.verify.verdict import Finding, Status, Timing
+
+__all__ = ["time_candidate"]
+
+_ROUND_SEEDS = 100_000
+"""Each round's calls draw inputs from seeds base + i; rounds and subjects start this far apart."""
+
+
+def _baseline_call(ref: Worker, op: str, config: VerifyConfig, what: str, **args) -> tuple[dict | None, str]:
+    """One call for the `torch.compile` baseline: (result, "") or (None, why it failed). A baseline that fails
+    costs the baseline, not the verdict; a reference worker that dies is `bad_problem`."""
+    try:
+        return ref.call(op, config.timing_timeout_s, **args), ""
+    except WorkerError as exc:
+        return None, f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
+    except WorkerDied as exc:
+        raise Stop(Status.bad_problem, f"the reference worker died while {what}: {exc.detail}") from exc
+
+
+def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float], r: int) -> int:
+    """Check one round's timed calls: the one copied in full, and a random subset by fingerprint. Returns how
+    many calls were checked."""
+    atol, rtol = config.tolerances()
+    inputs, got = cand_res["checked_inputs"], cand_res["checked_outputs"]
+    expected = _call(ref, "compute", config.run_timeout_s, Status.bad_problem, "reference on a timed input", inputs=inputs)
+    cmp = compare_outputs(expected["outputs"], got, atol, rtol, expected.get("oracle"))
+    if not cmp.ok:
+        raise Stop(cmp.status, f"a timed call of round {r} returned a wrong result (stale or cached output?): {cmp.detail}",
+                   [Finding(rule="timed-output-check", severity="reject",
+                            message="outputs of timed calls must be right too", evidence=cmp.detail)])
+    calls = cand_res["calls"]
+    picked = pick_calls(len(calls), config.timed_checks)
+    want = _call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on timed inputs",
+                 seeds=[calls[i]["seed"] for i in picked], fp_seed=fp_seed)["prints"]
+    for i, w in zip(picked, want, strict=True):
+        if why := fingerprint_mismatch(calls[i]["fp"], w, atol, rtol, extra):
+            detail = f"call {i + 1} of {len(calls)} in round {r}: {why}"
+            raise Stop(Status.output_mismatch, f"a timed call returned a wrong result (skipped, stale or cached work): {detail}",
+                       [Finding(rule="timed-output-fingerprint", severity="reject",
+                                message="every timed call must compute its own inputs' result", evidence=detail)])
+    return len(picked) + 1
+
+
+def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, **kind) -> Burst:
+    status = Status.bad_problem if kind else Status.runtime_error
+    _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed)
+    calls = burst_calls(config.wall_check_ms, host_median_ms)
+    t0 = time.perf_counter()
+    res = _call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind)
+    wall_ms = (time.perf_counter() - t0) * 1e3
+    if "integrity" in res:
+        _integrity(res["integrity"], "timing")
+    return Burst(wall_ms, float(res["reported_ms"]), calls, host_median_ms)
+
+
+def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
+                seed: int) -> tuple[WallRatios, WallRatios]:
+    """The candidate's and eager's wall ratios for one round; raises on a candidate far beyond the bound (seen
+    twice, so one burst slowed by a busy host is not a verdict)."""
+    c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
+    for attempt in range(2):
+        eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, kind="eager")
+        ratios = wall_ratios(_burst(cand, config, c_med, seed + 10 * attempt), eager)
+        if (finding := wall_clock_finding(*ratios)) is None:
+            return ratios
+    raise Stop(Status.timing_anomaly, finding.evidence, [finding])
+
+
+def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfig, out: Outcome,
+                   extra: list[float]) -> Timing:
+    """`extra`: per output, the largest error budget the correctness trials needed above atol + rtol·|r|."""
+    l2 = int(refdata.env.get("l2_bytes", 0))
+    budget, lead = config.timing_budget_ms, config.timing_lead_us
+    dev: dict[str, list[float]] = {"candidate": [], "eager": [], "compile": []}
+    hosted: dict[str, list[float]] = {"candidate": [], "eager": [], "compile": []}
+    host: list[float] = []
+    escaped: list[float] = []
+    leads: list[float] = []
+    ratios: list[tuple[WallRatios, WallRatios]] = []
+    checked = 0
+    secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
+    compile_error = "" if config.compile_baseline else "disabled"
+    base = config.seed + 1_000_000
+    if not compile_error:  # built before any round, so its compile never shares the host with a timed subject
+        compile_error = _baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=base + 3 * _ROUND_SEEDS)[1]
+    for r in range(config.timing_rounds):
+        seed = base + 10 * r * _ROUND_SEEDS
+        fp_seed = secret.randrange(1 << 31)
+        res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
+                    budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
+                    fp_seed=fp_seed)
+        _integrity(res["integrity"], "timing")
+        dev["candidate"] += res["samples"]
+        hosted["candidate"] += res["host_samples"]
+        host += res["host"]
+        escaped.append(res["escaped_ms"])
+        leads.append(res["lead_us"])
+        flush = res["flush_bytes"]
+        checked += _check_round(res, ref, config, fp_seed, extra, r)
+        eager = _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
+                      budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead)
+        dev["eager"] += eager["samples"]
+        hosted["eager"] += eager["host_samples"]
+        if not compile_error:
+            comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
+                                                 budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2, lead_us=lead)
+            dev["compile"] += comp["samples"] if comp else []
+            hosted["compile"] += comp["host_samples"] if comp else []
+        ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"], seed + 4 * _ROUND_SEEDS))
+    cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])
+    comp_stat = summarize(dev["compile"]) if dev["compile"] else None
+    host_med = summarize(host).median_ms
+    if cand_stat.median_ms > 0.05 and host_med > 0 and cand_stat.median_ms > 1.5 * host_med + 0.05:
+        raise Stop(Status.timing_anomaly, f"device time {cand_stat.median_ms:.3f} ms exceeds host time {host_med:.3f} ms")
+    escaped_ms = statistics.median_high(escaped)
+    if (finding := escaped_work(cand_stat.median_ms, escaped_ms)) is not None:
+        raise Stop(Status.timing_anomaly, finding.message, [finding])
+    c_host, e_host = summarize(hosted["candidate"]), summarize(hosted["eager"])
+    comp_host = summarize(hosted["compile"]) if hosted["compile"] else None
+    return Timing(
+        candidate=cand_stat, eager=eager_stat, compile=comp_stat,
+        compile_baseline_error="" if comp_stat else (compile_error or "no samples"),
+        speedup_vs_eager=eager_stat.median_ms / max(cand_stat.median_ms, 1e-9),
+        speedup_vs_compile=(comp_stat.median_ms / max(cand_stat.median_ms, 1e-9)) if comp_stat else None,
+        timer="cuda_events" if cand.device.startswith("cuda") else "host", l2_flush_bytes=flush,
+        input_sets=len(dev["candidate"]), escaped_ms=escaped_ms, lead_us=max(leads),
+        candidate_host=c_host, eager_host=e_host, compile_host=comp_host,
+        speedup_vs_eager_host=e_host.median_ms / max(c_host.median_ms, 1e-9),
+        speedup_vs_compile_host=(comp_host.median_ms / max(c_host.median_ms, 1e-9)) if comp_host else None,
+        timed_calls_checked=checked,
+        wall_ratio=max(c.cold for c, _ in ratios), wall_ratio_eager=max(e.cold for _, e in ratios),
+        clock_ratio=max(c.clock for c, _ in ratios),
+    )

@@ -1,0 +1,104 @@
+"""Every timed call answers for itself (issue 11, item 3), on the CPU device with static analysis off, so each
+runtime check is shown to hold alone: a candidate that goes stale after its first N calls, for every N of a sweep;
+one that skips work on a fifth of its calls; a cache keyed on its buffers' identity; and a legitimate candidate
+that reuses its own output buffer, which must not trip any of them. The pure judgements are tested directly too."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelmosaic.verify import Status, Verifier, VerifyConfig
+from kernelmosaic.verify.call_checks import Burst, fingerprint_mismatch, wall_clock_finding, wall_ratios
+from kernelmosaic.verify.sandbox.kmworker.fingerprint import Fingerprinter
+
+from . import kit
+
+pytestmark = pytest.mark.slow
+
+TIMED_RULES = {"timed-output-check", "timed-output-fingerprint"}
+
+
+@pytest.fixture(scope="module")
+def unguarded(build_cache):
+    config = VerifyConfig(device="cpu", trials=3, cache_dir=build_cache, static_checks=False, timing_budget_ms=20,
+                          timing_rounds=3, compile_baseline=False, run_timeout_s=30)
+    with Verifier(config) as verifier:
+        yield verifier
+
+
+@pytest.fixture(scope="module")
+def problem(tmp_path_factory):
+    return kit.write(tmp_path_factory.mktemp("calls-problem"), "problem.py", kit.PROBLEM_ADD_RELU)
+
+
+def _stateful(body: str, init: str = "") -> str:
+    src = kit.candidate("self.calls += 1\n        " + body)
+    head = f"\n    def __init__(self):\n        super().__init__()\n        self.calls = 0\n        self.last = None\n{init}"
+    return src.replace("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):" + head + "\n")
+
+
+# The first 4 calls are the correctness trials (one repeated), the next 3 the in-place refill; then timing.
+@pytest.mark.parametrize("n", [0, 2, 5, 7, 9, 14, 25, 40])
+def test_stale_after_n_calls_is_rejected(unguarded, problem, tmp_path, n):
+    source = _stateful(f"if self.calls > {n} and self.last is not None:\n            return self.last\n        "
+                       "self.last = ext.add_relu(a, b)\n        return self.last")
+    v = unguarded.verify(problem, kit.write(tmp_path, f"stale_{n}.py", source))
+    assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
+    if n >= 7:  # past correctness and the refill: only the timed-call checks can see it
+        assert TIMED_RULES & {f.rule for f in v.findings}, v.findings
+
+
+def test_skipping_work_on_a_fifth_of_the_calls_is_rejected(unguarded, problem, tmp_path):
+    source = _stateful("if self.calls > 8 and self.calls % 5 == 0:\n            return self.last\n        "
+                       "self.last = ext.add_relu(a, b)\n        return self.last")
+    v = unguarded.verify(problem, kit.write(tmp_path, "skips.py", source))
+    assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
+    assert TIMED_RULES & {f.rule for f in v.findings}, v.findings
+
+
+def test_a_cache_keyed_on_buffer_identity_is_rejected(unguarded, problem, tmp_path):
+    body = ("key = (a.data_ptr(), b.data_ptr(), tuple(a.shape), a._version, b._version)\n        "
+            "if key not in self.cache:\n            self.cache[key] = ext.add_relu(a, b)\n        "
+            "return self.cache[key]")
+    v = unguarded.verify(problem, kit.write(tmp_path, "identity_cache.py", _stateful(body, "        self.cache = {}\n")))
+    assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
+    assert "stale-buffer-check" in {f.rule for f in v.findings}, v.findings
+
+
+def test_reusing_its_own_output_buffer_is_legitimate(unguarded, problem, tmp_path):
+    body = ("out = ext.add_relu(a, b)\n        if self.last is None or self.last.shape != out.shape:\n"
+            "            self.last = torch.empty_like(out)\n        self.last.copy_(out)\n        return self.last")
+    v = unguarded.verify(problem, kit.write(tmp_path, "reuses_buffer.py", _stateful(body)))
+    assert v.accepted, v.message
+    assert v.timing.timed_calls_checked >= 3 * 2  # every round checked a subset, not only the first
+    assert v.timing.candidate_host is not None and v.timing.speedup_vs_eager_host is not None
+
+
+def _prints(out: torch.Tensor, moments: bool = False) -> list[dict]:
+    return Fingerprinter(seed=11, device="cpu")(out, moments=moments)
+
+
+def test_fingerprints_pass_honest_rounding_and_catch_stale_outputs():
+    gen = torch.Generator().manual_seed(0)
+    ref = torch.randn(1 << 16, generator=gen)
+    want = _prints(ref, moments=True)
+    rounding = ref * (1 + 1e-5 * torch.randn(ref.shape, generator=gen))  # within rtol 1e-4 everywhere
+    assert fingerprint_mismatch(_prints(rounding), want, 1e-4, 1e-4, [0.0]) == ""
+    stale = torch.randn(1 << 16, generator=gen)
+    assert "fingerprint" in fingerprint_mismatch(_prints(stale), want, 1e-4, 1e-4, [0.0])
+    half = torch.cat([ref[: 1 << 15], stale[1 << 15:]])  # half the elements skipped
+    assert fingerprint_mismatch(_prints(half), want, 1e-4, 1e-4, [0.0])
+    nan = ref.clone()
+    nan[3] = float("nan")
+    assert "nan" in fingerprint_mismatch(_prints(nan), want, 1e-4, 1e-4, [0.0])
+
+
+def test_wall_clock_bound_on_synthetic_bursts():
+    eager = Burst(wall_ms=32.0, reported_ms=30.0, calls=600, host_median_ms=0.1)
+    honest = Burst(wall_ms=12.0, reported_ms=10.0, calls=3000, host_median_ms=0.01)
+    assert wall_clock_finding(*wall_ratios(honest, eager)) is None
+    slow_clock = Burst(wall_ms=102.0, reported_ms=10.0, calls=3000, host_median_ms=0.01)  # its clock runs 10x slow
+    assert wall_clock_finding(*wall_ratios(slow_clock, eager)).rule == "timing-wall-clock"
+    lies_in_timed_calls = Burst(wall_ms=302.0, reported_ms=300.0, calls=3000, host_median_ms=0.01)
+    assert wall_clock_finding(*wall_ratios(lies_in_timed_calls, eager)).rule == "timing-wall-clock"

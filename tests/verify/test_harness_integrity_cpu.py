@@ -1,0 +1,67 @@
+"""The harness against code in its own process (issue 11, item 8): a native extension that rewrites the worker's
+timing module through the Python C-API, one that patches the C function behind `time.perf_counter` in place (no
+Python-level snapshot can see that), and a Python rebinding of the timer's method. Static rules, the worker-module
+integrity snapshot and the parent's wall-clock bound each stop one of them on their own; an honest candidate built
+from the same extension passes all three."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelmosaic.verify import Status, Verifier, VerifyConfig
+
+from . import harness_kit as hk
+from . import kit
+
+pytestmark = pytest.mark.slow
+
+
+def _config(build_cache, static: bool) -> VerifyConfig:
+    return VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, static_checks=static, timing_budget_ms=20,
+                        timing_rounds=1, compile_baseline=False, run_timeout_s=60)
+
+
+@pytest.fixture(scope="module")
+def unguarded(build_cache):
+    with Verifier(_config(build_cache, static=False)) as verifier:
+        yield verifier
+
+
+@pytest.fixture(scope="module")
+def problem(tmp_path_factory):
+    return kit.write(tmp_path_factory.mktemp("harness-problem"), "problem.py", kit.PROBLEM_ADD_RELU)
+
+
+def test_c_api_access_is_a_static_reject(build_cache, problem, tmp_path):
+    with Verifier(_config(build_cache, static=True)) as verifier:
+        v = verifier.verify(problem, kit.write(tmp_path, "rebind.py", hk.REBIND_CLOCK))
+    assert v.status == Status.static_reject, v.message
+    assert "dynamic-code" in {f.rule for f in v.rejected_by}
+
+
+def test_c_api_rewrite_of_the_timing_module_is_an_integrity_violation(unguarded, problem, tmp_path):
+    v = unguarded.verify(problem, kit.write(tmp_path, "rebind.py", hk.REBIND_CLOCK))
+    assert v.status == Status.integrity_violation, v.message
+    assert "kmworker.timing.time was replaced" in v.message
+
+
+def test_python_rebinding_of_the_timer_is_an_integrity_violation(unguarded, problem, tmp_path):
+    extra = ("import sys\nTimer = sys.modules['kmworker.timing'].Timer\n_one = Timer.one\n"
+             "Timer.one = lambda self, fn, inputs, lead=True: _one(self, fn, inputs, lead)._replace(stream_ms=1e-4)")
+    v = unguarded.verify(problem, kit.write(tmp_path, "timer.py", kit.candidate("return ext.add_relu(a, b)", extra=extra)))
+    assert v.status == Status.integrity_violation, v.message
+    assert "kmworker.timing.Timer.one" in v.message
+
+
+def test_a_clock_slowed_in_native_code_is_caught_by_the_parents_clock(unguarded, problem, tmp_path):
+    v = unguarded.verify(problem, kit.write(tmp_path, "native_clock.py", hk.NATIVE_SLOW_CLOCK))
+    assert v.status == Status.timing_anomaly, v.message
+    assert "timing-wall-clock" in {f.rule for f in v.findings}
+
+
+def test_the_honest_candidate_from_the_same_extension_passes(unguarded, problem, tmp_path):
+    v = unguarded.verify(problem, kit.write(tmp_path, "honest.py", hk.add_relu()))
+    assert v.accepted, v.message
+    t = v.timing
+    assert 0 < t.clock_ratio < 2 and t.wall_ratio > 0 and t.wall_ratio_eager > 0
+    assert v.env.gpu_index == v.env.gpu_uuid == v.env.gpu_name == ""  # CPU: no GPU judged it

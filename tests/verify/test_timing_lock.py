@@ -1,0 +1,76 @@
+"""One timing phase per device at a time (issue 10): across threads, across processes, and between two Verifiers
+of one process judging at once (the agent keeps one per precision)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelmosaic.verify import Verifier, VerifyConfig
+from kernelmosaic.verify.devlock import lock_path, timing_lock
+
+from . import kit
+
+
+def test_threads_take_turns(tmp_path):
+    spans: list[tuple[float, float]] = []
+
+    def hold():
+        with timing_lock(tmp_path, "cuda:0"):
+            start = time.monotonic()
+            time.sleep(0.2)
+            spans.append((start, time.monotonic()))
+
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spans.sort()
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
+
+
+def test_another_process_holding_the_device_makes_timing_wait(tmp_path):
+    path = lock_path(tmp_path, "cpu")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f.fileno(), fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\ntime.sleep(1.0)\n"), str(path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    with timing_lock(tmp_path, "cpu") as waited:
+        assert waited > 0.5
+    holder.wait(timeout=30)
+    with timing_lock(tmp_path, "cuda:1") as waited:  # another device is never blocked by it
+        assert waited < 0.5
+
+
+@pytest.mark.slow
+def test_two_verifiers_never_time_at_once(build_cache, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    candidate = kit.write(tmp_path, "honest.py", kit.candidate("return ext.add_relu(a, b)"))
+    configs = [VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, timing_budget_ms=20, timing_rounds=2,
+                            compile_baseline=False, precision=p) for p in ("fp32", "fp32")]
+    spans: list[tuple[float, float]] = []
+    waits: list[float] = []
+
+    def judge(config: VerifyConfig) -> None:
+        with Verifier(config) as verifier:
+            v = verifier.verify(Path(problem), Path(candidate))
+            end = time.monotonic()
+        assert v.accepted, v.message
+        spans.append((end - v.phase_seconds["timing"], end))
+        waits.append(v.phase_seconds["timing_lock_wait"])
+
+    threads = [threading.Thread(target=judge, args=(c,)) for c in configs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(spans) == 2
+    (s1, e1), (s2, e2) = sorted(spans)
+    assert e1 <= s2 + 0.5, (spans, waits)  # the second timing phase starts after the first ends (closing slack)
