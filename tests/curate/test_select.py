@@ -119,6 +119,9 @@ def test_cli_select_refuses_bad_config(tmp_path):
     bad = tmp_path / "select.toml"
     bad.write_text("[select]\nbudget = 5\nmethod = 'random'\n")
     result = CliRunner().invoke(app, ["curate", "select", "--config", str(bad), "--out", str(tmp_path / "o")])
-    assert result.exit_code == 2 and "select.toml [select]: method" in result.output
+    assert result.exit_code == 2 and "select.toml: [select] method" in result.output
+    result = CliRunner().invoke(app, ["curate", "select", "--config", str(bad), "--set", "select.method=kcenter",
+                                      "--set", "select.quotas.max_category_share=2", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and "[select] quotas.max_category_share" in result.output
     result = CliRunner().invoke(app, ["curate", "select", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "budget" in result.output

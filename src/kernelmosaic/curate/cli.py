@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,27 +44,15 @@ def _load(source: str) -> list[Task]:
     return tasks
 
 
-def load_select_config(path: Path | None, overrides: dict) -> SelectConfig:
-    """The `[select]` table of a TOML file (when given) with command-line values on top."""
+def load_select_config(path: Path | None, sets: list[str], flags: dict) -> SelectConfig:
+    """`[select]` of the config file (./kernelmosaic.toml when present), then `--set select.KEY=V`, then flags."""
+    from kernelmosaic.config import ConfigError, build, read_config
     from kernelmosaic.curate.select import SelectConfig
 
-    data: dict = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8")).get("select", {})
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise _fail(f"{path}: {exc}") from None
-    for key, value in overrides.items():
-        if value is None:
-            continue
-        section, _, name = key.rpartition(".")
-        (data.setdefault(section, {}) if section else data)[name] = value
     try:
-        return SelectConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = f"{path} [select]" if path else "options"
-        raise _fail(f"{where}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+        return build(SelectConfig, read_config(path, sets), "select", flags=flags)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
 
 
 @app.command("select")
@@ -73,7 +60,9 @@ def select_command(
     tasks: str = typer.Option("builtin", "--tasks", help="Task source: builtin, a folder, a .parquet, kernelbench:PATH."),
     budget: int | None = typer.Option(None, "--budget", help="How many tasks to select (required here or in --config)."),
     out: Path = typer.Option(..., "--out", help="Output folder: tasks/, selection.json, coverage.{json,md,png}."),
-    config: Path | None = typer.Option(None, "--config", help="TOML file whose [select] table is a SelectConfig."),
+    config: Path | None = typer.Option(None, "--config", help="TOML file whose [select] section is a SelectConfig "
+                                       "(default ./kernelmosaic.toml when present)."),
+    sets: list[str] = typer.Option([], "--set", help="Override one value, e.g. --set select.quotas.min_per_level=5."),
     method: str | None = typer.Option(None, help="facility (default) or kcenter."),
     dedup: str | None = typer.Option(None, help="Drop duplicates first: none, exact (default) or near."),
     max_category_share: float | None = typer.Option(None, help="Largest share of the budget for one category."),
@@ -86,9 +75,9 @@ def select_command(
     from kernelmosaic.curate.embed import Embedder, EmbeddingError
     from kernelmosaic.curate.pipeline import select_tasks, write_selection
 
-    cfg = load_select_config(config, {"budget": budget, "method": method, "dedup": dedup,
-                                      "quotas.max_category_share": max_category_share,
-                                      "features.cache_dir": str(cache_dir) if cache else None})
+    cfg = load_select_config(config, sets, {"budget": budget, "method": method, "dedup": dedup,
+                                            "quotas": {"max_category_share": max_category_share},
+                                            "features": {"cache_dir": str(cache_dir) if cache else None}})
     pool = _load(tasks)
     if not pool:
         raise _fail(f"{tasks}: holds no tasks")
