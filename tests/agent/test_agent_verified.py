@@ -174,3 +174,22 @@ def test_resume_refuses_conflicting_options_and_says_what_it_uses(fake_verifiers
         assert refused.exit_code == 2 and "disagree" in refused.output and option in refused.output, refused.output
     same = CliRunner().invoke(app, ["generate", "--resume", "--model", "replay:bundled", *common], env={"COLUMNS": "200"})
     assert same.exit_code == 0 and "resuming run 1 with its stored settings: model replay:bundled" in same.output
+
+
+def test_phase_is_write_until_a_verdict_then_repair_then_optimize():
+    from kernelmosaic.agent.state import EpisodeState
+    from kernelmosaic.verify.verdict import Correctness, Env, Status, Verdict
+
+    state = EpisodeState()
+    assert state.phase == "write"
+    sha = state.set_candidate("x")
+    state.consider(sha, Verdict(accepted=False, status=Status.compile_error, message="no"), 1)
+    assert state.phase == "repair"
+    state.consider(sha, Verdict(accepted=True, status=Status.accepted, message="ok",
+                                correctness=Correctness(trials=1, passed=1), env=Env(device="cpu")), 2)
+    assert state.phase == "optimize"
+
+
+def test_version_flag():
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("kernelmosaic ")

@@ -84,3 +84,17 @@ def test_cli_errors_are_clear(db_url: str, recorded: int, tmp_path: Path) -> Non
     broken.write_text('{"schema": "kernelmosaic.trajectory/1", "task_id": "t", "model": "m"}\n{"task_id": 3}\n')
     with pytest.raises(StoreError, match=r"broken.jsonl:2: not a kernelmosaic.trajectory/2"):
         read_jsonl(broken)
+
+
+def test_read_only_commands_create_nothing(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KERNELMOSAIC_DB", raising=False)
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 2 and "no store at" in result.output
+    assert list(tmp_path.iterdir()) == [], "runs list created a database"
+
+
+def test_show_reports_run_wall_time_not_the_sum_of_episodes(db_url: str, recorded: int) -> None:
+    result = runner.invoke(app, ["show", str(recorded), "--db", db_url], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "so far" in result.output and "summed" in result.output

@@ -104,8 +104,11 @@ def test_bad_urls_and_files_give_clear_errors(tmp_path: Path) -> None:
         open_store(f"sqlite:///{tmp_path / 'missing' / 'x.db'}")
     with pytest.raises(StoreError, match="no backend for scheme 'mysql'"):
         open_store("mysql://localhost/x")
-    with pytest.raises(StoreError, match="not a database URL"):
-        open_store("kernelmosaic.db")
+    with open_store(str(tmp_path / "plain.db")) as plain:  # a plain path is a SQLite file there
+        assert plain.url.endswith("plain.db") and (tmp_path / "plain.db").is_file()
+    with pytest.raises(StoreError, match="no store at"):
+        open_store(str(tmp_path / "never.db"), create=False)
+    assert not (tmp_path / "never.db").exists(), "a read-only open creates nothing"
     not_a_db = tmp_path / "notes.db"
     not_a_db.write_text("these are notes, not a database\n" * 100)
     with pytest.raises(StoreError, match="cannot create or open the tables"):

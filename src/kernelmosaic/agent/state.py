@@ -56,8 +56,10 @@ class EpisodeState:
 
     @property
     def phase(self) -> str:
-        """`repair` until some candidate passes, then `optimize`."""
-        return "optimize" if self.best is not None else "repair"
+        """`write` before any verdict, `repair` after a failure while nothing passes, then `optimize`."""
+        if self.best is not None:
+            return "optimize"
+        return "repair" if self.verdicts else "write"
 
     @property
     def current_source(self) -> str:

@@ -37,7 +37,23 @@ def default_url() -> str:
     return os.environ.get(ENV_VAR) or DEFAULT_URL
 
 
+def as_url(url: str) -> str:
+    """A database URL; a plain file path (`runs.db`, `/data/km.db`) means a SQLite file there."""
+    if "://" in url:
+        return url
+    return f"sqlite:///{Path(url).expanduser().resolve()}"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names (None for PostgreSQL or an in-memory database)."""
+    parsed = make_url(as_url(url))
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).expanduser()
+
+
 def make_engine(url: str) -> Engine:
+    url = as_url(url)
     try:
         parsed = make_url(url)
     except ArgumentError as exc:

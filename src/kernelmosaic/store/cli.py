@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
@@ -19,7 +20,8 @@ __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True)
 
-_DB_HELP = f"Database URL (sqlite:///FILE or postgresql+psycopg://...); default ${ENV_VAR} or ./kernelmosaic.db."
+_DB_HELP = (f"Store: a SQLite file path, sqlite:///FILE or postgresql+psycopg://...; default ${ENV_VAR} or "
+            "./kernelmosaic.db.")
 DbOption = typer.Option(None, "--db", envvar=ENV_VAR, help=_DB_HELP, show_envvar=False)
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table.")
 
@@ -31,7 +33,7 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 def _open(db: str | None) -> Store:
     try:
-        return open_store(db)
+        return open_store(db, create=False)
     except StoreError as exc:
         raise _fail(str(exc), 2) from exc
 
@@ -56,6 +58,12 @@ def list_command(db: str | None = DbOption, as_json: bool = JsonOption) -> None:
     Console().print(table)
 
 
+def _elapsed(s: RunSummary) -> float:
+    """Wall time of the run itself (start to finish, or to now), not the sum of its concurrent episodes."""
+    end = s.run.finished or datetime.now(UTC)
+    return max(0.0, (end - s.run.created).total_seconds())
+
+
 def _print_summary(console: Console, s: RunSummary) -> None:
     run, t = s.run, s.totals
     console.print(f"[bold]run {run.id}[/bold] {run.name}  model={run.model}  tasks={run.task_source}  status={run.status}")
@@ -66,7 +74,8 @@ def _print_summary(console: Console, s: RunSummary) -> None:
     )
     console.print(
         f"tokens {t.prompt_tokens} prompt + {t.completion_tokens} completion, cost ${t.cost_usd:.4f}, "
-        f"GPU {t.gpu_seconds:.1f}s, wall {t.wall_seconds:.1f}s, turns {t.turns}"
+        f"GPU {t.gpu_seconds:.1f}s, wall {_elapsed(s):.0f}s{' so far' if run.finished is None else ''} "
+        f"(episodes side by side: {t.wall_seconds:.0f}s summed), turns {t.turns}"
     )
     if s.exit_reasons:
         console.print("exit reasons: " + ", ".join(f"{k or '?'} {v}" for k, v in sorted(s.exit_reasons.items())))

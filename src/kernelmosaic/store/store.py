@@ -22,7 +22,7 @@ from sqlalchemy.pool import StaticPool
 from kernelmosaic.contracts.trajectory import TRAJECTORY_SCHEMA, Event, Solution, Totals, Trajectory
 from kernelmosaic.store import episodes as ep
 from kernelmosaic.store import results as res
-from kernelmosaic.store.backends import default_url, make_engine
+from kernelmosaic.store.backends import default_url, make_engine, sqlite_file
 from kernelmosaic.store.errors import StoreError
 from kernelmosaic.store.migrate import migrate_v1
 from kernelmosaic.store.records import Episode, EpisodeInfo, RunInfo, RunSummary
@@ -36,9 +36,15 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open (creating tables if needed) the store at `url`; default: $KERNELMOSAIC_DB or ./kernelmosaic.db."""
-    return Store(make_engine(url or default_url()))
+def open_store(url: str | None = None, create: bool = True) -> Store:
+    """Open (creating tables if needed) the store at `url` (a URL or a SQLite file path); default:
+    $KERNELMOSAIC_DB or ./kernelmosaic.db. With `create=False` a missing SQLite file is an error, not a new store."""
+    url = url or default_url()
+    path = sqlite_file(url)
+    if not create and path is not None and not path.is_file():
+        raise StoreError(f"no store at {path} (nothing recorded there yet; `kernelmosaic generate` creates it, "
+                         "--db or $KERNELMOSAIC_DB points elsewhere)")
+    return Store(make_engine(url))
 
 
 class Store:
