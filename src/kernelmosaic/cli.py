@@ -7,7 +7,6 @@ import logging
 import typer
 
 from kernelmosaic import __version__
-
 from kernelmosaic.agent.cli import generate_command
 from kernelmosaic.curate.cli import app as curate_app
 from kernelmosaic.curate.review.cli import app as review_app
