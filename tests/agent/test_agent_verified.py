@@ -193,3 +193,25 @@ def test_phase_is_write_until_a_verdict_then_repair_then_optimize():
 def test_version_flag():
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("kernelmosaic ")
+
+
+def test_task_selection_says_why_a_task_does_not_run(fake_verifiers, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    only_clamp = CliRunner().invoke(app, ["generate", "--task", "l1_clamp", "--device", "cpu", "--db", url, "--no-live"],
+                                    env={"COLUMNS": "200"})
+    assert only_clamp.exit_code == 2 and "l1_clamp: replay:bundled holds no recording of it" in only_clamp.output
+    unknown = CliRunner().invoke(app, ["generate", "--task", "l1_nope", "--device", "cpu", "--db", url, "--no-live"])
+    assert unknown.exit_code == 2 and "unknown task id(s): l1_nope" in unknown.output
+    everything = CliRunner().invoke(app, ["generate", "--device", "cpu", "--db", url, "--no-live", "--limit", "1"],
+                                    env={"COLUMNS": "200"})
+    assert everything.exit_code == 0 and "replay:bundled holds recordings of 3 of" in everything.output
+
+
+def test_a_spec_that_does_not_parse_is_not_sent_to_the_model():
+    from kernelmosaic.agent.runner import GenerateConfig, plan_tasks
+
+    good, bad = make_task("good"), make_task("bad")
+    bad.forms.spec = "out[i, j] = relu(x[i, j]"  # unbalanced
+    plan = plan_tasks([good, bad], GenerateConfig(model="scripted:x"))
+    assert [t.id for t in plan.selected] == ["good"] and plan.skipped["bad"].startswith("spec.km does not parse")

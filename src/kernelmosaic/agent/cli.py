@@ -18,12 +18,10 @@ from kernelmosaic.agent.live import RunView
 from kernelmosaic.agent.runner import (
     GenerateConfig,
     final_failures,
-    gate_on_audit,
+    plan_tasks,
     recorded_device,
     recorded_models,
-    replayable,
     run_tasks,
-    select_tasks,
     start_or_resume_run,
 )
 from kernelmosaic.agent.verifiers import VerifierSet
@@ -139,9 +137,12 @@ def generate_command(
                                             include_flagged=include_flagged),
                                  device, max_turns)
         loaded = load_tasks(config.tasks)
-        runnable, skipped = gate_on_audit(replayable(loaded, config.model), config.include_flagged)
-        reviewed, review = apply_review(store, runnable)
-        selected = select_tasks(reviewed, config.task_ids, config.limit)
+        plan = plan_tasks(loaded, config.model_copy(update={"limit": 0}))
+        reviewed, review = apply_review(store, plan.selected)
+        selected = reviewed[: config.limit] if config.limit else reviewed
+        if not selected:
+            reasons = "; ".join(f"{i}: {why}" for i, why in plan.skipped.items()) or review.message
+            raise ValueError(f"no task to run from {config.tasks} ({reasons})")
         backend = get_model(config.model, **config.model_options)
         if not resume:  # only once the tasks and the model are known to be usable
             rid, _ = start_or_resume_run(store, config, None)
@@ -154,8 +155,11 @@ def generate_command(
                       highlight=False)
     if review.reviewed:
         console.print(review.message, highlight=False)
-    for task_id, why in skipped.items():
-        console.print(f"[yellow]skipped {task_id}[/yellow]: {why} (--include-flagged runs it, marked)", highlight=False)
+    for note in plan.notes:
+        console.print(note, highlight=False)
+    for task_id, why in plan.skipped.items():
+        hint = " (--include-flagged runs it, marked)" if why.startswith("audit failed") else ""
+        console.print(f"[yellow]skipped {task_id}[/yellow]: {why}{hint}", highlight=False, soft_wrap=True)
     finals = final_failures(config)
     pending = store.pending_tasks(rid, [t.id for t in selected], finals)
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))

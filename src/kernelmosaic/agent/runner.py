@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
-           "start_or_resume_run", "audit_failure", "gate_on_audit", "final_failures"]
+           "start_or_resume_run", "audit_failure", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
+           "spec_problem"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,52 @@ def gate_on_audit(tasks: Sequence[Task], include_flagged: bool) -> tuple[list[Ta
     return ([t for t in tasks if include_flagged or t.id not in failed], {} if include_flagged else failed)
 
 
+def spec_problem(task: Task) -> str:
+    """Why the task's math spec cannot be shown to a model ("" when it parses or there is none)."""
+    if not task.forms.spec.strip():
+        return ""
+    from kernelmosaic.tasks.spec import SpecError, parse_spec
+
+    try:
+        parse_spec(task.forms.spec, f"{task.id}/spec.km")
+    except SpecError as exc:
+        return f"spec.km does not parse: {exc}"
+    return ""
+
+
+class TaskPlan(BaseModel):
+    """Which tasks a run takes, and why each other asked-for task is left out (said on screen)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    selected: list[Task]
+    skipped: dict[str, str] = Field(default_factory=dict)
+    """Task id -> why it does not run."""
+    notes: list[str] = Field(default_factory=list)
+
+
+def plan_tasks(tasks: Sequence[Task], config: GenerateConfig) -> TaskPlan:
+    """Pick by id (unknown ids are an error naming them), then drop what cannot or must not run, each with its
+    reason: no recording in a replay, a failed audit (unless included), a spec that does not parse; then the limit."""
+    chosen = select_tasks(tasks, config.task_ids, 0)
+    skipped: dict[str, str] = {}
+    notes: list[str] = []
+    recorded = {t.id for t in replayable(chosen, config.model)}
+    if len(recorded) < len(chosen):
+        missing = [t.id for t in chosen if t.id not in recorded]
+        if config.task_ids:
+            skipped.update({i: f"{config.model} holds no recording of it" for i in missing})
+        else:
+            notes.append(f"{config.model} holds recordings of {len(recorded)} of {len(chosen)} tasks; running those")
+        chosen = [t for t in chosen if t.id in recorded]
+    chosen, failed = gate_on_audit(chosen, config.include_flagged)
+    skipped.update(failed)
+    bad_specs = {t.id: why for t in chosen if (why := spec_problem(t))}
+    skipped.update(bad_specs)
+    chosen = [t for t in chosen if t.id not in bad_specs]
+    return TaskPlan(selected=chosen[: config.limit] if config.limit else chosen, skipped=skipped, notes=notes)
+
+
 def final_failures(config: GenerateConfig) -> tuple[str, ...]:
     """Failed episodes a resume does not retry: infrastructure errors, unless `retry_failed`."""
     return () if config.retry_failed else (INFRA_ERROR,)
@@ -138,9 +185,7 @@ def replayable(tasks: Sequence[Task], model: str) -> list[Task]:
     if recordings is None:
         return list(tasks)
     recorded = {t.task_id for t in recordings}
-    kept = [t for t in tasks if t.id in recorded]
-    log.info("%s holds recordings for %d of %d tasks; running those", model, len(kept), len(tasks))
-    return kept
+    return [t for t in tasks if t.id in recorded]
 
 
 def start_or_resume_run(store: Store, config: GenerateConfig | None, resume: int | Literal["latest"] | None,
