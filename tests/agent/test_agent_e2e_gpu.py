@@ -73,3 +73,7 @@ def test_cuda_episode_benchmarks_against_peaks_and_profiles(store, tmp_path):
     assert "GB/s" in bench.content and "% of" in bench.content, bench.content
     assert "relu_kernel" in results["profile"].content, results["profile"].content
     assert info.exit_reason == "submitted" and traj.totals.gpu_seconds > 0
+    # On CUDA, submit() runs the final solution under compute-sanitizer: only then is it a verified solution.
+    final = results["submit"].verdict
+    assert final is not None and final.sanitizer.get("ran"), results["submit"].content
+    assert info.solved and traj.best.verified and traj.best.verification.sanitized, traj.best.verification
