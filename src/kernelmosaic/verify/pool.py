@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -24,6 +25,8 @@ __all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAG
            "kill_all_workers"]
 
 log = logging.getLogger(__name__)
+calls_log = logging.getLogger(f"{__name__}.calls")
+"""One DEBUG record per request to a worker (its role and op): `kernelmosaic verify` shows them as its progress."""
 
 WORKER_PACKAGE_DIR = Path(__file__).resolve().parent / "sandbox"  # holds only the top-level package `kmworker`
 
@@ -96,9 +99,12 @@ def kill_all_workers() -> int:
 
 
 class Worker:
-    def __init__(self, role: str, device: str, limits: WorkerLimits, scratch_root: Path | None = None) -> None:
+    def __init__(self, role: str, device: str, limits: WorkerLimits, scratch_root: Path | None = None,
+                 keep_scratch: bool = False) -> None:
         self.role, self.device, self.limits = role, device, limits
+        self.keep_scratch = keep_scratch
         self.scratch = Path(tempfile.mkdtemp(prefix=f"km-{role}-", dir=scratch_root))
+        self._tail = ""  # the end of the output log, kept when the scratch directory is removed
         self.log_path = self.scratch / "output.log"
         self.proc: subprocess.Popen | None = None
         self.channel = None
@@ -135,6 +141,7 @@ class Worker:
     def call(self, op: str, timeout: float, **args) -> dict:
         if not self.alive:
             raise WorkerDied("crash", f"{self.role} worker is not running")
+        calls_log.debug("%s %s", self.role, op)
         try:
             self.channel.send({"op": op, "args": args})
         except OSError as exc:
@@ -182,7 +189,7 @@ class Worker:
         try:
             data = self.log_path.read_bytes()
         except OSError:
-            return ""
+            return self._tail[-limit:]
         return data[-limit:].decode("utf-8", "replace")
 
     def kill(self) -> None:
@@ -200,6 +207,14 @@ class Worker:
                 pass
         if self.channel is not None:
             self.channel.close()
+        self._remove_scratch()
+
+    def _remove_scratch(self) -> None:
+        """A dead worker's scratch directory goes (its output tail is kept) unless `keep_scratch` asks otherwise."""
+        if self.keep_scratch or not self.scratch.exists():
+            return
+        self._tail = self.output_tail(16_000)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def close(self) -> None:
         if self.alive:

@@ -84,7 +84,7 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
             return Status.compile_error, record["error"], done
         if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
             return Status.accepted, "", done
-    worker = Worker("compile", "cpu", limits)
+    worker = Worker("compile", "cpu", limits, keep_scratch=config.keep_scratch)
     try:
         worker.start()
         res = worker.call("compile", config.compile_timeout_s, candidate=candidate, cache_dir=str(config.cache_dir))
@@ -129,7 +129,8 @@ class DeviceSlot:
         self._spare_thread: threading.Thread | None = None
 
     def new_worker(self, role: str) -> Worker:
-        worker = Worker(role, self.device, worker_limits(self.config, self.device, role))
+        worker = Worker(role, self.device, worker_limits(self.config, self.device, role),
+                        keep_scratch=self.config.keep_scratch)
         worker.start()
         return worker
 
