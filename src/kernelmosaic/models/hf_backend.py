@@ -9,21 +9,44 @@ only when such a backend is made.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kernelmosaic.contracts.messages import Message, ModelReply, ToolSpec, Usage
 from kernelmosaic.models.base import ModelConfigError, ModelUnavailable
 from kernelmosaic.models.chat_format import to_template_messages
 from kernelmosaic.models.toolcalls import extract_text_tool_calls, prior_call_count
 
-__all__ = ["HFConfig", "HFBackend", "hf_backend"]
+__all__ = ["HFConfig", "HFBackend", "hf_backend", "split_reasoning"]
 
-_CALL_MARKERS = ("<tool_call>", "</tool_call>")
+_KEPT_MARKERS = ("<tool_call>", "</tool_call>", "<think>", "</think>")
+_THINK = re.compile(r"^\s*(?:<think>)?(.*?)</think>\s*", re.DOTALL)
+
+
+def split_reasoning(text: str) -> tuple[str, str]:
+    """(reasoning, rest) of generated text whose template thinks in `<think>...</think>` (Qwen3, DeepSeek-R1).
+
+    Templates that open the think block in the generation prompt leave only its closing tag in the output; text
+    without a closing tag has no reasoning.
+    """
+    match = _THINK.match(text)
+    if match is None or "<think>" in match.group(1):
+        return "", text
+    return match.group(1).strip(), text[match.end():]
+
+
+def _with_reasoning(messages: list[Message]) -> list[dict[str, Any]]:
+    # Templates that render past reasoning (Qwen3 and others) read it from `reasoning_content`.
+    entries = to_template_messages(messages)
+    for entry, message in zip(entries, messages, strict=True):
+        if message.reasoning:
+            entry["reasoning_content"] = message.reasoning
+    return entries
 
 
 class HFConfig(BaseModel):
@@ -39,8 +62,17 @@ class HFConfig(BaseModel):
     """0 decodes greedily; above 0 samples at this temperature."""
     top_p: float = Field(1.0, gt=0, le=1)
     """Nucleus sampling mass when sampling."""
-    device: str = "cpu"
-    """Torch device for the model, e.g. `cpu` or `cuda:0`."""
+    device: str = "auto"
+    """Torch device for the model, e.g. `cpu` or `cuda:0`; `auto` is the first GPU when there is one, else `cpu`."""
+
+    @field_validator("device")
+    @classmethod
+    def _resolve_device(cls, device: str) -> str:
+        if device != "auto":
+            return device
+        import torch
+
+        return "cuda:0" if torch.cuda.is_available() else "cpu"
     dtype: str = "auto"
     """Weights dtype: `auto` (as saved), `float32`, `bfloat16` or `float16`."""
     chat_template_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -97,10 +129,11 @@ class HFBackend:
             generation = await asyncio.to_thread(self._generate, messages, tools)
         except Exception as exc:  # template, tokenizer or torch failures (OOM, prompt too long) become typed
             raise ModelUnavailable(f"{self.name}: generation failed: {type(exc).__name__}: {exc}") from exc
-        found = extract_text_tool_calls(generation.text, prior_call_count(messages), {t.name for t in tools})
+        reasoning, text = split_reasoning(generation.text)
+        found = extract_text_tool_calls(text, prior_call_count(messages), {t.name for t in tools})
         finish = "tool_calls" if found.calls else "length" if generation.hit_limit else "stop"
         return ModelReply(
-            message=Message(role="assistant", content=found.content, tool_calls=found.calls),
+            message=Message(role="assistant", content=found.content, reasoning=reasoning, tool_calls=found.calls),
             usage=generation.usage,
             raw=generation.text,
             finish_reason=finish,
@@ -112,7 +145,7 @@ class HFBackend:
         # One lock around all of it: fast tokenizers are not safe to share between threads either.
         with self._lock, torch.inference_mode():
             prompt = self.tokenizer.apply_chat_template(
-                to_template_messages(messages),
+                _with_reasoning(messages),
                 tools=[t.openai_format() for t in tools] or None,
                 add_generation_prompt=True,
                 tokenize=False,
@@ -145,10 +178,10 @@ class HFBackend:
 
     def _decode(self, ids: list[int]) -> str:
         # Decode with special tokens kept, then drop them ourselves: some tokenizers mark the
-        # <tool_call> tags as special, and skip_special_tokens would erase the calls with them.
+        # <tool_call> (and <think>) tags as special, and skip_special_tokens would erase the calls with them.
         text = self.tokenizer.decode(ids, skip_special_tokens=False)
         for token in self.tokenizer.all_special_tokens:
-            if token and token not in _CALL_MARKERS:
+            if token and token not in _KEPT_MARKERS:
                 text = text.replace(token, "")
         return text.strip()
 

@@ -23,6 +23,16 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
+def _reasoning_text(raw_message: dict[str, Any]) -> str:
+    # vLLM and SGLang reasoning parsers, DeepSeek and most OpenAI-compatible servers send `reasoning_content`;
+    # OpenRouter and newer vLLM send `reasoning` (a string, or parts like content).
+    for key in ("reasoning_content", "reasoning"):
+        text = _content_text(raw_message.get(key))
+        if text:
+            return text
+    return ""
+
+
 def _tool_calls(raw_calls: list[Any], first_index: int, source: str) -> list[ToolCall]:
     calls = []
     for i, raw in enumerate(raw_calls):
@@ -88,7 +98,7 @@ def reply_from_body(
     if calls and finish == "stop":
         finish = "tool_calls"  # servers that fell back to text calls still say "stop"
     return ModelReply(
-        message=Message(role="assistant", content=content, tool_calls=calls),
+        message=Message(role="assistant", content=content, reasoning=_reasoning_text(raw_message), tool_calls=calls),
         usage=_usage(data.get("usage"), prompt_price_per_million, completion_price_per_million),
         raw=body,
         finish_reason=str(finish),
