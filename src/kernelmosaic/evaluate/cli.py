@@ -1,0 +1,151 @@
+"""`kernelmosaic evaluate`: a model (one-shot or agent) or a folder of generations over a task set, into the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kernelmosaic.evaluate.config import EvalConfig
+from kernelmosaic.evaluate.runner import (
+    RUN_NAME,
+    record_baselines,
+    run_generations,
+    run_model,
+    select,
+    task_meta,
+)
+from kernelmosaic.evaluate.samples import sample_id
+from kernelmosaic.evaluate.summary import summarize_run
+from kernelmosaic.store.records import EpisodeInfo
+
+__all__ = ["evaluate_command", "fail"]
+
+
+def fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        levels = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise fail(f"--levels {text!r}: expected comma-separated integers such as 1,2,3") from None
+    if any(level not in (1, 2, 3, 4) for level in levels):
+        raise fail(f"--levels {text!r}: levels are 1 to 4")
+    return levels
+
+
+def _config(resume: int | None, store, given: dict) -> tuple[int | None, EvalConfig]:
+    if resume is None:
+        return None, EvalConfig(**{k: v for k, v in given.items() if v is not None})
+    run = store.get_run(resume)
+    if run.name != RUN_NAME:
+        raise fail(f"--resume {resume}: run {resume} is a {run.name!r} run, not an evaluation")
+    return resume, EvalConfig.model_validate(run.config)
+
+
+def evaluate_command(
+    model: str | None = typer.Option(None, "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE, scripted:NAME."),
+    tasks: str | None = typer.Option(None, "--tasks", help="Task source: builtin, a folder, a .parquet, kernelbench:PATH "
+                                     "(default builtin; with --generations, none: each problem file is its own task)."),
+    generations: Path | None = typer.Option(None, "--generations", help="Judge existing candidates instead of a model: "
+                                            "a KernelBench runs folder (level_X/problem_Y/sample_Z), a folder of "
+                                            "<name>/problem.py + candidate*.py, or a JSONL manifest."),
+    levels: str = typer.Option("", "--levels", help="Only these levels, e.g. 1,2."),
+    mode: str = typer.Option("one-shot", "--mode", help="one-shot (one write, then judged) or agent (the full loop)."),
+    samples: int = typer.Option(1, "--samples", min=1, help="Episodes per task (pass@k)."),
+    max_turns: int = typer.Option(30, "--max-turns", min=1, help="Agent mode: model queries per episode."),
+    policy: str = typer.Option("kernelbench", "--policy", help="kernelbench or strict (docs/threat-model.md)."),
+    device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when available)."),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="Generations: judge each candidate under this many seeds."),
+    alternatives: bool = typer.Option(True, "--alternatives/--no-alternatives", help="Also judge timed verdicts on "
+                                      "a derived alternative shape set."),
+    compile_baseline: bool | None = typer.Option(None, "--compile-baseline/--no-compile-baseline",
+                                                 help="Time torch.compile baselines (default: on cuda only)."),
+    task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
+    limit: int = typer.Option(0, "--limit", min=0, help="At most this many tasks (0: all)."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Episodes or candidates at once."),
+    out: Path = typer.Option(Path("runs"), "--out", help="Folder for run files (problems, candidates, trajectories)."),
+    db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
+    resume: int | None = typer.Option(None, "--resume", help="Continue this evaluation run with its stored settings."),
+) -> None:
+    """Evaluate a model or judge existing generations; every verdict goes to the store; prints the run id."""
+    from kernelmosaic.evaluate.generations import discover_generations
+    from kernelmosaic.models import ModelError, get_model
+    from kernelmosaic.store import StoreError, open_store
+    from kernelmosaic.tasks import TaskFormatError, load_tasks
+    from kernelmosaic.verify.verifier import InputError
+
+    if mode not in ("one-shot", "agent"):
+        raise fail(f"--mode must be one-shot or agent, not {mode!r}")
+    if policy not in ("kernelbench", "strict"):
+        raise fail(f"--policy must be kernelbench or strict, not {policy!r}")
+    if device not in (None, "cuda", "cpu"):
+        raise fail(f"--device must be cuda or cpu, not {device!r}")
+    if resume is None and (generations is None) == (model is None):
+        raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
+    if device is None:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    given = dict(mode="generations" if generations is not None else mode, model=model or "",
+                 tasks=tasks if tasks is not None else ("" if generations is not None else "builtin"),
+                 generations=str(generations or ""), levels=_levels(levels), task_ids=task, limit=limit,
+                 samples=samples, max_turns=max_turns, policy=policy, device=device, seeds=seeds,
+                 alternatives=alternatives, compile_baseline=device == "cuda" if compile_baseline is None else compile_baseline,
+                 concurrency=concurrency, out_dir=out)
+    console = Console()
+    try:
+        store = open_store(db)
+        run_id, config = _config(resume, store, given)
+        loaded = load_tasks(config.tasks) if config.tasks else []
+        if config.mode == "generations":
+            found = discover_generations(Path(config.generations), loaded)
+            unknown = {g.task.id for g in found if g.problem is not None}
+            chosen = {g.task.id for g in select(list({g.task.id: g.task for g in found}.values()), config.levels,
+                                                config.task_ids, config.limit)}
+            found = [g for g in found if g.task.id in chosen]
+            selected, backend = list({g.task.id: g.task for g in found}.values()), None
+        else:
+            selected, unknown = select(loaded, config.levels, config.task_ids, config.limit), set()
+            backend = get_model(config.model)
+        if not selected:
+            raise ValueError("no task to evaluate after --levels/--task/--limit")
+        if run_id is None:
+            config = config.model_copy(update={"task_meta": task_meta(selected, sorted(unknown))})
+            run_id = store.create_run(RUN_NAME, config.model or f"generations:{config.generations}", config.tasks, config)
+    except (StoreError, TaskFormatError, ModelError, InputError, ValueError) as exc:
+        raise fail(str(exc)) from exc
+    console.print(f"evaluation run {run_id}: {config.mode}, {len(selected)} task(s) x {config.samples if config.mode != 'generations' else 'their'} "
+                  f"sample(s), policy {config.policy}, device {config.device}", highlight=False)
+    total = len(found) if config.mode == "generations" else len(selected) * config.samples
+    counts = {"done": 0, "solved": 0}
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as progress:
+        bar = progress.add_task("evaluating", total=total)
+        ids = [sample_id(g.task.id, g.sample) for g in found] if config.mode == "generations" else \
+            [sample_id(t.id, k) for k in range(config.samples) for t in selected]
+        progress.update(bar, completed=total - len(store.pending_tasks(run_id, ids, ("infra_error",))))
+
+        def on_done(info: EpisodeInfo) -> None:
+            counts["done"] += 1
+            counts["solved"] += info.solved
+            progress.update(bar, advance=1, description=f"evaluating ({counts['solved']} of {counts['done']} solved)")
+
+        if config.mode == "generations":
+            run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done)
+        else:
+            run_model(selected, store=store, run_id=run_id, config=config, backend=backend, on_done=on_done)
+    left = store.pending_tasks(run_id, ids, ("infra_error",))
+    if not left:
+        store.finish_run(run_id, "done")
+    record_baselines(store, run_id)
+    overall = summarize_run(store, run_id).overall
+    console.print(f"run {run_id}: correct {overall.correct.value:.0%} of {overall.episodes} episode(s), "
+                  f"compile/interface {overall.gate1_compile.value:.0%}; "
+                  f"{len(left)} pending (resume: --resume {run_id}); report: kernelmosaic report {run_id} --out DIR",
+                  highlight=False)

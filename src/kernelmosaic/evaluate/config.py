@@ -1,0 +1,61 @@
+"""One evaluation run's settings: stored with the run, so `--resume` continues it with the same ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernelmosaic.evaluate.records import TaskMeta
+from kernelmosaic.verify.config import Policy, VerifyConfig
+
+__all__ = ["EvalConfig", "Mode"]
+
+Mode = Literal["one-shot", "agent", "generations"]
+
+
+class EvalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    mode: Mode = "one-shot"
+    """`one-shot`: one write_candidate call, then the harness judges it; `agent`: the full agent loop;
+    `generations`: judge existing candidate files, no model."""
+    model: str = ""
+    """Model spec (`openai:NAME`, `hf:PATH`, `replay:FILE`, `scripted:NAME`); empty for generations."""
+    tasks: str = "builtin"
+    """Task source: `builtin`, a folder, a Parquet file, `kernelbench:PATH` (read in place)."""
+    generations: str = ""
+    """For `generations`: a KernelBench runs folder (level_X/problem_Y/sample_Z), a folder of
+    <pair>/problem.py + candidate*.py, or a JSONL manifest of {problem, candidate}."""
+    levels: list[int] = Field(default_factory=list)
+    """Only tasks of these levels (empty: all)."""
+    task_ids: list[str] = Field(default_factory=list)
+    """Only these tasks (empty: all)."""
+    limit: int = Field(0, ge=0)
+    """At most this many tasks after filtering (0: all)."""
+    samples: int = Field(1, ge=1)
+    """Episodes per task (pass@k needs k of them)."""
+    max_turns: int = Field(30, ge=1)
+    """Agent mode: model queries per episode."""
+    policy: Policy = "kernelbench"
+    """Verifier policy of every verdict of the run (KernelBench evaluation defaults to `kernelbench`)."""
+    device: Literal["cuda", "cpu"] = "cuda"
+    concurrency: int = Field(4, ge=1)
+    """Episodes (or candidates) judged at once."""
+    seeds: int = Field(1, ge=1)
+    """Generations: judge each candidate under this many verifier seeds (pass rate across seeds needs 2+)."""
+    alternatives: bool = True
+    """Judge timed verdicts also on an alternative shape set derived from the problem (robustness)."""
+    compile_baseline: bool = True
+    """Time a torch.compile build of each reference beside eager."""
+    out_dir: Path = Path("runs")
+    """Problem and candidate files and trajectory JSON go under it (run-<id>/)."""
+    task_meta: dict[str, TaskMeta] = Field(default_factory=dict)
+    """Level, category and title of every task of the run, so metrics group without re-reading the task source."""
+
+    def verify_config(self, **overrides: object) -> VerifyConfig:
+        """The verifier's settings; host timing on CPU is only indicative, so it gets a short budget."""
+        light = {"timing_budget_ms": 25.0, "timing_rounds": 2} if self.device == "cpu" else {}
+        return VerifyConfig(device=self.device, compile_baseline=self.compile_baseline, policy=self.policy,
+                            **light, **overrides)

@@ -1,0 +1,120 @@
+"""Per-episode facts the gates are computed from: which gate each verdict status fails, and one row per episode."""
+
+from __future__ import annotations
+
+from kernelmosaic.evaluate.metrics import TaskRow
+from kernelmosaic.evaluate.records import EpisodeRecord
+from kernelmosaic.verify.verdict import Status, Verdict
+
+__all__ = ["GATE_OF_STATUS", "NO_CANDIDATE", "NOT_JUDGED", "passes_gate1", "first_compile", "repair_rounds",
+           "seed_results", "alternative_results", "sanitizer_result", "flag_reason", "task_row"]
+
+NO_CANDIDATE = "no_candidate"
+"""The episode ended without writing a candidate."""
+NOT_JUDGED = "not_judged"
+"""Its answer was written but never received a verdict."""
+
+GATE_OF_STATUS: dict[str, int] = {
+    # gate 1, compile and interface: it never ran forward with the right signature and output layout
+    NO_CANDIDATE: 1, NOT_JUDGED: 1, Status.static_reject: 1, Status.compile_error: 1, Status.load_error: 1,
+    Status.init_error: 1, Status.shape_mismatch: 1, Status.dtype_mismatch: 1, Status.no_custom_kernel: 1,
+    # gate 2, numerics and integrity: it ran, and its results or its behaviour were wrong
+    Status.runtime_error: 2, Status.cuda_error: 2, Status.crash: 2, Status.timeout: 2, Status.resource_error: 2,
+    Status.output_mismatch: 2, Status.nondeterministic: 2, Status.integrity_violation: 2,
+    # gate 3, performance: rejected while being timed
+    Status.timing_anomaly: 3,
+}
+"""The gate a status fails. `accepted` fails none; `bad_problem` is the task's fault and is reported apart."""
+
+
+def _status(record: EpisodeRecord) -> str:
+    if not record.answer_sha256:
+        return NO_CANDIDATE
+    verdict = record.answer_verdict()
+    return verdict.status.value if verdict is not None else NOT_JUDGED
+
+
+def passes_gate1(status: str) -> bool:
+    return GATE_OF_STATUS.get(status, 0) != 1
+
+
+def first_compile(record: EpisodeRecord) -> bool | None:
+    """Did the first candidate that was judged pass gate 1 on its first verdict? None when nothing was judged."""
+    if not record.judged:
+        return None
+    return passes_gate1(record.judged[0].verdict.status.value)
+
+
+def repair_rounds(record: EpisodeRecord) -> int | None:
+    """Candidates written before the first one that received an accepted verdict; None when none did."""
+    first = next((j.candidate_sha256 for j in record.judged if j.verdict.accepted), None)
+    if first is None:
+        return None
+    distinct: list[str] = []
+    for sha in record.writes:
+        if sha == first:
+            return len(distinct)
+        if sha not in distinct:
+            distinct.append(sha)
+    return len(distinct)
+
+
+def seed_results(record: EpisodeRecord) -> list[bool]:
+    """Per distinct correctness seed of the answer (latest verdict at that seed): were all its trials matched?
+    Empty unless the answer was judged under at least two seeds."""
+    latest: dict[int, Verdict] = {}
+    for verdict in record.history(record.answer_sha256):
+        if verdict.correctness.trials > 0:
+            latest[verdict.correctness.seed] = verdict
+    if len(latest) < 2:
+        return []
+    return [v.correctness.passed == v.correctness.trials for v in latest.values()]
+
+
+def alternative_results(record: EpisodeRecord) -> list[bool]:
+    """The answer's latest robustness section: one pass/fail per alternative the reference could run."""
+    for verdict in reversed(record.history(record.answer_sha256)):
+        if verdict.robustness is not None and verdict.robustness.alternatives:
+            return [a.passed for a in verdict.robustness.alternatives if a.status != Status.bad_problem]
+    return []
+
+
+def sanitizer_result(record: EpisodeRecord) -> bool | None:
+    """Did the answer's latest compute-sanitizer run pass? None when it never ran."""
+    for verdict in reversed(record.history(record.answer_sha256)):
+        if verdict.sanitizer.get("ran"):
+            return not any(f.rule.startswith("sanitizer-") and f.severity == "reject" for f in verdict.findings)
+    return None
+
+
+def flag_reason(record: EpisodeRecord) -> str:
+    """Why the episode is reported apart ("" when it counts): a flagged task, a bad problem, an unfinished episode."""
+    if record.task_flags:
+        return "task flagged: " + ", ".join(record.task_flags)
+    if _status(record) == Status.bad_problem:
+        return "bad_problem: the reference itself failed"
+    if record.status != "done":
+        return f"episode {record.status} ({record.exit_reason or 'no exit reason'}): not judged to the end"
+    return ""
+
+
+def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
+    status = _status(record)
+    timed = record.answer_timing() if record.solved else None
+    t = timed.timing if timed else None
+    verdict = record.answer_verdict()
+    alts = alternative_results(record)
+    return TaskRow(
+        episode_id=record.episode_id, task_id=record.task_id, sample=record.sample, level=record.meta.level,
+        category=record.meta.category, status=status, gate1=passes_gate1(status), correct=record.solved,
+        first_compile=first_compile(record), repair_rounds=repair_rounds(record),
+        speedup_eager=t.speedup_vs_eager if t else 0.0, speedup_compile=(t.speedup_vs_compile or 0.0) if t else 0.0,
+        speedup_eager_host=(t.speedup_vs_eager_host or 0.0) if t else 0.0,
+        speedup_compile_host=(t.speedup_vs_compile_host or 0.0) if t else 0.0,
+        candidate_ms=t.candidate.median_ms if t else 0.0,
+        max_abs_error=verdict.correctness.max_abs_error if verdict else 0.0,
+        error_vs_fp64=verdict.correctness.error_vs_fp64 if verdict else 0.0,
+        alternatives=f"{sum(alts)}/{len(alts)}" if alts else "", policy=verdict.policy if verdict else "",
+        candidate_sha256=record.answer_sha256, tokens=record.totals.prompt_tokens + record.totals.completion_tokens,
+        cost_usd=record.totals.cost_usd, gpu_seconds=record.totals.gpu_seconds, baseline_drift=drift,
+        exit_reason=record.exit_reason)

@@ -1,0 +1,52 @@
+"""The verifier as evaluation uses it: every timed verdict also judged on alternative shapes, under the run's policy.
+
+The agent harness gets this wrapper instead of the bare Verifier, so its benchmark() and submit() verdicts carry a
+robustness section without any change to the agent; correctness-only calls (test()) stay as cheap as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from kernelmosaic.tasks.shapes import apply_shape_overrides, derive_alternatives
+from kernelmosaic.verify.robustness import Alternative
+from kernelmosaic.verify.verdict import Verdict
+
+__all__ = ["alternatives_for", "EvalVerifier"]
+
+log = logging.getLogger(__name__)
+
+
+def alternatives_for(problem: Path) -> list[Alternative]:
+    """One alternative per derived shape set (input sizes moved to nearby odd sizes), written beside the problem."""
+    source = Path(problem).read_text(encoding="utf-8")
+    try:
+        derived = derive_alternatives(source)
+    except (SyntaxError, ValueError) as exc:
+        log.info("%s: no alternative shapes derived (%s)", problem, exc)
+        return []
+    out = []
+    for k, overrides in enumerate(derived):
+        path = Path(problem).with_name(f"{Path(problem).stem}.alt{k}.py")
+        path.write_text(apply_shape_overrides(source, overrides), encoding="utf-8")
+        out.append(Alternative(label=", ".join(f"{n}={v}" for n, v in overrides.items()), problem=path))
+    return out
+
+
+class EvalVerifier:
+    """Delegates to a Verifier; `verify(timing=True)` adds the problem's alternatives (when enabled)."""
+
+    def __init__(self, inner: Any, alternatives: bool) -> None:
+        self.inner, self.alternatives = inner, alternatives
+
+    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None, sanitize: bool | None = None,
+               **options: Any) -> Verdict:
+        timed = self.inner.config.timing if timing is None else timing
+        if timed and self.alternatives and "alternatives" not in options:
+            options["alternatives"] = alternatives_for(problem)
+        return self.inner.verify(problem, candidate, timing=timing, sanitize=sanitize, **options)
+
+    def __getattr__(self, name: str) -> Any:  # compile, profile, device_peaks, config, close
+        return getattr(self.inner, name)

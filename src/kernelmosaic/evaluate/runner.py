@@ -1,0 +1,129 @@
+"""An evaluation run: tasks (or generations) in, episodes and verdicts in the store out; resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from kernelmosaic.agent.config import AgentConfig, Budgets
+from kernelmosaic.agent.episode import EpisodeContext
+from kernelmosaic.agent.guidance import GuidanceLibrary
+from kernelmosaic.agent.runner import GenerateConfig, audit_failure, final_failures, run_tasks
+from kernelmosaic.agent.verifiers import VerifierSet
+from kernelmosaic.contracts.verified import AUDIT_FAILED
+from kernelmosaic.evaluate.baselines import BaselineCache
+from kernelmosaic.evaluate.config import EvalConfig
+from kernelmosaic.evaluate.generations import Generation
+from kernelmosaic.evaluate.harness import EvalVerifier
+from kernelmosaic.evaluate.judging import judge_generation
+from kernelmosaic.evaluate.oneshot import run_one_shot
+from kernelmosaic.evaluate.records import TaskMeta, load_records
+from kernelmosaic.evaluate.samples import sample_id, sample_tasks
+from kernelmosaic.models.base import ModelBackend
+from kernelmosaic.store import Store
+from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.tasks.schema import Task
+
+__all__ = ["select", "task_meta", "pending", "run_model", "run_generations", "record_baselines", "RUN_NAME"]
+
+log = logging.getLogger(__name__)
+RUN_NAME = "evaluate"
+OnDone = Callable[[EpisodeInfo], None]
+
+
+def select(tasks: Sequence[Task], levels: Sequence[int], task_ids: Sequence[str], limit: int) -> list[Task]:
+    """Filter by level, then by id (an unknown id is an error naming it), then cap the count."""
+    kept = [t for t in tasks if not levels or t.level in levels]
+    if task_ids:
+        by_id = {t.id: t for t in kept}
+        unknown = [i for i in task_ids if i not in by_id]
+        if unknown:
+            raise ValueError(f"unknown task id(s) (after --levels): {', '.join(unknown)}")
+        kept = [by_id[i] for i in task_ids]
+    return kept[:limit] if limit else kept
+
+
+def task_meta(tasks: Sequence[Task], unknown: Sequence[str] = ()) -> dict[str, TaskMeta]:
+    """What the metrics group by; tasks in `unknown` (made from a bare problem file) have no level or category."""
+    return {t.id: TaskMeta(level=0, category="unknown", title=t.title) if t.id in unknown
+            else TaskMeta(level=t.level, category=t.category, title=t.title) for t in tasks}
+
+
+def pending(store: Store, run_id: int, episode_ids: Sequence[str]) -> list[str]:
+    return store.pending_tasks(run_id, list(episode_ids), ("infra_error",))
+
+
+def _verifiers(config: EvalConfig, stack: contextlib.ExitStack, seeds: int = 1) -> list[Callable[[str], EvalVerifier]]:
+    out = []
+    for _ in range(seeds):  # each VerifyConfig draws its own random base seed
+        verifiers = stack.enter_context(VerifierSet(config.verify_config()))
+        out.append(lambda precision, v=verifiers: EvalVerifier(v(precision), config.alternatives))
+    return out
+
+
+async def _one_shot_all(tasks: Sequence[Task], ctx: EpisodeContext, todo: set[str], concurrency: int,
+                        on_done: OnDone | None) -> list[EpisodeInfo]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(task: Task) -> EpisodeInfo | None:
+        async with gate:
+            try:
+                info = await run_one_shot(task, ctx)
+            except Exception:  # noqa: BLE001 - one task that cannot start must not stop the others
+                log.exception("task %s: the one-shot episode could not be started", task.id)
+                return None
+        if on_done is not None:
+            on_done(info)
+        return info
+
+    infos = await asyncio.gather(*(one(t) for t in tasks if t.id in todo))
+    return [i for i in infos if i is not None]
+
+
+def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalConfig, backend: ModelBackend,
+              on_done: OnDone | None = None) -> list[EpisodeInfo]:
+    """Every sample of every task through the agent harness (`agent`) or the one-shot loop (`one-shot`)."""
+    episodes = sample_tasks(list(tasks), config.samples)
+    agent = AgentConfig(device=config.device, budgets=Budgets(max_turns=config.max_turns))
+    with contextlib.ExitStack() as stack:
+        [verifier_for] = _verifiers(config, stack)
+        if config.mode == "agent":
+            generate = GenerateConfig(tasks=config.tasks, model=config.model, concurrency=config.concurrency,
+                                      out_dir=config.out_dir, agent=agent, compile_baseline=config.compile_baseline,
+                                      include_flagged=True)
+            return asyncio.run(run_tasks(episodes, store=store, verifier_for=verifier_for, backend=backend,
+                                         run_id=run_id, config=generate, on_done=on_done))
+        ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=agent,
+                             out_dir=config.out_dir, library=GuidanceLibrary.load(),
+                             run_config=config.model_dump(mode="json"),
+                             task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [])
+        todo = set(store.pending_tasks(run_id, [t.id for t in episodes], final_failures(GenerateConfig())))
+        return asyncio.run(_one_shot_all(episodes, ctx, todo, config.concurrency, on_done))
+
+
+def run_generations(generations: Sequence[Generation], *, store: Store, run_id: int, config: EvalConfig,
+                    on_done: OnDone | None = None) -> list[EpisodeInfo]:
+    """Judge every candidate not yet judged in the run, `config.concurrency` at a time."""
+    todo = set(pending(store, run_id, [sample_id(g.task.id, g.sample) for g in generations]))
+    with contextlib.ExitStack() as stack:
+        verifiers = _verifiers(config, stack, config.seeds)
+
+        def one(gen: Generation) -> EpisodeInfo:
+            info = judge_generation(gen, store=store, run_id=run_id, out_dir=config.out_dir, device=config.device,
+                                    verifiers=verifiers, origin=f"generations:{config.generations}")
+            if on_done is not None:
+                on_done(info)
+            return info
+
+        with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
+            return list(pool.map(one, [g for g in generations if sample_id(g.task.id, g.sample) in todo]))
+
+
+def record_baselines(store: Store, run_id: int, cache: BaselineCache | None = None) -> int:
+    """Add the run's timed verdicts' baselines to this machine's cache; returns the entries added."""
+    _, records = load_records(store, run_id)
+    verdicts = [j.verdict for r in records for j in r.judged if j.verdict.accepted and j.verdict.timing]
+    return (cache or BaselineCache()).record(verdicts, run_id)
