@@ -33,6 +33,10 @@ CASES = {
     "legit_triton_softmax": (True, lambda: _cuda((3, 5, 300)), lambda m, x: torch.softmax(x, -1)),
     "legit_triton_custom_op": (True, lambda: _cuda((4097,), (4097,)), lambda m, a, b: a + b),
     "legit_tricky_comments": (True, lambda: _cuda((8, 64)), lambda m, x: x * m.scale + m.proj.bias),
+    "legit_kernelbench_partial_conv": (False, lambda: _cpu((2, 1, 28, 28)),
+                                       lambda m, x: torch.log_softmax(m.fc(torch.relu(m.conv(x)).flatten(1)), dim=1)),
+    "legit_helper_writes_buffer": (True, lambda: _cuda((3000,)), lambda m, x: 2.0 * x),
+    "legit_pybind_definition_words": (True, lambda: _cuda((3000,)), lambda m, x: 2.0 * x),
 }
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError"]
+__all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError", "input_size_constants",
+           "derive_alternatives"]
 
 
 class ShapeOverrideError(ValueError):
@@ -70,3 +71,60 @@ def apply_shape_overrides(source: str, overrides: dict[str, int | float | bool])
         suffix = lines[end].encode()[node.end_col_offset :].decode()
         lines[start : end + 1] = [prefix + repr(overrides[name]) + suffix]
     return "".join(lines)
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def input_size_constants(source: str) -> list[str]:
+    """Integer constants, set by a literal, that only `get_inputs()` reads (directly or through constants derived
+    from them): changing one changes the inputs' sizes and nothing the model or its init arguments depend on."""
+    tree = ast.parse(source)
+    nodes = _constant_nodes(tree)
+    uses: dict[str, set[str]] = {}  # constant -> the constants its expression reads, transitively below
+    for name, node in nodes.items():
+        uses[name] = _names(node) & set(nodes)
+
+    def closure(names: set[str]) -> set[str]:
+        out, todo = set(), list(names)
+        while todo:
+            n = todo.pop()
+            if n in nodes and n not in out:
+                out.add(n)
+                todo.extend(uses[n])
+        return out
+
+    inputs: set[str] = set()
+    elsewhere: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_inputs":
+            inputs |= closure(_names(stmt))
+        elif not _constant_assignment(stmt):
+            elsewhere |= closure(_names(stmt))  # the Model, get_init_inputs, helpers: anything but get_inputs
+    return [n for n in nodes if n in inputs and n not in elsewhere and isinstance(nodes[n], ast.Constant)
+            and type(nodes[n].value) is int and nodes[n].value >= 2]
+
+
+def _constant_assignment(stmt: ast.stmt) -> bool:
+    """`NAME = expr` at module level: a constant definition (what it reads is followed through `uses`)."""
+    if isinstance(stmt, ast.Assign):
+        return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+    return isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None
+
+
+def _odd_size(value: int) -> int:
+    """A nearby, different, mostly odd size no larger than about the original: 4096 -> 3583, 16 -> 13, 4 -> 5."""
+    if value < 8:
+        return value + 1
+    new = value - value // 8 - 1
+    return new - 1 if new % 2 == 0 else new
+
+
+def derive_alternatives(source: str) -> list[dict[str, int]]:
+    """One alternative shape set for a KernelBench-style reference: every constant that only sizes the inputs,
+    moved to a nearby odd size. Empty when no constant qualifies. The reference must still be run at it (audits
+    and the verifier do) before a candidate is judged there."""
+    values = module_constants(source)
+    names = input_size_constants(source)
+    return [{n: _odd_size(int(values[n])) for n in names}] if names else []

@@ -11,17 +11,18 @@ import importlib
 from typing import TYPE_CHECKING
 
 __all__ = ["Verifier", "VerifyConfig", "Verdict", "Status", "Finding", "CompileResult", "ProfileReport", "KernelStat",
-           "DevicePeaks", "InputError"]
+           "DevicePeaks", "InputError", "Alternative"]
 
 _WHERE = {
     "Verifier": "verifier", "InputError": "verifier", "VerifyConfig": "config", "Verdict": "verdict",
     "Status": "verdict", "Finding": "verdict", "CompileResult": "results", "ProfileReport": "results",
-    "KernelStat": "results", "DevicePeaks": "results",
+    "KernelStat": "results", "DevicePeaks": "results", "Alternative": "robustness",
 }
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.config import VerifyConfig
     from kernelmosaic.verify.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
+    from kernelmosaic.verify.robustness import Alternative
     from kernelmosaic.verify.verdict import Finding, Status, Verdict
     from kernelmosaic.verify.verifier import InputError, Verifier
 

@@ -2,36 +2,90 @@
 
 from __future__ import annotations
 
+import ast
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kernelmosaic.config import DEFAULT_FILE, ConfigError, read_config
 from kernelmosaic.verify.batch import discover_pairs, run_batch
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.verdict import Verdict
+from kernelmosaic.verify.pool import WorkerDied, WorkerError
+from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
+from kernelmosaic.verify.progress import phase_progress
+from kernelmosaic.verify.robustness import Alternative
+from kernelmosaic.verify.settings import DeviceUnavailable, verify_settings
+from kernelmosaic.verify.verdict import Status, Verdict
 from kernelmosaic.verify.verifier import InputError, Verifier
 
 __all__ = ["verify_command", "verify_batch_command"]
 
-Device = Annotated[str, typer.Option("--device", help="cuda or cpu (cpu judges C++ load_inline candidates).")]
-Precision = Annotated[str, typer.Option("--precision", help="fp32, fp16 or bf16: the precision the task asks for.")]
-Trials = Annotated[int, typer.Option("--trials", help="Correctness trials, each with fresh inputs.")]
+
+# The options' choices are VerifyConfig's own Literal types, so an error lists exactly the values it allows.
+_DeviceName = VerifyConfig.model_fields["device"].annotation
+_PrecisionName = VerifyConfig.model_fields["precision"].annotation
+_PolicyName = VerifyConfig.model_fields["policy"].annotation
+
+Device = Annotated[_DeviceName | None, typer.Option("--device", help="cuda or cpu (cpu judges C++ load_inline "
+                                                    "candidates). Default: \\[verify] device, else cuda when a GPU is "
+                                                    "visible, else cpu.")]
+Precision = Annotated[_PrecisionName | None, typer.Option("--precision", help="The precision the task asks for "
+                                                          "(default fp32).")]
+Trials = Annotated[int | None, typer.Option("--trials", min=1, help="Correctness trials, each with fresh inputs "
+                                            "(default 5).")]
+PolicyOpt = Annotated[_PolicyName | None, typer.Option("--policy", help="strict (every operation in custom kernels) or kernelbench "
+                                                    "(PyTorch may compute the rest; a custom kernel's output "
+                                                    "must reach the result). Default strict.")]
+ConfigFile = Annotated[Path | None, typer.Option("--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
+                                                 "present): its \\[verify] section sets any VerifyConfig field. See "
+                                                 "docs/configuration.md.")]
+Sets = Annotated[list[str], typer.Option("--set", help="Override one setting: verify.KEY=VALUE, e.g. verify.trials=3, "
+                                         "verify.timing_rounds=2 (repeatable). Explicit flags win.")]
 
 
-def _config(device: str, precision: str, trials: int, **extra) -> VerifyConfig:
+def _fail(message: str) -> typer.Exit:
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def _settings(config_file: Path | None, sets: list[str], **flags) -> VerifyConfig:
+    """Defaults, then the file's [verify] section, then --set, then the flags given; exit 2 naming a bad value."""
     try:
-        return VerifyConfig(device=device, precision=precision, trials=trials, **extra)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc).splitlines()[-1]) from exc
+        return verify_settings(read_config(config_file, sets), flags)
+    except (ConfigError, DeviceUnavailable) as exc:
+        raise _fail(str(exc)) from None
+
+
+def _check_problem_parses(problem: Path) -> None:
+    """A problem that is not Python is unusable input (exit 2), found before any worker starts."""
+    try:
+        ast.parse(problem.read_text(encoding="utf-8"), filename=str(problem))
+    except SyntaxError as exc:
+        raise _fail(f"problem {problem}:{exc.lineno or 0}: {exc.msg} (not valid Python)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(f"problem {problem}: cannot be read ({exc})") from None
 
 
 def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
     color = "green" if verdict.accepted else "red"
     console.print(f"[bold {color}]{verdict.status.value}[/]  {verdict.message}")
+    console.print(f"policy: {verdict.policy}", highlight=False)
+    if verdict.custom is not None:
+        share = "unavailable" if verdict.custom.share is None else \
+            f"{100 * verdict.custom.share:.1f}% of {verdict.custom.share_basis.replace('_', ' ')}"
+        uses = ", ".join(f"{k.name} x{k.calls}" + {True: "", False: " (output unused)", None: ""}[k.reaches_output]
+                         for k in verdict.custom.kernels)
+        console.print(f"custom kernels: {uses or 'none observed'}; share {share}", highlight=False)
+    if verdict.robustness is not None:
+        for a in verdict.robustness.alternatives:
+            console.print(f"alternative {a.label}: {'pass' if a.passed else a.status.value}, "
+                          f"max abs {a.max_abs_error:.3g} {a.detail}", highlight=False)
     c = verdict.correctness
     if c.trials:
         console.print(f"correctness: {c.passed}/{c.trials} trials ({', '.join(c.distributions)}), "
@@ -44,67 +98,117 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
             line += f", torch.compile {t.compile.median_ms:.4f} ms -> {t.speedup_vs_compile:.2f}x"
         console.print(line)
     console.print(f"compile: {verdict.compile.seconds:.1f}s{' (cache hit)' if verdict.compile.cache_hit else ''}; "
-                  f"env: {verdict.env.device_name} torch {verdict.env.torch}")
+                  f"env: {verdict.env.device} ({verdict.env.device_name}), torch {verdict.env.torch}")
     if verdict.findings and (explain or not verdict.accepted):
         from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
+        from kernelmosaic.verify.task_rules import TASK_RULES
         from kernelmosaic.verify.static import RULES
 
-        table = Table("rule", "severity", "message", "rationale", "evidence", show_lines=explain)
+        table = Table(show_lines=explain)
+        for col in ("rule", "severity", "message", "rationale", "evidence"):
+            table.add_column(col, overflow="fold")
         for f in verdict.findings:
-            rationale = RULES[f.rule].rationale if f.rule in RULES else RUNTIME_RULES.get(f.rule, "")
+            rationale = RULES[f.rule].rationale if f.rule in RULES else TASK_RULES[f.rule].rationale \
+                if f.rule in TASK_RULES else RUNTIME_RULES.get(f.rule, "")
             table.add_row(f.rule, f.severity, f.message, rationale if explain else "", f.evidence[:200])
         console.print(table)
     if not verdict.accepted and verdict.status.value == "compile_error":
         console.print(verdict.compile.log[-3000:], markup=False, highlight=False)
 
 
+def _alternatives(problem: Path, files: list[Path], derive: bool, scratch: Path) -> list[Alternative]:
+    alts = [Alternative(label=str(f), problem=f) for f in files]
+    if derive:
+        from kernelmosaic.tasks.shapes import apply_shape_overrides, derive_alternatives
+
+        source = problem.read_text()
+        for k, overrides in enumerate(derive_alternatives(source)):
+            path = scratch / f"derived_{k}.py"
+            path.write_text(apply_shape_overrides(source, overrides))
+            alts.append(Alternative(label=", ".join(f"{n}={v}" for n, v in overrides.items()), problem=path))
+    return alts
+
+
 def verify_command(
     problem: Annotated[Path, typer.Argument(help="KernelBench-format problem: Model, get_inputs, get_init_inputs.")],
     candidate: Annotated[Path, typer.Argument(help="Candidate module defining ModelNew.")],
-    device: Device = "cuda",
-    precision: Precision = "fp32",
-    trials: Trials = 5,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the verdict as one JSON object.")] = False,
+    device: Device = None,
+    precision: Precision = None,
+    trials: Trials = None,
+    shapes: Annotated[Shapes | None, typer.Option("--shapes", help="small: the task's small shapes (for a task's reference.py or a "
+                                                    "bundled task's reference); full: the problem's own sizes. "
+                                                    "Default: small on cpu where the task has them, else full.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the verdict as one JSON object (errors go to stderr).")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every finding with its rationale and evidence.")] = False,
-    timing: Annotated[bool, typer.Option("--timing/--no-timing", help="Time against eager and torch.compile.")] = True,
-    sanitize: Annotated[bool, typer.Option("--sanitize", help="Run compute-sanitizer on accepted CUDA kernels.")] = False,
+    timing: Annotated[bool | None, typer.Option("--timing/--no-timing", help="Time against eager and torch.compile "
+                                                "(default on).")] = None,
+    sanitize: Annotated[bool | None, typer.Option("--sanitize/--no-sanitize", help="Run compute-sanitizer on accepted "
+                                                  "CUDA kernels (default off).")] = None,
+    policy: PolicyOpt = None,
+    alt: Annotated[list[Path], typer.Option("--alt", help="An alternative problem file (other sizes of the same "
+                                                          "problem); repeatable. Judged after timing.")] = [],  # noqa: B006
+    derive_alt: Annotated[bool, typer.Option("--derive-alt", help="Also judge one alternative derived from the "
+                                                                  "problem's input-size constants.")] = False,
+    config_file: ConfigFile = None,
+    sets: Sets = [],  # noqa: B006 - typer reads the default, never mutates it
 ) -> None:
-    """Judge one candidate against one problem. Exit 0 accepted, 1 rejected, 2 unusable input."""
-    console = Console()
-    config = _config(device, precision, trials, timing=timing, sanitize=sanitize)
-    for path, what in ((problem, "problem"), (candidate, "candidate")):
+    """Judge one candidate against one problem. Exit 0 accepted, 1 rejected, 2 unusable input (an option, a file,
+    or a problem that does not load). The device is cuda when a GPU is visible, else cpu; the verdict's env says which.
+
+    Example: kernelmosaic tasks show l1_relu --form reference > problem.py && kernelmosaic verify problem.py candidate.py
+    """
+    console, err = Console(), Console(stderr=True)
+    for path, what in [(problem, "problem"), (candidate, "candidate")] + [(a, "--alt") for a in alt]:
         if not path.is_file():
-            console.print(f"[red]{what} {path}: no such file[/]")
-            raise typer.Exit(2)
+            raise _fail(f"{what} {path}: no such file")
+    _check_problem_parses(problem)
+    config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
+                       sanitize=sanitize, policy=policy)
     try:
-        with Verifier(config) as verifier:
-            verdict = verifier.verify(problem, candidate)
+        with Verifier(config) as verifier, tempfile.TemporaryDirectory(prefix="km-verify-") as scratch:
+            chosen = problem_at_shapes(problem, shapes, config.device, Path(scratch))
+            if chosen.note:
+                err.print(chosen.note, highlight=False, soft_wrap=True)
+            alternatives = _alternatives(chosen.path, alt, derive_alt, Path(scratch))
+            with phase_progress(err, f"verifying {candidate.name} on {config.device}"):
+                verdict = verifier.verify(chosen.path, candidate, alternatives=alternatives)
     except InputError as exc:
-        console.print(f"[red]{exc}[/]")
-        raise typer.Exit(2) from exc
+        raise _fail(str(exc)) from None
+    except (WorkerDied, WorkerError) as exc:
+        raise _fail(f"the verifier could not run on {config.device}: {exc}") from None
     if json_out:
         typer.echo(verdict.to_json())
     else:
         _summary(verdict, explain, console)
+    if verdict.status == Status.bad_problem:  # the problem, not the candidate, is at fault: unusable input
+        raise _fail(f"problem {problem} is unusable: {verdict.message}")
     raise typer.Exit(0 if verdict.accepted else 1)
 
 
 def verify_batch_command(
     source: Annotated[Path, typer.Argument(help="A manifest (.jsonl) or a folder of <pair>/problem.py + candidate*.py.")],
     out: Annotated[Path, typer.Option("--out", help="JSONL of verdicts; pairs already in it are skipped.")] = Path("verdicts.jsonl"),
-    device: Device = "cuda",
-    precision: Precision = "fp32",
-    trials: Trials = 5,
-    timing: Annotated[bool, typer.Option("--timing/--no-timing")] = True,
+    device: Device = None,
+    precision: Precision = None,
+    trials: Trials = None,
+    timing: Annotated[bool | None, typer.Option("--timing/--no-timing", help="Time against eager and torch.compile "
+                                                "(default on).")] = None,
+    policy: PolicyOpt = None,
+    config_file: ConfigFile = None,
+    sets: Sets = [],  # noqa: B006 - typer reads the default, never mutates it
 ) -> None:
-    """Judge many pairs on all visible GPUs (or the CPU), resumably."""
+    """Judge many pairs on all visible GPUs (or the CPU), resumably. SOURCE is a manifest (JSON lines of
+    {"id", "problem", "candidate"}, paths relative to the manifest) or a folder of <pair>/problem.py + candidate*.py;
+    see docs/configuration.md. The output file is written only once a verdict exists."""
     console = Console(stderr=True)
-    config = _config(device, precision, trials, timing=timing)
     try:
         pairs = discover_pairs(source)
     except InputError as exc:
-        console.print(f"[red]{exc}[/]")
-        raise typer.Exit(2) from exc
+        raise _fail(str(exc)) from None
+    if not out.parent.is_dir():
+        raise _fail(f"--out {out}: the folder {out.parent} does not exist")
+    config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
+                       policy=policy)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
@@ -116,6 +220,11 @@ def verify_batch_command(
             progress.update(task, advance=1, description=f"verifying ({counts['accepted']} accepted, "
                                                           f"{counts['rejected']} rejected, {counts['skipped']} skipped)")
 
-        for _ in run_batch(pairs, config, out, on_result=on_result):
-            pass
+        try:
+            for _ in run_batch(pairs, config, out, on_result=on_result):
+                pass
+        except InputError as exc:
+            raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
+        except (WorkerDied, WorkerError) as exc:
+            raise _fail(f"the verifier could not run on {config.device}: {exc}") from None
     console.print(f"{counts['accepted']} accepted, {counts['rejected']} rejected, {counts['skipped']} already judged -> {out}")

@@ -11,9 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.verify.static.policy import StaticPolicy
 
-__all__ = ["VerifyConfig", "Precision", "TOLERANCES", "default_cache_dir"]
+__all__ = ["VerifyConfig", "Precision", "Policy", "TOLERANCES", "default_cache_dir"]
 
 Precision = Literal["fp32", "fp16", "bf16"]
+Policy = Literal["strict", "kernelbench"]
+"""`strict`: every operation of forward runs in the candidate's own kernels. `kernelbench`: some operators may
+stay in PyTorch (as KernelBench allows), but a custom kernel must run and its output must reach the result."""
 
 # (atol, rtol) per precision. fp32 is tight enough that a kernel silently computing in TF32 or
 # half precision fails on inputs of non-trivial magnitude (see threat-model.md, precision honesty).
@@ -60,9 +63,6 @@ class VerifyConfig(BaseModel):
     moves with host load (docs/benchmarks.md). 0 = off: the start event fires on an idle device."""
     input_sets: int = 4
     """Fresh input sets rotated across timed calls."""
-    compile_timeout_s: float = 600.0
-    """Building the candidate's extensions."""
-    load_timeout_s: float = 120.0
     timed_checks: int = Field(24, ge=1)
     """Timed calls per round whose outputs are checked against the reference by fingerprint, chosen at random after
     the round (every call is fingerprinted): a candidate that skips work on 10% of its calls escapes one round with
@@ -70,6 +70,9 @@ class VerifyConfig(BaseModel):
     wall_check_ms: float = Field(30.0, gt=0.0)
     """Length of each round's wall-clock burst as the reported host-inclusive time predicts it; the parent times it
     with its own clock (`timing-wall-clock`)."""
+    compile_timeout_s: float = 600.0
+    """Building the candidate's extensions."""
+    load_timeout_s: float = 120.0
     """Importing the candidate module (with a warm build cache)."""
     init_timeout_s: float = 60.0
     """Constructing `ModelNew` and copying weights."""
@@ -89,9 +92,27 @@ class VerifyConfig(BaseModel):
     """Run the static anti-hack analysis before compiling."""
     static: StaticPolicy = Field(default_factory=StaticPolicy)
     """What the static analysis rejects, flags or allows (e.g. `torch_compute="flag"` for hybrid tasks)."""
+    policy: Policy = "strict"
+    """`strict` or `kernelbench` (docs/threat-model.md, policies). `verify(policy=...)` (a task's own policy, passed
+    by its caller) overrides it for one verdict; every verdict records the policy that produced it."""
+    robustness_trials: int = Field(2, ge=1)
+    """Correctness trials per alternative shape/dtype set (`verify(alternatives=...)`)."""
+    dataflow_functions: int = Field(8, ge=1)
+    """At most this many distinct custom-kernel entry points are perturbed one at a time to see whether their
+    output reaches what forward returns (one extra forward each)."""
     sanitize: bool = False
     """Run compute-sanitizer on accepted CUDA candidates (small shapes)."""
 
-    def tolerances(self) -> tuple[float, float]:
-        atol, rtol = TOLERANCES[self.precision]
+    def tolerances(self, precision: Precision | None = None) -> tuple[float, float]:
+        """(atol, rtol) for this run's precision, or for `precision` (an alternative's) when given."""
+        atol, rtol = TOLERANCES[precision or self.precision]
+        if precision is not None and precision != self.precision:
+            return atol, rtol  # explicit overrides were chosen for the run's own precision
         return (self.atol if self.atol is not None else atol, self.rtol if self.rtol is not None else rtol)
+
+    def static_policy(self) -> StaticPolicy:
+        """The static policy under `policy`: `kernelbench` records PyTorch compute in forward as a flag (unless the
+        static policy already allows it); PyTorch's compilers stay PyTorch compute under every policy."""
+        if self.policy == "kernelbench" and self.static.torch_compute == "reject":
+            return self.static.model_copy(update={"torch_compute": "flag"})
+        return self.static

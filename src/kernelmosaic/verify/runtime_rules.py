@@ -1,5 +1,6 @@
 """Ids and one-line rationales of the findings the verifier's runtime checks produce (static rules live in
-`verify.static.RULES`); `verify --explain` shows them."""
+`verify.static.RULES`, rules about the task itself in `verify.task_rules.TASK_RULES`); `verify --explain` shows
+them."""
 
 from __future__ import annotations
 
@@ -26,10 +27,4 @@ RUNTIME_RULES: dict[str, str] = {
     "sanitizer-memcheck": "compute-sanitizer found out-of-bounds or misaligned memory accesses",
     "sanitizer-racecheck": "compute-sanitizer found a shared-memory data race",
     "sanitizer-initcheck": "compute-sanitizer found reads of uninitialised device memory",
-    "task-stochastic-reference": "the task's reference disagrees with itself: no candidate can match it reliably",
-    "task-constant-output": "the task's output does not depend on its inputs",
-    "task-zero-output-passes": "returning zeros passes this task: a verdict on it is weak evidence",
-    "task-mean-output-passes": "returning a constant passes this task: a verdict on it is weak evidence",
-    "task-identity-passes": "returning an input unchanged passes this task: a verdict on it is weak evidence",
-    "task-inputs-one-distribution": "only the task's own input distribution keeps the reference finite",
 }

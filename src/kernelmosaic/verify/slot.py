@@ -25,6 +25,10 @@ from kernelmosaic.verify.verdict import CompileInfo, Status
 __all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
 
 
+_CACHED_PROBLEMS = 4
+"""Reference data kept per slot: a task's own problem and its alternatives."""
+
+
 class InputError(ValueError):
     """An input file was unusable (exit status 2 of `verify`)."""
 
@@ -123,8 +127,8 @@ class DeviceSlot:
     def __init__(self, device: str, config: VerifyConfig) -> None:
         self.device, self.config = device, config
         self.ref: Worker | None = None
-        self._cache_key: tuple | None = None
-        self._cache: ReferenceData | None = None
+        self._data: dict[tuple, ReferenceData] = {}
+        self._loaded: tuple | None = None
         self._spare: Worker | None = None
         self._spare_thread: threading.Thread | None = None
 
@@ -134,30 +138,42 @@ class DeviceSlot:
         worker.start()
         return worker
 
-    def reference(self, problem: str, sha: str) -> ReferenceData:
+    def reference(self, problem: str, sha: str, precision: str | None = None, trials: int | None = None) -> ReferenceData:
+        """The problem set up in the reference worker, with its trials' inputs and outputs (cached per problem,
+        precision and trial count; a problem set up again after another one keeps its cached trials)."""
         c = self.config
-        key = (sha, problem, c.seed, c.trials, c.precision)
-        if self._cache_key == key and self.ref is not None and self.ref.alive:
-            return self._cache
+        precision, n_trials = precision or c.precision, trials or c.trials
+        key = (sha, problem, c.seed, n_trials, precision)
+        if self.ref is not None and self.ref.alive and self._loaded == key:
+            return self._data[key]
         if self.ref is None or not self.ref.alive:
+            self._data.clear()
             self.ref = self.new_worker("reference")
+        self._loaded = None
         try:
             setup = self.ref.call("setup", c.init_timeout_s + c.load_timeout_s, problem=problem, seed=c.seed,
-                                  precision=c.precision)
-            seeds = [c.seed + k for k in range(c.trials)]
-            dists = [DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(c.trials)]
-            trials = self.ref.call("trials", c.run_timeout_s, seeds=seeds, distributions=dists)["trials"]
+                                  precision=precision)
+            if key in self._data:  # same seed, same weights and inputs: the cached trials still hold
+                self._data[key].setup = setup
+            else:
+                seeds = [c.seed + k for k in range(n_trials)]
+                dists = [DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(n_trials)]
+                trials = self.ref.call("trials", c.run_timeout_s, seeds=seeds, distributions=dists)["trials"]
+                if not any(not t["skipped"] for t in trials):
+                    raise Stop(Status.bad_problem, f"problem {problem}: the reference gave non-finite outputs on "
+                               "every input")
+                self._data[key] = ReferenceData(setup=setup, trials=trials, env=self.ref.env)
+                while len(self._data) > _CACHED_PROBLEMS:
+                    self._data.pop(next(iter(self._data)))
         except (WorkerDied, WorkerError) as exc:
-            self._cache_key = None
+            self._data.pop(key, None)
             if self.ref is not None:
                 self.ref.kill()
                 self.ref = None
             detail = exc.detail if isinstance(exc, WorkerDied) else f"{exc.error.get('type')}: {exc.error.get('message', '')[:400]}"
             raise Stop(Status.bad_problem, f"problem {problem}: {detail}") from exc
-        if not any(not t["skipped"] for t in trials):
-            raise Stop(Status.bad_problem, f"problem {problem}: the reference gave non-finite outputs on every input")
-        self._cache_key, self._cache = key, ReferenceData(setup=setup, trials=trials, env=self.ref.env)
-        return self._cache
+        self._loaded = key
+        return self._data[key]
 
     def take_candidate_worker(self) -> Worker:
         """A fresh candidate worker (the spare warmed after the previous verdict, when there is one)."""

@@ -2,7 +2,8 @@
 
 A task whose reference is stochastic, constant, or matched by a trivial output (zeros, the mean, an input
 returned unchanged) lets a cheating kernel pass; verdicts on such tasks carry a `task-*` flag so they are not
-mistaken for evidence. These checks are cheap: they reuse the trials' inputs and reference outputs.
+mistaken for evidence. These checks are cheap: they reuse the trials' inputs and reference outputs. Rule ids and
+rationales come from the one task-rule registry (verify/task_rules.py) that `tasks audit` uses too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import torch
 
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.judge import ReferenceData
+from kernelmosaic.verify.task_rules import task_finding
 from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["audit_reference"]
@@ -31,10 +33,10 @@ def audit_reference(refdata: ReferenceData, atol: float, rtol: float) -> list[Fi
     findings = []
 
     def flag(rule: str, message: str, evidence: str = "") -> None:
-        findings.append(Finding(rule=rule, severity="flag", message=message, evidence=evidence))
+        findings.append(task_finding(rule, message, evidence, audit=False))
 
     if any(not _passes(t["outputs"], t["repeat"], atol, rtol) for t in trials):
-        flag("task-stochastic-reference", "the reference disagrees with itself on the same inputs (dropout in train mode, "
+        flag("task-nondeterministic", "the reference disagrees with itself on the same inputs (dropout in train mode, "
              "random ops in forward?)")
     if len(trials) > 1 and all(_passes(trials[0]["outputs"], t["outputs"], 0.0, 0.0) for t in trials[1:]):
         flag("task-constant-output", "the reference returns the same output for every input")
@@ -52,7 +54,7 @@ def audit_reference(refdata: ReferenceData, atol: float, rtol: float) -> list[Fi
             return {**t["outputs"], "tensors": [x.to(t["outputs"]["tensors"][0].dtype)]}
 
         if all((ident := identity(t)) is not None and _passes(t["outputs"], ident, atol, rtol) for t in trials):
-            flag("task-identity-passes", f"returning input {i} unchanged passes the tolerance check", f"input {i}")
+            flag("task-identity-output-passes", f"returning input {i} unchanged passes the tolerance check", f"input {i}")
     dists = {t["distribution"] for t in trials}
     if dists == {"given"} and len(refdata.trials) > 1:
         flag("task-inputs-one-distribution", "the reference is finite only on the task's own input distribution, so "

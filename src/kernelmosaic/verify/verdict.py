@@ -25,6 +25,10 @@ __all__ = [
     "KernelStat",
     "Census",
     "WeightCopy",
+    "KernelUse",
+    "CustomWork",
+    "AlternativeResult",
+    "Robustness",
 ]
 
 SCHEMA = "kernelmosaic.verdict/1"
@@ -115,10 +119,6 @@ class Timing(_Model):
     lead_us: float = 0.0
     """Longest spin kernel run before the candidate's timed calls (CUDA; 0 = none): it hides the host's launch
     latency, so the times are device time."""
-
-
-class CompileInfo(_Model):
-    seconds: float = 0.0
     candidate_host: Stat | None = None
     """Host-inclusive call time: calls on an idle device (no lead kernel), so the window holds the host's launch
     cost too, as KernelBench's event timing does (CPU: the same host time as `candidate`)."""
@@ -137,6 +137,10 @@ class CompileInfo(_Model):
     """The same for the eager baseline (calibration)."""
     clock_ratio: float = 0.0
     """Worst round's burst on the parent's clock over the candidate worker's own measurement of it (honest: ~1)."""
+
+
+class CompileInfo(_Model):
+    seconds: float = 0.0
     cache_hit: bool = False
     extensions: list[str] = Field(default_factory=list)
     """Names of `load_inline` extensions the candidate built."""
@@ -156,15 +160,15 @@ class Env(_Model):
     capability: str = ""
     l2_bytes: int = 0
     hostname: str = ""
-
-
-class KernelStat(_Model):
-    name: str
     gpu_index: str = ""
     """Which of the verifying process's visible GPUs judged (`cuda:N` → "N"); empty on CPU."""
     gpu_name: str = ""
     gpu_uuid: str = ""
     """The judging GPU's UUID (stable across CUDA_VISIBLE_DEVICES orderings); empty on CPU."""
+
+
+class KernelStat(_Model):
+    name: str
     calls: int
     total_ms: float
     custom: bool
@@ -185,6 +189,48 @@ class WeightCopy(_Model):
     copied: int = 0
     """Parameters and buffers copied from the reference by name and shape."""
     not_copied: list[str] = Field(default_factory=list)
+
+
+class KernelUse(_Model):
+    """One custom-kernel entry point (an extension function, a Triton kernel, an op the extension registered)."""
+
+    name: str
+    calls: int = 0
+    """Calls in one forward."""
+    reaches_output: bool | None = None
+    """Whether replacing its outputs with noise put forward's result outside tolerance; None when not tested."""
+    detail: str = ""
+
+
+class CustomWork(_Model):
+    """What the candidate's own kernels did in one forward, and their share of its time."""
+
+    kernels: list[KernelUse] = Field(default_factory=list)
+    share: float | None = None
+    """Fraction of the forward's time spent in custom kernels (0..1); None when it could not be measured."""
+    share_basis: Literal["device_time", "host_time", "unavailable"] = "unavailable"
+    """`device_time`: the CUDA census (custom kernels' device time over all kernels'); `host_time`: CPU device,
+    wall time inside the candidate's own kernel calls over the whole forward's."""
+
+
+class AlternativeResult(_Model):
+    label: str
+    """Which alternative: its shape overrides and/or precision."""
+    passed: bool
+    status: Status
+    """`accepted` when every trial matched; otherwise why not (`bad_problem`: the reference itself fails there)."""
+    trials: int = 0
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    detail: str = ""
+
+
+class Robustness(_Model):
+    """The candidate on the task's alternative shapes and dtypes (each with its own reference)."""
+
+    alternatives: list[AlternativeResult] = Field(default_factory=list)
+    passed: bool = True
+    """Every alternative the reference could run was matched."""
 
 
 class Verdict(_Model):
@@ -211,6 +257,12 @@ class Verdict(_Model):
     weights: WeightCopy | None = None
     sanitizer: dict[str, Any] = Field(default_factory=dict)
     """compute-sanitizer results per tool, when `--sanitize` ran."""
+    policy: Literal["strict", "kernelbench"] = "strict"
+    """The policy this verdict was judged under; every number reported from it carries this label."""
+    custom: CustomWork | None = None
+    """The candidate's own kernels: which ran, whether their output reaches the result, their share of time."""
+    robustness: Robustness | None = None
+    """Results on alternative shapes/dtypes, when the caller supplied any."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=2)

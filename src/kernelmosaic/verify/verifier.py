@@ -12,19 +12,31 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.config import Policy, VerifyConfig
+from kernelmosaic.verify.custom_work import check_custom_work
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
+from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer
 from kernelmosaic.verify.slot import DeviceSlot, InputError, arch_env, compile_stage, driver_version
 from kernelmosaic.verify.task_audit import audit_reference
-from kernelmosaic.verify.verdict import Census, Correctness, Env, Finding, Status, Verdict, WeightCopy
+from kernelmosaic.verify.verdict import (
+    Census,
+    Correctness,
+    Env,
+    Finding,
+    Robustness,
+    Status,
+    Verdict,
+    WeightCopy,
+)
 
 __all__ = ["Verifier", "InputError", "visible_devices"]
 
@@ -121,18 +133,26 @@ class Verifier:
                                   self.config.cache_dir)
         return ProfileReport(kernels=kernels, ncu_metrics=digest, message=note)
 
-    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None) -> Verdict:
+    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None,
+               sanitize: bool | None = None, policy: Policy | None = None,
+               alternatives: Sequence[Alternative] = ()) -> Verdict:
+        """Judge `candidate` against `problem`; `timing` and `sanitize` override the config for this call (the
+        agent times on benchmark() and sanitizes the final solution only); `policy` overrides the run's policy (a
+        task's own); `alternatives` are the task at other shapes/dtypes, judged after timing (`robustness`)."""
         started = time.perf_counter()
         problem_src, candidate_src = _read(problem, "problem"), _read(candidate, "candidate")
+        alt_shas = [problem_hash(_read(a.problem, f"alternative {a.label!r}")) for a in alternatives]
+        config = self.config if policy is None else self.config.model_copy(update={"policy": policy})
         verdict = Verdict(accepted=False, status=Status.crash, message="", problem_sha256=problem_hash(problem_src),
-                          candidate_sha256=candidate_hash(candidate_src), env=Env(precision=self.config.precision))
+                          candidate_sha256=candidate_hash(candidate_src), env=Env(precision=self.config.precision),
+                          policy=config.policy, robustness=Robustness() if alternatives else None)
         findings: list[Finding] = []
         out = Outcome(correctness=Correctness())
         try:
             if self.config.static_checks:
                 from kernelmosaic.verify.static import analyze_candidate
 
-                findings += analyze_candidate(candidate_src, str(candidate), self.config.static)
+                findings += analyze_candidate(candidate_src, str(candidate), config.static_policy())
                 rejects = [f for f in findings if f.severity == "reject"]
                 if rejects and rejects[0].rule in _STATIC_STATUS:
                     raise Stop(_STATIC_STATUS[rejects[0].rule], rejects[0].message)
@@ -154,18 +174,22 @@ class Verifier:
                                   gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
                 cand = slot.take_candidate_worker()
                 try:
-                    judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), self.config,
+                    judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), config,
                                     self.config.timing if timing is None else timing, out)
                     if out.timing and slot.device.startswith("cuda"):
                         out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
+                    verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
                 finally:
                     verdict.candidate_output_tail = cand.output_tail()
                     cand.kill()
+                if verdict.robustness is not None:
+                    check_robustness(slot, str(Path(candidate).resolve()), list(alternatives), alt_shas, config,
+                                     verdict.robustness, out.findings)
             finally:
                 slot.warm_spare()
                 self._slots.put(slot)
-            verdict.status, verdict.message = Status.accepted, _accepted_message(out)
-            if self.config.sanitize and self.config.device == "cuda":
+            verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
+            if (self.config.sanitize if sanitize is None else sanitize) and self.config.device == "cuda":
                 found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(), arch_env(),
                                                           self.config.cache_dir)
                 out.findings += found
@@ -193,9 +217,11 @@ def _peaks_or_nominal(device: str, why: str) -> DevicePeaks:
                        note=f"measuring the peaks of {device} failed: {why}")
 
 
-def _accepted_message(out: Outcome) -> str:
+def _accepted_message(out: Outcome, verdict: Verdict) -> str:
     c = out.correctness
-    text = f"correct on {c.passed}/{c.trials} trials (max abs err {c.max_abs_error:.2e})"
+    text = f"correct on {c.passed}/{c.trials} trials (max abs err {c.max_abs_error:.2e}) under `{verdict.policy}`"
+    if verdict.custom is not None and verdict.custom.share is not None:
+        text += f", custom kernels {100 * verdict.custom.share:.0f}% of {verdict.custom.share_basis.replace('_', ' ')}"
     if out.timing:
         t = out.timing
         text += f"; {t.candidate.median_ms:.3f} ms, {t.speedup_vs_eager:.2f}x vs eager"

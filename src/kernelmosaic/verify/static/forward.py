@@ -1,7 +1,7 @@
 """Follows ModelNew.forward through the helpers it reaches and judges what that code computes.
 
 Rules here: torch-compute, torch-aux-op, try-fallback, caching (state in forward, identity-keyed
-lookups), no-kernel-launched, no-custom-kernel-defined, missing-modelnew.
+lookups), no-kernel-launched, no-custom-kernel-defined, missing-modelnew; kernel-output-unused (static/dataflow.py).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import ast
 from dataclasses import dataclass, field
 
 from kernelmosaic.verify.static.compute import FunctionScope
+from kernelmosaic.verify.static.dataflow import check_dataflow
 from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
@@ -126,6 +127,8 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
         where = entries[0] if entries else model
         hits.append(idx.hit("no-kernel-launched", where,
                             "a custom kernel is defined but forward never calls into it"))
+    elif reach.launched:
+        hits.extend(check_dataflow(idx, kernels, info, policy))
     return hits
 
 

@@ -37,6 +37,9 @@ RULES: dict[str, Rule] = _rules(
      "the candidate defines neither a load_inline extension nor a Triton kernel, so there is no kernel to judge."),
     ("no-kernel-launched", "reject",
      "a custom kernel is defined but forward never reaches a call into it; the output comes from something else."),
+    ("kernel-output-unused", "reject",
+     "custom kernels are launched, but nothing they produce flows into what forward returns: the result comes "
+     "from elsewhere (a decoy kernel)."),
     ("missing-modelnew", "reject",
      "no `class ModelNew` is defined statically, so the analysis cannot see what the verifier will run."),
     ("try-fallback", "reject",

@@ -6,6 +6,7 @@ Everything it returns is data (tensors, numbers, strings); the judging happens i
 from __future__ import annotations
 
 import contextlib
+import time
 
 import torch
 
@@ -14,6 +15,7 @@ from .census import kernel_census
 from .common import package_outputs, seed_all
 from .fingerprint import Fingerprinter
 from .inputs import InputTemplate, cast_model, to_device
+from .intercept import INTERCEPT
 from .loader import BuildRecorder, load_module
 from .timing import Timer, burst
 
@@ -32,6 +34,7 @@ class CandidateRole:
             self.module = load_module(candidate, "km_candidate")
         if not hasattr(self.module, "ModelNew"):
             raise AttributeError("candidate defines no `ModelNew`")
+        INTERCEPT.wrap_triton(self.module)
         return {"builds": recorder.builds, "integrity": integrity.diff(self.before)}
 
     def init(self, init_inputs: list, state_dict: dict, seed: int, precision: str) -> dict:
@@ -103,6 +106,30 @@ class CandidateRole:
                 self.template = InputTemplate(before)
         return {"trials": results, "integrity": integrity.diff(self.before),
                 "extra_threads": integrity.thread_count() - self.threads}
+
+    @torch.no_grad()
+    def probe(self, host_inputs: list, perturb: list[str], seed: int) -> dict:
+        """One forward with the candidate's own kernel calls counted and timed, and the outputs of those named in
+        `perturb` replaced by noise. A forward that raises is reported, not raised: under noise that is an answer."""
+        inputs = to_device(host_inputs, self.device)
+        sync = torch.cuda.synchronize if self.device.startswith("cuda") else (lambda: None)
+        INTERCEPT.reset(set(perturb), seed, sync)
+        INTERCEPT.active = True
+        error = ""
+        out = None
+        start = time.perf_counter()
+        try:
+            with INTERCEPT.op_mode():
+                out = self.model(*inputs)
+            sync()
+        except Exception as exc:  # noqa: BLE001 - reported to the parent as data
+            error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        finally:
+            INTERCEPT.active = False
+        return {"calls": dict(INTERCEPT.calls), "host_s": dict(INTERCEPT.host_s),
+                "forward_s": time.perf_counter() - start, "error": error,
+                "outputs": package_outputs(out) if out is not None else None,
+                "integrity": integrity.diff(self.before)}
 
     @torch.no_grad()
     def census(self, host_inputs: list) -> dict:

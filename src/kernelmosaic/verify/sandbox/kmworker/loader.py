@@ -18,6 +18,8 @@ import time
 import types
 from pathlib import Path
 
+from .intercept import INTERCEPT, op_names
+
 __all__ = ["load_module", "BuildRecorder", "diagnosed_failure"]
 
 _STARVED = ("Killed", "killed", "signal", "internal compiler error", "out of memory", "memory exhausted",
@@ -109,6 +111,7 @@ class BuildRecorder:
         record = {"name": name, "key": key, "cache_hit": cache_hit, "seconds": 0.0, "log": "", "ok": False}
         self.builds.append(record)
         start = time.perf_counter()
+        ops_before = op_names()
         with tempfile.TemporaryFile() as log:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -118,6 +121,8 @@ class BuildRecorder:
             try:
                 module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
                 record["ok"] = True
+                INTERCEPT.ops |= op_names() - ops_before  # operators the extension registered as it loaded
+                INTERCEPT.wrap_extension(module)
                 return module
             finally:
                 sys.stdout.flush()

@@ -1,0 +1,82 @@
+"""Does the candidate's own kernel work reach its result? Perturbation probes, and the custom kernels' share of time.
+
+The candidate worker counts every call into the candidate's kernels during one forward, then repeats that forward
+once per kernel entry point with that entry point's outputs (returned tensors and buffers it wrote) replaced by
+noise. An entry point whose noise leaves the result within tolerance does no work the result depends on. Under
+every policy at least one entry point must reach the result (`kernel-output-unused`); under `kernelbench`, where
+PyTorch may compute the rest, a candidate whose calls cannot be observed at all is rejected too
+(`kernel-output-unverified`), since nothing then shows that a custom kernel contributes.
+"""
+
+from __future__ import annotations
+
+from kernelmosaic.verify.compare import compare_outputs
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.judge import ReferenceData, Stop, _call, _integrity
+from kernelmosaic.verify.pool import Worker
+from kernelmosaic.verify.verdict import CustomWork, Finding, KernelUse, Status
+
+__all__ = ["check_custom_work", "custom_share"]
+
+
+def custom_share(census: dict) -> float | None:
+    """Custom kernels' device time over all kernels' in the census (None without a census or any time)."""
+    rows = census.get("kernels", []) if census else []
+    total = sum(r["total_ms"] for r in rows)
+    if not rows or total <= 0:
+        return None
+    return round(sum(r["total_ms"] for r in rows if r["custom"]) / total, 4)
+
+
+def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str], seed: int) -> dict:
+    res = _call(cand, "probe", config.run_timeout_s, Status.runtime_error, "probing the candidate's kernels",
+                host_inputs=inputs, perturb=perturb, seed=seed)
+    _integrity(res["integrity"], "kernel probes")
+    return res
+
+
+def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: dict,
+                      findings: list[Finding]) -> CustomWork:
+    """Probe the candidate (already loaded and constructed in `cand`); raise Stop when its kernels' output is
+    unused (or, under `kernelbench`, unobservable); append flags for entry points that are decoys."""
+    trial = next(tr for tr in refdata.trials if not tr["skipped"])
+    base = _probe(cand, config, trial["inputs"], [], config.seed + 5000)
+    if base["error"] or base["outputs"] is None:
+        raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base['error']}")
+    work = CustomWork(kernels=[KernelUse(name=n, calls=c) for n, c in sorted(base["calls"].items())])
+    if cand.device.startswith("cuda"):
+        work.share, work.share_basis = custom_share(census), "device_time" if custom_share(census) is not None \
+            else "unavailable"
+    elif base["calls"] and base["forward_s"] > 0:
+        work.share = round(min(1.0, sum(base["host_s"].values()) / base["forward_s"]), 4)
+        work.share_basis = "host_time"
+    if not work.kernels:
+        message = ("no call into the candidate's own kernels was observed (extension functions, Triton kernels, "
+                   "registered operators), so nothing shows that their output reaches the result")
+        finding = Finding(rule="kernel-output-unverified", message=message,
+                          severity="reject" if config.policy == "kernelbench" else "flag")
+        if finding.severity == "reject":
+            raise Stop(Status.no_custom_kernel, message, [finding])
+        findings.append(finding)
+        return work
+    atol, rtol = config.tolerances()
+    for k, use in enumerate(work.kernels[: config.dataflow_functions]):
+        res = _probe(cand, config, trial["inputs"], [use.name], config.seed + 5001 + k)
+        if res["error"]:
+            use.reaches_output, use.detail = False, f"forward raised when its output was noise: {res['error']}"
+            continue
+        cmp = compare_outputs(base["outputs"], res["outputs"], atol, rtol)
+        use.reaches_output = not cmp.ok
+        use.detail = cmp.detail if not cmp.ok else "noise in its output left the result within tolerance"
+    tested = [u for u in work.kernels if u.reaches_output is not None]
+    unused = [u for u in tested if not u.reaches_output]
+    evidence = "; ".join(f"{u.name} ({u.calls} call(s)): {u.detail}" for u in unused)[:800]
+    if unused and len(unused) == len(tested):
+        message = "the candidate's kernels run, but their output does not reach what forward returns"
+        raise Stop(Status.output_mismatch, message,
+                   [Finding(rule="kernel-output-unused", severity="reject", message=message, evidence=evidence)])
+    if unused:
+        findings.append(Finding(rule="kernel-output-unused", severity="flag", evidence=evidence,
+                                message=f"{len(unused)} kernel entry point(s) run without their output reaching "
+                                        "the result (their time counts, their work does not)"))
+    return work

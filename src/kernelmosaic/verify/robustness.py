@@ -1,0 +1,101 @@
+"""The candidate on a task's alternative shapes and dtypes, each judged against the reference run there.
+
+A kernel written for the stated sizes only (sizes hard-coded, tails never handled) passes the task's own trials
+and fails here. Failing an alternative is `shape-specialised`: a reject under `strict`, a flag under `kernelbench`.
+An alternative the reference itself cannot run is reported (`bad_problem`) and never held against the candidate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from kernelmosaic.verify.compare import compare_outputs, output_nbytes
+from kernelmosaic.verify.config import Precision, VerifyConfig
+from kernelmosaic.verify.judge import Stop, status_of_death, status_of_error
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.slot import DeviceSlot
+from kernelmosaic.verify.verdict import AlternativeResult, Finding, Robustness, Status
+
+__all__ = ["Alternative", "check_robustness"]
+
+
+class Alternative(BaseModel):
+    """One alternative problem: the task at other sizes (a problem file with its constants changed) and/or in
+    another precision."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    label: str
+    """How reports name it, e.g. `batch_size=13, dim=3583` or `bf16`."""
+    problem: Path
+    """A KernelBench-format problem file for this alternative."""
+    precision: Precision | None = None
+    """Precision to judge it in; None: the run's own."""
+
+
+def _judge_one(worker: Worker, slot: DeviceSlot, candidate: str, alt: Alternative, sha: str,
+               config: VerifyConfig) -> AlternativeResult:
+    precision = alt.precision or config.precision
+    try:
+        ref = slot.reference(str(alt.problem.resolve()), sha, precision=precision, trials=config.robustness_trials)
+    except Stop as stop:
+        return AlternativeResult(label=alt.label, passed=False, status=Status.bad_problem, detail=stop.message[:400])
+    usable = [tr for tr in ref.trials if not tr["skipped"]]
+    atol, rtol = config.tolerances(precision)
+    result = AlternativeResult(label=alt.label, passed=False, status=Status.accepted, trials=len(usable))
+    try:
+        worker.call("init", config.init_timeout_s, init_inputs=ref.setup["init_inputs"],
+                    state_dict=ref.setup["state_dict"], seed=config.seed, precision=precision)
+        ran = worker.call("run", config.run_timeout_s, trials=[tr["inputs"] for tr in usable],
+                          poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])], repeat_first=False)
+    except WorkerDied as exc:
+        result.status, result.detail = status_of_death(exc), exc.detail[:400]
+        return result
+    except WorkerError as exc:
+        result.status = status_of_error(exc.error, Status.runtime_error)
+        result.detail = f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
+        return result
+    for k, (tr, got) in enumerate(zip(usable, ran["trials"], strict=True)):
+        # the float64 oracle, where the reference worker computed one, sets the error budget (verify/compare.py)
+        oracle = {"oracle": tr["oracle"]} if tr.get("oracle") else {}
+        cmp = compare_outputs(tr["outputs"], got["outputs"], atol, rtol, **oracle)
+        result.max_abs_error = max(result.max_abs_error, cmp.max_abs)
+        result.max_rel_error = max(result.max_rel_error, cmp.max_rel)
+        if not cmp.ok:
+            result.status, result.detail = cmp.status, f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
+            return result
+    result.passed = True
+    return result
+
+
+def check_robustness(slot: DeviceSlot, candidate: str, alternatives: list[Alternative], shas: list[str],
+                     config: VerifyConfig, into: Robustness, findings: list[Finding]) -> None:
+    """Judge the candidate on every alternative in one fresh candidate worker (restarted after a death), filling
+    `into`; raise Stop under `strict` when one fails, append a flag under `kernelbench`."""
+    worker: Worker | None = None
+    try:
+        for alt, sha in zip(alternatives, shas, strict=True):
+            if worker is None or not worker.alive:
+                worker = slot.new_worker("candidate")
+                worker.call("load", config.load_timeout_s, candidate=candidate, cache_dir=str(config.cache_dir))
+            into.alternatives.append(_judge_one(worker, slot, candidate, alt, sha, config))
+    except (WorkerDied, WorkerError) as exc:  # the candidate no longer loads: every remaining alternative fails
+        detail = exc.detail if isinstance(exc, WorkerDied) else str(exc.error.get("message", ""))[:300]
+        for alt in alternatives[len(into.alternatives):]:
+            into.alternatives.append(AlternativeResult(label=alt.label, passed=False, status=Status.load_error,
+                                                       detail=detail))
+    finally:
+        if worker is not None:
+            worker.kill()
+    failed = [r for r in into.alternatives if not r.passed and r.status != Status.bad_problem]
+    into.passed = not failed
+    if not failed:
+        return
+    evidence = "; ".join(f"{r.label}: {r.status.value}: {r.detail}" for r in failed)[:800]
+    message = f"wrong or failing at {len(failed)} of {len(into.alternatives)} alternative shape/dtype set(s)"
+    if config.policy == "strict":
+        raise Stop(failed[0].status if failed[0].status != Status.accepted else Status.output_mismatch, message,
+                   [Finding(rule="shape-specialised", severity="reject", message=message, evidence=evidence)])
+    findings.append(Finding(rule="shape-specialised", severity="flag", message=message, evidence=evidence))

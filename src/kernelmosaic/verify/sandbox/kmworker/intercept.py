@@ -1,0 +1,150 @@
+"""The candidate's own kernel calls, seen from inside its worker: counted, timed on the host, and on request given
+noise instead of their outputs, so the parent can tell whether a custom kernel's output reaches what forward returns.
+
+Three doors are watched: functions of `load_inline` extensions (wrapped on the module object as it is built),
+Triton kernels among the candidate's globals (their instance `run`, which `kernel[grid](...)` calls), and operators
+an extension registered with the dispatcher while it loaded (a dispatch mode, only while a probe runs). The wrappers
+are installed once and stay: a candidate sees the same objects whether or not it is being probed.
+Standard library and torch only.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+__all__ = ["INTERCEPT", "Interceptor", "perturb_value", "op_names"]
+
+
+def perturb_value(t: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A same-shape, same-dtype stand-in for a kernel output that differs from it almost everywhere: floats get
+    noise at the output's own scale, integers and booleans are shuffled (values stay in range, so indices stay
+    valid)."""
+    if t.numel() == 0:
+        return t.clone()
+    if t.is_floating_point() or t.is_complex():
+        scale = float(t.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()) + 1.0
+        noise = torch.randn(t.shape, generator=gen, device="cpu").to(t.device)
+        return (t.detach() + noise.to(t.dtype) * scale).to(t.dtype)
+    flat = t.detach().reshape(-1)
+    order = torch.randperm(flat.numel(), generator=gen, device="cpu").to(t.device)
+    return flat[order].reshape(t.shape)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(torch.equal(torch.isnan(a), torch.isnan(b))) and bool(torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)))
+    return bool(torch.equal(a, b))
+
+
+class Interceptor:
+    def __init__(self) -> None:
+        self.active = False
+        """Counting and timing on (only inside a probe; otherwise calls pass straight through)."""
+        self.perturb: set[str] = set()
+        self.calls: dict[str, int] = {}
+        self.host_s: dict[str, float] = {}
+        self.ops: set[str] = set()
+        """Dispatcher operators registered while an extension loaded (`ns::name`)."""
+        self.gen = torch.Generator().manual_seed(0)
+        self.sync = lambda: None
+
+    def reset(self, perturb: set[str], seed: int, sync) -> None:
+        self.perturb, self.calls, self.host_s = set(perturb), {}, {}
+        self.gen.manual_seed(seed)
+        self.sync = sync
+
+    def call(self, name: str, fn, args: tuple, kwargs: dict):
+        if not self.active:
+            return fn(*args, **kwargs)
+        self.calls[name] = self.calls.get(name, 0) + 1
+        perturb = name in self.perturb
+        before = [(x, x.clone()) for x in _tensors(args, kwargs)] if perturb else []
+        self.sync()
+        t0 = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self.sync()
+        self.host_s[name] = self.host_s.get(name, 0.0) + time.perf_counter() - t0
+        if not perturb:
+            return out
+        with torch.no_grad():
+            for x, old in before:  # buffers the kernel wrote into are outputs too
+                if not _same(x, old):
+                    x.copy_(perturb_value(x, self.gen))
+            return _map_out(out, lambda t: perturb_value(t, self.gen))
+
+    def wrap(self, name: str, fn):
+        # No functools.wraps: `__wrapped__` would hand the candidate the unwatched function.
+        def wrapper(*args, **kwargs):
+            return self.call(name, fn, args, kwargs)
+
+        wrapper.__name__ = wrapper.__qualname__ = getattr(fn, "__name__", name)
+        wrapper.__doc__ = getattr(fn, "__doc__", None)
+        return wrapper
+
+    def op_mode(self):
+        """A dispatch mode that routes the extension-registered operators through `call` (a no-op without any)."""
+        import contextlib
+
+        if not self.ops:
+            return contextlib.nullcontext()
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        interceptor = self
+
+        class _Ops(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                name = func._schema.name
+                if name in interceptor.ops:
+                    return interceptor.call(name, func, tuple(args), dict(kwargs or {}))
+                return func(*args, **(kwargs or {}))
+
+        return _Ops()
+
+    def wrap_extension(self, module) -> None:
+        """Replace every function of a freshly built extension module by a wrapper of the same name."""
+        prefix = getattr(module, "__name__", "ext")
+        for attr in dir(module):
+            value = getattr(module, attr, None)
+            if attr.startswith("_") or not callable(value) or isinstance(value, type):
+                continue
+            if type(value).__name__ in ("builtin_function_or_method", "function"):
+                setattr(module, attr, self.wrap(f"{prefix}.{attr}", value))
+
+    def wrap_triton(self, module) -> None:
+        """Wrap the instance `run` of Triton kernels among a module's globals (`kernel[grid](...)` goes through it)."""
+        for attr, value in list(vars(module).items()):
+            if type(value).__module__.startswith("triton.") and callable(getattr(value, "run", None)) \
+                    and hasattr(type(value), "__getitem__"):
+                value.run = self.wrap(f"triton.{attr}", value.run)
+
+
+def op_names() -> set[str]:
+    """Operator names (`ns::name`, overloads dropped) known to the dispatcher right now."""
+    return {n.split(".", 1)[0] for n in torch._C._dispatch_get_all_op_names()}
+
+
+def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    out: list[torch.Tensor] = []
+    for x in list(args) + list(kwargs.values()):
+        if isinstance(x, torch.Tensor):
+            out.append(x)
+        elif isinstance(x, (list, tuple)):
+            out.extend(t for t in x if isinstance(t, torch.Tensor))
+    seen: set[int] = set()
+    return [t for t in out if not (id(t) in seen or seen.add(id(t)))]
+
+
+def _map_out(out, fn):
+    if isinstance(out, torch.Tensor):
+        return fn(out)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_map_out(x, fn) for x in out)
+    return out
+
+
+INTERCEPT = Interceptor()
+"""The worker's one interceptor: the loader wraps extensions with it, the candidate role drives the probes."""

@@ -1,0 +1,145 @@
+"""`kernel-output-unused`: does anything a custom kernel produced flow into what `ModelNew.forward` returns?
+
+A value is kernel-derived when it is the result of a kernel call (extension function, Triton launch, registered
+operator), a buffer bound in the function and passed to a kernel (kernels write their outputs into such
+buffers), or any expression that reads a kernel-derived value. Helpers are summarised (returns kernel-derived
+data; which parameters a kernel writes) and followed through methods, module functions, in-module nn.Modules and
+Python-registered ops. The analysis over-approximates flow (it is flow-insensitive, and any use counts), so it
+never rejects a candidate whose kernel output does reach the result; the run-time probes (verify/custom_work.py)
+then check that the flow carries work.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info
+from kernelmosaic.verify.static.policy import StaticPolicy
+from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
+from kernelmosaic.verify.static.tensors import TensorScope
+
+__all__ = ["check_dataflow"]
+
+_Fn = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass
+class _Summary:
+    returns: bool = False
+    """Some return value is kernel-derived."""
+    writes: set[str] = field(default_factory=set)
+    """Parameters passed (unbound in the function) to a kernel: the caller's argument there becomes an output."""
+
+
+class _Flow:
+    def __init__(self, idx: ModuleIndex, kernels: Kernels, policy: StaticPolicy) -> None:
+        self.idx, self.k, self.policy = idx, kernels, policy
+        self.fns: dict[int, tuple[_Fn, ClassInfo | None]] = {id(f): (f, None) for f in idx.functions.values()}
+        self.classes = {name: class_info(idx, node) for name, node in idx.classes.items()}
+        for info in self.classes.values():
+            for m in info.methods.values():
+                self.fns.setdefault(id(m), (m, info))
+        self.summary: dict[int, _Summary] = {i: _Summary() for i in self.fns}
+
+    def solve(self) -> None:
+        for _ in range(6):
+            changed = False
+            for key, (fn, cls) in self.fns.items():
+                new = self._analyze(fn, cls)
+                if new != self.summary[key]:
+                    self.summary[key], changed = new, True
+            if not changed:
+                return
+
+    def _callees(self, scope: TensorScope, call: ast.Call) -> list[tuple[_Fn, bool]]:
+        """In-module functions a call runs, each with whether its first parameter is `self` (bound)."""
+        f = call.func
+        if isinstance(f, ast.Name) and f.id in self.idx.functions:
+            return [(self.idx.functions[f.id], False)]
+        attr = scope._self_attr(f)
+        if attr is not None and scope.cls and attr in scope.cls.methods:
+            return [(scope.cls.methods[attr], True)]
+        out = [(m, True) for name in scope.local_modules(f) if name in self.classes
+               for m in [self.classes[name].methods.get("forward")] if m is not None]
+        q = (self.idx.resolve(f, scope.aliases) or "").split(".")
+        if len(q) >= 4 and q[:2] == ["torch", "ops"] and q[2] in self.k.py_ops:
+            out += [(fn, False) for fn in self.k.py_ops[q[2]]]
+        return out
+
+    def _analyze(self, fn: _Fn, cls: ClassInfo | None) -> _Summary:
+        scope = TensorScope(self.idx, self.k, cls, fn, set(), self.policy)
+        scope._bind()
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+        bound = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        names: set[str] = set()
+        attrs: set[str] = set()
+        out = _Summary()
+
+        def derived(expr: ast.AST | None) -> bool:
+            for n in ast.walk(expr) if expr is not None else []:
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names:
+                    return True
+                if scope._self_attr(n) in attrs:
+                    return True
+                if isinstance(n, ast.Call) and (scope._is_kernel_call(n) or any(
+                        self.summary[id(c)].returns for c, _ in self._callees(scope, n) if id(c) in self.summary)):
+                    return True
+            return False
+
+        def mark(target: ast.AST, attributes: bool = True) -> None:
+            for n in ast.walk(target):
+                if isinstance(n, ast.Name):
+                    if n.id in bound:
+                        names.add(n.id)
+                    elif n.id in params and n.id != "self":
+                        out.writes.add(n.id)
+                elif attributes and scope._self_attr(n) is not None:
+                    attrs.add(scope._self_attr(n))
+
+        for _ in range(4):
+            before = (len(names), len(attrs), len(out.writes))
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and derived(node.value):
+                    for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                        mark(t.value if isinstance(t, ast.Subscript) else t)
+                elif isinstance(node, ast.For) and derived(node.iter):
+                    mark(node.target)
+                elif isinstance(node, ast.Call):
+                    self._call(scope, node, derived, mark)
+            if (len(names), len(attrs), len(out.writes)) == before:
+                break
+        out.returns = any(derived(n.value) for n in ast.walk(fn) if isinstance(n, ast.Return))
+        return out
+
+    def _call(self, scope: TensorScope, node: ast.Call, derived, mark) -> None:
+        args = list(node.args) + [k.value for k in node.keywords]
+        if scope._is_kernel_call(node):
+            for a in args:  # buffers bound here are the kernel's outputs; `self.<attr>` arguments are its weights
+                mark(a, attributes=False)
+            return
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr.endswith("_") and any(derived(a) for a in args):
+            mark(f.value)  # `out.copy_(y)`, `out.add_(y)`: the receiver now holds kernel-derived data
+        for callee, is_method in self._callees(scope, node):
+            params = [a.arg for a in callee.args.posonlyargs + callee.args.args][1 if is_method else 0:]
+            written = self.summary.get(id(callee), _Summary()).writes
+            for p, a in zip(params, node.args, strict=False):
+                if p in written:
+                    mark(a)
+            for kw in node.keywords:
+                if kw.arg in written:
+                    mark(kw.value)
+
+
+def check_dataflow(idx: ModuleIndex, kernels: Kernels, model: ClassInfo, policy: StaticPolicy) -> list[Hit]:
+    """A hit when forward returns values, yet none of them is kernel-derived."""
+    forward = model.methods.get("forward")
+    if forward is None or not any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(forward)):
+        return []
+    flow = _Flow(idx, kernels, policy)
+    flow.solve()
+    if flow.summary[id(forward)].returns:
+        return []
+    return [idx.hit("kernel-output-unused", forward, "no value a custom kernel produced (its result, or a buffer it "
+                    "writes) flows into what forward returns")]
