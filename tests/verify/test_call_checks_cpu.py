@@ -39,7 +39,7 @@ def _stateful(body: str, init: str = "") -> str:
 
 
 # The first 4 calls are the correctness trials (one repeated), the next 3 the in-place refill; then timing.
-@pytest.mark.parametrize("n", [0, 2, 5, 7, 9, 14, 25, 40])
+@pytest.mark.parametrize("n", [0, 5, 9, 25, 40])
 def test_stale_after_n_calls_is_rejected(unguarded, problem, tmp_path, n):
     source = _stateful(f"if self.calls > {n} and self.last is not None:\n            return self.last\n        "
                        "self.last = ext.add_relu(a, b)\n        return self.last")

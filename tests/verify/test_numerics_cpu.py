@@ -19,12 +19,14 @@ def problem(tmp_path_factory):
     return kit.write(tmp_path_factory.mktemp("rowsum"), "problem.py", hk.PROBLEM_ROW_SUM)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_four_accumulator_row_sum_passes_every_trial(build_cache, problem, tmp_path, seed):
-    config = VerifyConfig(device="cpu", trials=6, seed=seed, cache_dir=build_cache, timing=False, run_timeout_s=60)
+    # static analysis off: the shared test extension also holds the harness attacks (one build for both suites)
+    config = VerifyConfig(device="cpu", trials=5, seed=seed, cache_dir=build_cache, timing=False, run_timeout_s=60,
+                          static_checks=False)
     with Verifier(config) as verifier:
         v = verifier.verify(problem, kit.write(tmp_path, "row_sum4.py", hk.row_sum(0)))
-        assert v.accepted and v.correctness.passed == 6, v.message
+        assert v.accepted and v.correctness.passed == 5, v.message
         assert set(v.correctness.distributions) == {"given", "signed", "scaled"}
         assert 0 < v.correctness.error_vs_fp64 < 1  # it used some of the budget, and stayed inside it
         skipped = verifier.verify(problem, kit.write(tmp_path, "row_sum_skip.py", hk.row_sum(1)))

@@ -99,7 +99,12 @@ def timing_feedback(v: Verdict, roofline: str = "") -> str:
     speed = f"speedup vs eager {t.speedup_vs_eager:.3g}x"
     if t.speedup_vs_compile is not None:
         speed += f", vs torch.compile {t.speedup_vs_compile:.3g}x"
-    out.append(speed + f" (timer: {t.timer})")
+    out.append(speed + f" (device time; timer: {t.timer})")
+    if t.candidate_host is not None and t.speedup_vs_eager_host is not None:
+        host = f"host-inclusive call time: {_stat(t.candidate_host)}; speedup vs eager {t.speedup_vs_eager_host:.3g}x"
+        if t.speedup_vs_compile_host is not None:
+            host += f", vs torch.compile {t.speedup_vs_compile_host:.3g}x"
+        out.append(host)
     if roofline:
         out.append(roofline)
     return "\n".join(out)
