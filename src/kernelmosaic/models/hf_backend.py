@@ -62,7 +62,7 @@ class HFConfig(BaseModel):
     """0 decodes greedily; above 0 samples at this temperature."""
     top_p: float = Field(1.0, gt=0, le=1)
     """Nucleus sampling mass when sampling."""
-    device: str = "auto"
+    device: str = Field("auto", validate_default=True)  # the default is resolved too
     """Torch device for the model, e.g. `cpu` or `cuda:0`; `auto` is the first GPU when there is one, else `cpu`."""
 
     @field_validator("device")

@@ -51,7 +51,7 @@ def choose_template(tokenizer: Any, path: str = "") -> TemplateChoice:
     if own and _trl_patches(tokenizer):
         return "trl_patched"
     if own:
-        log.warning("the tokenizer's chat template has no {%% generation %%} markers and TRL has no training variant "
+        log.warning("the tokenizer's chat template has no {% generation %} markers and TRL has no training variant "
                     "of it: training with KernelMosaic's ChatML tool template instead (saved with the checkpoint)")
     tokenizer.chat_template = chatml_tools_template()
     missing = [m for m in ("<|im_start|>", "<|im_end|>") if m not in tokenizer.get_vocab()]

@@ -67,7 +67,7 @@ def _sft_args(config: TrainConfig, bf16: bool) -> Any:
         output_dir=config.output_dir, max_length=config.max_length, assistant_only_loss=True,
         per_device_train_batch_size=config.batch_size, gradient_accumulation_steps=config.grad_accum,
         learning_rate=config.learning_rate, num_train_epochs=config.epochs, max_steps=config.max_steps,
-        lr_scheduler_type=config.scheduler, warmup_ratio=config.warmup_ratio, weight_decay=config.weight_decay,
+        lr_scheduler_type=config.scheduler, warmup_steps=config.warmup_ratio, weight_decay=config.weight_decay,
         max_grad_norm=config.max_grad_norm, bf16=bf16, gradient_checkpointing=config.gradient_checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False}, logging_steps=config.logging_steps,
         save_steps=config.save_steps, save_total_limit=config.save_total_limit, seed=config.seed,
@@ -93,9 +93,11 @@ def build_trainer(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
     from kernelmosaic.sft.progress import RichProgress, Throughput
     from kernelmosaic.sft.template import choose_template
 
+    rows = load_rows(config.dataset)
+    if not (Path(config.model) / "config.json").is_file():  # never a hub name: nothing is downloaded here
+        raise ValueError(f"model {config.model}: not a model folder (no config.json there)")
     tokenizer = transformers.AutoTokenizer.from_pretrained(config.model)
     template = choose_template(tokenizer, config.chat_template)
-    rows = load_rows(config.dataset)
     lengths = length_report(rows, tokenizer, template)
     overlong = [i for i, n in enumerate(lengths) if n > config.max_length]
     if overlong:

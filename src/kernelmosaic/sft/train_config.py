@@ -54,7 +54,7 @@ class TrainConfig(_Model):
     """Samples per device per forward pass."""
     grad_accum: int = Field(8, ge=1)
     """Forward passes per optimizer step."""
-    warmup_ratio: float = Field(0.03, ge=0, le=1)
+    warmup_ratio: float = Field(0.03, ge=0, lt=1)
     """Share of the steps spent warming the learning rate up."""
     scheduler: str = "cosine"
     """Learning-rate schedule (`linear`, `cosine`, `constant`, ...)."""

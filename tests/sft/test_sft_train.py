@@ -1,0 +1,142 @@
+"""Training end to end on CPU: export -> a tiny random Llama with a tokenizer trained here -> LoRA SFT through the
+CLI -> assistant-only labels, changed weights, checkpoints, resume -> the merged model runs `generate` as hf:PATH."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+transformers = pytest.importorskip("transformers")
+tokenizers = pytest.importorskip("tokenizers")
+pytest.importorskip("trl")
+pytest.importorskip("peft")
+
+import datasets  # noqa: E402
+import torch  # noqa: E402
+from safetensors.torch import load_file  # noqa: E402
+
+from kernelmosaic.cli import app  # noqa: E402
+from kernelmosaic.sft.config import ExportConfig  # noqa: E402
+from kernelmosaic.sft.export import export_dataset  # noqa: E402
+from kernelmosaic.sft.template import chatml_tools_template  # noqa: E402
+from kernelmosaic.sft.train import build_trainer  # noqa: E402
+from kernelmosaic.sft.train_config import TrainConfig  # noqa: E402
+from kernelmosaic.store import open_store  # noqa: E402
+
+pytestmark = pytest.mark.slow
+# A template without generation markers that TRL cannot patch: training must fall back to KernelMosaic's.
+PLAIN_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+SPECIALS = ["<|im_start|>", "<|im_end|>", "[PAD]"]
+
+
+@pytest.fixture(scope="module")
+def exported(recorded, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sft-data")
+    with open_store(recorded.db) as store:
+        export_dataset(store, ExportConfig(tasks=str(recorded.tasks_dir), variants=["full"]), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def base_model(exported, tmp_path_factory):
+    """A byte-level BPE tokenizer trained on the exported trajectories and a random 2-layer Llama."""
+    path = tmp_path_factory.mktemp("tiny-base")
+    rows = datasets.load_from_disk(str(exported / "full"))
+    corpus = [m["content"] for row in rows for m in row["messages"]] + [chatml_tools_template()]
+    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = tokenizers.decoders.ByteLevel()
+    bpe.train_from_iterator(corpus, tokenizers.trainers.BpeTrainer(
+        vocab_size=1200, special_tokens=SPECIALS, initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="[PAD]", eos_token="<|im_end|>")
+    tokenizer.chat_template = PLAIN_TEMPLATE
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=32768,
+                                      pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    transformers.LlamaForCausalLM(config).save_pretrained(path)
+    return path
+
+
+def _config_file(tmp_path, base_model, exported, out):
+    path = tmp_path / "train.toml"
+    path.write_text(f"""[train]
+model = "{base_model}"
+dataset = "{exported / 'full'}"
+output_dir = "{out}"
+max_length = 16384
+learning_rate = 0.01
+grad_accum = 1
+logging_steps = 1
+save_steps = 2
+gradient_checkpointing = false
+lora = {{ r = 4, alpha = 8, dropout = 0.0 }}
+""")
+    return path
+
+
+def test_only_assistant_tokens_carry_loss(base_model, exported, tmp_path):
+    config = TrainConfig(model=str(base_model), dataset=str(exported / "full"), output_dir=str(tmp_path / "o"),
+                         report_to=[], progress=False)
+    trainer, facts = build_trainer(config)
+    assert facts["template"] == "kernelmosaic" and facts["truncated"] == 0
+    row = datasets.load_from_disk(str(exported / "full"))[0]
+    tokenizer = facts["tokenizer"]
+    text = tokenizer.apply_chat_template(row["messages"], tools=row["tools"], tokenize=False)
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    sample = trainer.train_dataset[0]
+    assert sample["input_ids"] == encoded["input_ids"]
+    # Assistant spans found in the rendered text: after each assistant header, through its end-of-turn marker.
+    spans = [m.span(1) for m in re.finditer(r"<\|im_start\|>assistant\n(.*?<\|im_end\|>\n)", text, re.DOTALL)]
+    assert len(spans) == sum(m["role"] == "assistant" for m in row["messages"]) == 5
+    expected = [any(lo <= start < hi for lo, hi in spans) for start, _ in encoded["offset_mapping"]]
+    carries_loss = [label != -100 for label in sample["labels"]]
+    assert carries_loss == expected
+    assert 0 < sum(carries_loss) < len(carries_loss) / 2
+    learned = tokenizer.decode([t for t, keep in zip(sample["input_ids"], carries_loss, strict=True) if keep])
+    assert '<tool_call>\n{"name": "write_candidate"' in learned and "PASSED" not in learned  # tool output is not learned
+    assert "<think>\nLeaky ReLU is elementwise" in learned  # the reasoning is
+
+
+def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(base_model, exported, recorded, tmp_path):
+    out = tmp_path / "run"
+    config = _config_file(tmp_path, base_model, exported, out)
+    runner = CliRunner()
+    first = runner.invoke(app, ["sft", "train", str(config), "--set", "max_steps=3"])
+    assert first.exit_code == 0, first.output
+    assert (out / "checkpoint-2").is_dir() and list((out / "runs").rglob("events.out.tfevents.*"))
+    adapter = load_file(str(out / "final" / "adapter_model.safetensors"))
+    assert any("lora_B" in k and v.abs().sum() > 0 for k, v in adapter.items())  # B starts at zero
+    base = load_file(str(base_model / "model.safetensors"))
+    merged = load_file(str(out / "merged" / "model.safetensors"))
+    changed = [k for k in base if "q_proj" in k and not torch.equal(base[k], merged[k])]
+    assert changed and torch.equal(base["model.embed_tokens.weight"], merged["model.embed_tokens.weight"])
+    resumed = runner.invoke(app, ["sft", "train", str(config), "--set", "max_steps=4", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    assert '"resumed_from"' in resumed.output and "checkpoint-" in resumed.output and '"steps": 4' in resumed.output
+
+    db = f"sqlite:///{tmp_path / 'gen.db'}"
+    generated = runner.invoke(app, ["generate", "--tasks", str(recorded.tasks_dir), "--task", "sft_leaky", "--model",
+                                    f"hf:{out / 'merged'}", "--max-turns", "1", "--device", "cpu", "--db", db,
+                                    "--out", str(tmp_path / "gen"), "--no-live", "--set", "model.max_new_tokens=16"])
+    assert generated.exit_code in (0, 1), generated.output
+    with open_store(db) as store:
+        [run] = store.list_runs()
+        [info] = store.list_episodes(run.id)
+        trajectory = store.load_trajectory(info.id)
+    assert info.status == "done" and info.exit_reason == "budget_exhausted", info
+    replies = [e for e in trajectory.events if e.type == "message" and e.message.role == "assistant"]
+    assert trajectory.model == f"hf:{out / 'merged'}" and len(replies) == 1 and replies[0].usage.completion_tokens >= 1
+
+
+def test_bad_train_config_exits_2(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text('[train]\nmodel = "m"\ndataset = "d"\noutput_dir = "o"\nmax_length = 4\n')
+    result = CliRunner().invoke(app, ["sft", "train", str(path)])
+    assert result.exit_code == 2 and "t.toml [train]: max_length" in result.output
+    path.write_text(f'[train]\nmodel = "m"\ndataset = "{tmp_path}/none"\noutput_dir = "{tmp_path}/o"\n')
+    result = CliRunner().invoke(app, ["sft", "train", str(path)])
+    assert result.exit_code == 2 and "none: cannot load" in result.output
