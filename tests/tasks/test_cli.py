@@ -47,3 +47,21 @@ def test_synth_writes_tasks_that_validate(tmp_path: Path) -> None:
     assert "wrote 6 tasks" in result.output and (tmp_path / "README.md").is_file()
     checked = runner.invoke(app, ["validate", str(tmp_path), "--no-audit"])
     assert checked.exit_code == 0, checked.output
+
+
+def test_audit_streams_json_lines_and_never_writes_into_the_package(tmp_path: Path, relu_task: Task) -> None:
+    import json
+
+    import kernelmosaic
+
+    builtin = Path(kernelmosaic.__file__).resolve().parent / "tasks" / "builtin" / "L1" / "l1_relu"
+    assert not (builtin / "audit.json").exists()
+    folder = save_task_folder(relu_task, tmp_path / "set")
+    for source, task_id in (("builtin", "l1_relu"), (str(tmp_path / "set"), "relu")):
+        res = runner.invoke(app, ["audit", source, "--id", task_id, "--write", "--json", "--jobs", "1"])
+        assert res.exit_code == 0, res.output
+        lines = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+        assert [(r["task_id"], r["passed"]) for r in lines] == [(task_id, True)]
+        assert all(c.startswith("task-") for c in lines[0]["checks"])
+    assert not (builtin / "audit.json").exists()
+    assert json.loads((folder / "audit.json").read_text())["task_id"] == "relu"

@@ -40,7 +40,7 @@ def test_synthesized_specs_agree_with_references_in_audits() -> None:
     tasks = [t for t in synthesize(40, seed=1) if t.has_spec][:8]
     reports = audit_tasks(tasks, AuditConfig(jobs=2))
     assert all(r.passed for r in reports), [(r.task_id, [f.message for f in r.rejects]) for r in reports]
-    assert all("spec-reference-mismatch" in r.checks for r in reports)
+    assert all("task-spec-reference-mismatch" in r.checks for r in reports)
 
 
 def test_audit_gate_keeps_only_passing_tasks() -> None:

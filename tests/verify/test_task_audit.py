@@ -30,7 +30,7 @@ def test_healthy_task_has_no_findings():
 
 
 def test_stochastic_reference():
-    assert "task-stochastic-reference" in _rules(lambda a, b: a + b, repeat=lambda a, b: a + b + torch.rand(256))
+    assert "task-nondeterministic" in _rules(lambda a, b: a + b, repeat=lambda a, b: a + b + torch.rand(256))
 
 
 def test_constant_output():
@@ -46,7 +46,7 @@ def test_mean_output_passes():
 
 
 def test_identity_passes():
-    assert "task-identity-passes" in _rules(lambda a, b: a + 1e-8 * b)
+    assert "task-identity-output-passes" in _rules(lambda a, b: a + 1e-8 * b)
 
 
 def test_only_one_distribution_usable():
@@ -62,5 +62,21 @@ def test_every_runtime_finding_has_a_rationale():
 
     src = "".join(p.read_text() for p in pathlib.Path(kernelmosaic.verify.__file__).parent.glob("*.py"))
     emitted = set(re.findall(r'rule=f?"([a-z0-9-]+)', src)) | {f"sanitizer-{t}" for t in ("memcheck", "racecheck", "initcheck")}
-    emitted |= set(re.findall(r'flag\("(task-[a-z-]+)"', src))
     assert emitted - {"sanitizer-"} <= set(RUNTIME_RULES), emitted - set(RUNTIME_RULES)
+
+
+def test_task_flags_come_from_the_one_task_rule_registry():
+    import pathlib
+    import re
+
+    import kernelmosaic.tasks.audit
+    import kernelmosaic.verify
+    from kernelmosaic.verify.task_rules import AUDIT_SEVERITIES, TASK_RULES
+
+    verify_src = (pathlib.Path(kernelmosaic.verify.__file__).parent / "task_audit.py").read_text()
+    flagged = set(re.findall(r'flag\("(task-[a-z-]+)"', verify_src))
+    assert flagged and flagged <= {r for r, rule in TASK_RULES.items() if rule.where in ("verdict", "both")}
+    audit_src = "".join(p.read_text() for p in pathlib.Path(kernelmosaic.tasks.audit.__file__).parent.glob("*.py"))
+    emitted = set(re.findall(r'"(task-[a-z-]+)"', audit_src))
+    assert emitted and emitted <= set(AUDIT_SEVERITIES), emitted - set(AUDIT_SEVERITIES)
+    assert all(rid.startswith("task-") for rid in TASK_RULES)

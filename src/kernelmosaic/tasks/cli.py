@@ -30,14 +30,25 @@ def _load(source: str) -> list[Task]:
         raise typer.Exit(2) from None
 
 
-def _audit(tasks: list[Task], jobs: int, timeout: float, label: str = "auditing") -> list[AuditReport]:
+def _audit(tasks: list[Task], jobs: int, timeout: float, label: str = "auditing",
+           stream: bool = False) -> list[AuditReport]:
+    """Audit with a progress bar on stderr; with `stream`, print each report as one JSON line as it finishes."""
+    import threading
+
     from kernelmosaic.tasks.audit.runner import AuditConfig, audit_tasks
 
+    lock = threading.Lock()
     with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
         tid = bar.add_task(label, total=len(tasks))
-        return audit_tasks(tasks, AuditConfig(jobs=jobs, task_timeout_s=timeout),
-                           progress=lambda _r: bar.advance(tid))
+
+        def done(report: AuditReport) -> None:
+            with lock:  # reports arrive from one thread per worker
+                if stream:
+                    typer.echo(report.model_dump_json(by_alias=True))
+                bar.advance(tid)
+
+        return audit_tasks(tasks, AuditConfig(jobs=jobs, task_timeout_s=timeout), progress=done)
 
 
 def _findings_table(reports: list[AuditReport], title: str) -> Table:
@@ -143,21 +154,27 @@ def audit_command(source: str = typer.Argument("builtin", help="Task source."),
                   jobs: int = typer.Option(2, help="Worker processes."),
                   timeout: float = typer.Option(60.0, help="Seconds per task in a worker."),
                   write: bool = typer.Option(False, help="Store each report as audit.json in its task folder."),
-                  as_json: bool = typer.Option(False, "--json", help="Print reports as JSON lines.")) -> None:
+                  as_json: bool = typer.Option(False, "--json", help="Print each report as one JSON line as it "
+                                                                      "finishes (progress on stderr).")) -> None:
     """Audit tasks in isolated workers: loads, runs, deterministic, non-degenerate output, spec == reference."""
     tasks = [t for t in _load(source) if not only or t.id in only]
-    reports = _audit(tasks, jobs, timeout)
-    if as_json:
-        for r in reports:
-            typer.echo(r.model_dump_json(by_alias=True))
-    else:
+    reports = _audit(tasks, jobs, timeout, stream=as_json)
+    if not as_json:
         if any(r.findings for r in reports):
             console.print(_findings_table([r for r in reports if r.findings], f"audit of {len(reports)} tasks"))
         console.print(f"{sum(r.passed for r in reports)}/{len(reports)} passed", highlight=False)
     if write:
+        import kernelmosaic
+
+        package = Path(kernelmosaic.__file__).resolve().parent
         for task, report in zip(tasks, reports, strict=True):
-            if task.origin and (Path(task.origin) / "task.toml").is_file():
-                (Path(task.origin) / "audit.json").write_text(report.model_dump_json(by_alias=True, indent=2))
+            folder = Path(task.origin) if task.origin else None
+            if folder is None or not (folder / "task.toml").is_file():
+                continue
+            if folder.resolve().is_relative_to(package):  # the installed package's own tasks stay untouched
+                err.print(f"not writing {folder / 'audit.json'}: inside the installed package", highlight=False)
+                continue
+            (folder / "audit.json").write_text(report.model_dump_json(by_alias=True, indent=2))
     if not all(r.passed for r in reports):
         raise typer.Exit(1)
 

@@ -19,11 +19,14 @@ from kernelmosaic.tasks.schema import Task
 __all__ = ["Check", "TaskChecks", "GROUPS", "task_checks"]
 
 GROUPS: dict[str, tuple[str, ...]] = {
-    "degeneracy": ("constant-output", "near-zero-output", "zero-output-passes", "identity-output-passes",
-                   "mean-output-passes", "finite-output", "positive-inputs-hide-sign", "nondeterministic"),
-    "spec = reference": ("spec-parses", "spec-inputs", "spec-reference-mismatch"),
-    "loads and runs": ("loads", "runs-cpu", "worker-crash", "timeout"),
-    "shapes and size": ("alternative-shapes", "default-shapes-memory", "small-shapes-too-large"),
+    "degeneracy": ("task-constant-output", "task-near-zero-output", "task-zero-output-passes",
+                   "task-identity-output-passes", "task-mean-output-passes", "task-finite-output",
+                   "task-positive-inputs-hide-sign", "task-nondeterministic"),
+    "spec = reference": ("task-spec-parses", "task-spec-inputs", "task-spec-reference-mismatch"),
+    "loads and runs": ("task-loads", "task-runs", "task-default-shapes", "task-worker-crash", "task-timeout",
+                       "task-device-mismatch"),
+    "shapes and size": ("task-alternative-shapes", "task-default-shapes-memory", "task-small-shapes-too-large",
+                        "task-too-large-to-audit"),
 }
 State = Literal["pass", "flag", "fail", "not run", "n/a"]
 

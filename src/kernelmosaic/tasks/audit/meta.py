@@ -20,7 +20,7 @@ def check_shapes(job: dict, load: Callable[[str, str], types.ModuleType], add: C
                  checks: list[str]) -> None:
     """`alternative-shapes`: each alternative runs (on meta); `default-shapes-memory`: the default shapes' inputs
     and outputs fit in `max_default_gb`."""
-    checks += ["alternative-shapes", "default-shapes-memory"]
+    checks += ["task-default-shapes", "task-alternative-shapes", "task-default-shapes-memory"]
     sources = [("default", job.get("reference_default", ""))] + [
         (f"alternatives[{i}]", src) for i, src in enumerate(job.get("alternatives", []))]
     for label, source in sources:
@@ -39,12 +39,13 @@ def check_shapes(job: dict, load: Callable[[str, str], types.ModuleType], add: C
         except Exception as exc:  # noqa: BLE001 - reported as a finding
             if "meta" in str(exc).lower():  # data-dependent ops (item(), nonzero) cannot run on meta
                 continue
-            add("alternative-shapes", "reject", f"the reference fails at its {label} shapes",
+            add("task-default-shapes" if label == "default" else "task-alternative-shapes",
+                "reject" if label == "default" else "flag", f"the reference fails at its {label} shapes",
                 f"{type(exc).__name__}: {str(exc)[:300]}")
             continue
         if label == "default":
             outs = [out] if isinstance(out, torch.Tensor) else list(out) if isinstance(out, list | tuple) else []
             size = (_bytes(inputs) + _bytes(outs)) / 2**30
             if size > job.get("max_default_gb", 40.0):
-                add("default-shapes-memory", "flag", f"inputs and outputs at the default shapes take {size:.1f} GiB",
+                add("task-default-shapes-memory", "flag", f"inputs and outputs at the default shapes take {size:.1f} GiB",
                     f"limit {job.get('max_default_gb', 40.0)} GiB")

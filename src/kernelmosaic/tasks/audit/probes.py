@@ -62,30 +62,30 @@ class Probe:
     def check_outputs(self, seeds: list[int]) -> list[list[torch.Tensor]]:
         """Finite, deterministic, not constant across seeds, not near zero, not matched by a trivial output."""
         runs = [self.run(self.inputs_for(s)) for s in seeds]
-        self.checks += ["finite-output", "nondeterministic", "constant-output", "near-zero-output",
-                        "zero-output-passes", "mean-output-passes", "identity-output-passes",
-                        "small-shapes-too-large"]
+        self.checks += ["task-finite-output", "task-nondeterministic", "task-constant-output", "task-near-zero-output",
+                        "task-zero-output-passes", "task-mean-output-passes", "task-identity-output-passes",
+                        "task-small-shapes-too-large"]
         numel = sum(x.numel() for x in self.inputs_for(seeds[0]) if isinstance(x, torch.Tensor))
         numel += sum(o.numel() for o in runs[0])
         if numel > self.job["max_elements"]:
-            self.add("small-shapes-too-large", "reject", f"inputs and outputs hold {numel} elements at the small "
+            self.add("task-small-shapes-too-large", "flag", f"inputs and outputs hold {numel} elements at the small "
                      f"shapes, above {self.job['max_elements']}; audits and CPU tests would be slow",
                      str([tuple(o.shape) for o in runs[0]]))
         for k, o in enumerate(runs[0]):
             if _floating(o) and not torch.isfinite(o).all():
-                self.add("finite-output", "reject", f"output {k} holds NaN or inf on the given inputs",
+                self.add("task-finite-output", "reject", f"output {k} holds NaN or inf on the given inputs",
                          f"nan={int(torch.isnan(o).sum())} inf={int(torch.isinf(o).sum())}")
         again = self.run(self.inputs_for(seeds[0]))
         if any(not torch.equal(a, b) for a, b in zip(runs[0], again, strict=True)):
             err = max(max_error(a, b) for a, b in zip(runs[0], again, strict=True))
-            self.add("nondeterministic", "reject", "two forward calls on the same inputs differ (dropout in train "
+            self.add("task-nondeterministic", "reject", "two forward calls on the same inputs differ (dropout in train "
                      "mode, random ops?); no candidate could match it", f"max abs difference {fmt(err)}")
         if len(runs) > 1 and all(torch.equal(a, b) for r in runs[1:] for a, b in zip(runs[0], r, strict=True)):
-            self.add("constant-output", "reject", f"the output is identical for {len(runs)} input seeds; a kernel "
+            self.add("task-constant-output", "reject", f"the output is identical for {len(runs)} input seeds; a kernel "
                      "returning a stored constant would pass", str([tuple(o.shape) for o in runs[0]]))
         peak = max((float(o.double().abs().nan_to_num(0).max()) for r in runs for o in r if o.numel()), default=0.0)
         if peak < 1e-6:
-            self.add("near-zero-output", "reject", "the output is (near) zero for every seed", f"max |y| = {fmt(peak)}")
+            self.add("task-near-zero-output", "reject", "the output is (near) zero for every seed", f"max |y| = {fmt(peak)}")
         self._trivial(runs, seeds)
         return runs
 
@@ -96,18 +96,18 @@ class Probe:
             if not _floating(outs[0]):
                 continue
             if all(close_enough(torch.zeros_like(o), o, self.atol, self.rtol) for o in outs):
-                self.add("zero-output-passes", "reject", f"an all-zero output {k} is within tolerance "
+                self.add("task-zero-output-passes", "reject", f"an all-zero output {k} is within tolerance "
                          f"(atol={self.atol}, rtol={self.rtol}); raise magnitudes or change the shapes",
                          f"max |y| = {fmt(max(float(o.abs().max()) for o in outs))}")
             elif outs[0].numel() > 1 and all(close_enough(torch.full_like(o, float(o.double().mean())), o, self.atol,
                                                      self.rtol) for o in outs):
-                self.add("mean-output-passes", "reject", f"filling output {k} with its mean is within tolerance",
+                self.add("task-mean-output-passes", "reject", f"filling output {k} with its mean is within tolerance",
                          f"std = {fmt(float(outs[0].double().std()))}")
             else:
                 for j, x in enumerate(self.inputs_for(seeds[0])):
                     if isinstance(x, torch.Tensor) and x.shape == outs[0].shape and close_enough(
                             x.to(outs[0].dtype).cpu(), outs[0], self.atol, self.rtol):
-                        self.add("identity-output-passes", "reject", f"returning input {j} unchanged matches output "
+                        self.add("task-identity-output-passes", "reject", f"returning input {j} unchanged matches output "
                                  f"{k} within tolerance", f"shape {tuple(x.shape)}")
                         break
 
@@ -115,7 +115,7 @@ class Probe:
         """Flag inputs that are all non-negative while the operator treats negative values differently."""
         inputs = self.inputs_for(0)
         floats = [x for x in inputs if isinstance(x, torch.Tensor) and _floating(x)]
-        self.checks.append("positive-inputs-hide-sign")
+        self.checks.append("task-positive-inputs-hide-sign")
         if not floats or any(bool((x < 0).any()) for x in floats):
             return
         gen = torch.Generator().manual_seed(1234)
@@ -129,12 +129,12 @@ class Probe:
         if any(_floating(o) and not torch.isfinite(o).all() for o in out_signed):
             return
         if any(not close_enough(a, b, self.atol, self.rtol) for a, b in zip(out_signed, out_abs, strict=True)):
-            self.add("positive-inputs-hide-sign", "flag", "get_inputs() draws only non-negative values, yet the "
+            self.add("task-positive-inputs-hide-sign", "flag", "get_inputs() draws only non-negative values, yet the "
                      "output changes for negative inputs; a kernel that mishandles negatives would pass",
                      f"max difference {fmt(max(max_error(a, b) for a, b in zip(out_signed, out_abs, strict=True)))}")
 
     def check_device(self, device: str, reference_out: list[torch.Tensor]) -> None:
-        self.checks.append(f"runs-{device}")
+        self.checks.append("task-device-mismatch")
         try:
             model = self.model.to(device)
             with torch.no_grad():
@@ -142,14 +142,14 @@ class Probe:
                                           for x in self.inputs_for(0)]))
             outs = [o.detach().cpu() for o in outs]
         except Exception as exc:  # noqa: BLE001 - reported as a finding
-            self.add(f"runs-{device}", "reject", f"the reference fails on {device}", f"{type(exc).__name__}: {exc}")
+            self.add("task-device-mismatch", "flag", f"the reference fails on {device}", f"{type(exc).__name__}: {exc}")
             return
         finally:
             self.model.to("cpu")
         tol = 10 * self.atol
         for k, (a, b) in enumerate(zip(reference_out, outs, strict=True)):
             if not close_enough(a, b, tol, tol):
-                self.add(f"runs-{device}", "flag", f"output {k} on {device} differs from CPU beyond {tol}",
+                self.add("task-device-mismatch", "flag", f"output {k} on {device} differs from CPU beyond {tol}",
                          f"max abs error {fmt(max_error(a, b))}")
 
 

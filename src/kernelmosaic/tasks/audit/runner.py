@@ -27,6 +27,7 @@ from kernelmosaic.tasks.spec import SpecError, parse_spec
 from kernelmosaic.tasks.spec.compiler import compile_program
 from kernelmosaic.tasks.spec.nodes import DTYPES
 from kernelmosaic.verify.config import TOLERANCES
+from kernelmosaic.verify.task_rules import task_finding
 
 __all__ = ["AuditConfig", "audit_tasks", "build_job"]
 
@@ -62,12 +63,12 @@ def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Findin
     try:
         reference = task.problem_source("small" if config.shapes == "small" and task.shapes.small else "default")
     except (ShapeOverrideError, SyntaxError) as exc:
-        return None, [Finding(rule="loads", severity="reject", message=f"cannot apply the small shapes: {exc}")]
+        return None, [task_finding("task-loads", f"cannot apply the small shapes: {exc}", audit=True)]
     atol, rtol = TOLERANCES[task.dtype]
     try:
         alternatives = [task.problem_source(i) for i in range(len(task.shapes.alternatives))]
     except (ShapeOverrideError, SyntaxError) as exc:
-        return None, [Finding(rule="alternative-shapes", severity="reject", message=f"cannot apply: {exc}")]
+        return None, [task_finding("task-alternative-shapes", f"cannot apply: {exc}", audit=True)]
     job = {"id": task.id, "reference": reference, "atol": atol, "rtol": rtol, "seeds": config.seeds,
            "max_elements": config.max_elements, "use_gpu": config.use_gpu, "spec_module": "", "spec_inputs": [],
            "reference_default": task.forms.reference, "alternatives": alternatives,
@@ -78,7 +79,7 @@ def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Findin
             sizes = {k: v for k, v in module_constants(reference).items() if isinstance(v, int)}
             job["spec_module"] = compile_program(program, sizes, f"{task.id}/spec.km")
         except SpecError as exc:
-            return None, [Finding(rule="spec-parses", severity="reject", message=str(exc).splitlines()[0])]
+            return None, [task_finding("task-spec-parses", str(exc).splitlines()[0], audit=True)]
         job["spec_inputs"] = [{"name": d.name, "dims": list(d.dims), "torch_dtype": DTYPES[d.dtype]}
                               for d in program.inputs]
     return job, []
@@ -120,7 +121,7 @@ def _watch(proc: subprocess.Popen, result_path: Path, config: AuditConfig,
         if time.monotonic() - since > limit:
             _kill(proc)
             if current is not None:
-                done(current, _failure(current, "timeout", f"the task ran longer than {limit:.0f} s in the "
+                done(current, _failure(current, "task-timeout", f"the task ran longer than {limit:.0f} s in the "
                                        "audit worker", ""))
                 finished.add(current)
             return None, finished
@@ -148,12 +149,12 @@ def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict]
                     live.discard(proc)
             tail = log_path.read_text(encoding="utf-8", errors="replace")[-800:]
         if current is not None:  # the worker died inside this task
-            done(current, _failure(current, "worker-crash", f"the audit worker died (exit {proc.returncode}) "
+            done(current, _failure(current, "task-worker-crash", f"the audit worker died (exit {proc.returncode}) "
                                    "while running this task", tail))
             finished.add(current)
         if not finished:  # it never got through a task: another start would fare no better
             for job in pending:
-                done(job["id"], _failure(job["id"], "worker-crash", "the audit worker failed to start or to "
+                done(job["id"], _failure(job["id"], "task-worker-crash", "the audit worker failed to start or to "
                                          "make progress", tail))
             return
         pending = [j for j in pending if j["id"] not in finished]
@@ -176,7 +177,8 @@ def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
 
     def done(task_id: str, record: dict) -> None:
         task = by_id[task_id]
-        findings = [Finding(**f) for f in record["findings"]]
+        # Severity comes from the one task-rule registry, whatever the worker said.
+        findings = [task_finding(f["rule"], f["message"], f.get("evidence", ""), audit=True) for f in record["findings"]]
         report = AuditReport(task_id=task_id, passed=not any(f.severity == "reject" for f in findings),
                              findings=findings, checks=record["checks"], devices=record["devices"],
                              reference_hash=task.hashes.reference, seconds=record["seconds"],
