@@ -101,8 +101,8 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
                   f"env: {verdict.env.device} ({verdict.env.device_name}), torch {verdict.env.torch}")
     if verdict.findings and (explain or not verdict.accepted):
         from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
-        from kernelmosaic.verify.task_rules import TASK_RULES
         from kernelmosaic.verify.static import RULES
+        from kernelmosaic.verify.task_rules import TASK_RULES
 
         table = Table(show_lines=explain)
         for col in ("rule", "severity", "message", "rationale", "evidence"):
