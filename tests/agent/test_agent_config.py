@@ -63,3 +63,14 @@ def test_build_and_read_config_directly(tmp_path):
         build(VerifyConfig, read_config(None, ["verify.device=tpu"], cwd=tmp_path), "verify")
     with pytest.raises(ConfigError, match="expected SECTION.KEY=VALUE"):
         read_config(None, ["trials"], cwd=tmp_path)
+
+
+def test_policy_flag_reaches_the_verifier_settings(fake_verifiers, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result, url = _generate(tmp_path, "--device", "cpu", "--policy", "kernelbench")
+    assert result.exit_code == 0, result.output
+    with open_store(url) as store:
+        config = store.latest_run().config
+    assert config["verify"] == {"policy": "kernelbench"}
+    bad, _ = _generate(tmp_path, "--device", "cpu", "--policy", "loose")
+    assert bad.exit_code == 2 and "policy" in bad.output and "'kernelbench'" in bad.output

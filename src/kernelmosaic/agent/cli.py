@@ -104,6 +104,8 @@ def generate_command(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: also retry episodes that failed "
                                       "with an infrastructure error."),
     live: bool = typer.Option(True, "--live/--no-live", help="Show the live view."),
+    policy: str | None = typer.Option(None, "--policy", help="strict (every op of forward in custom kernels; default) or "
+                                      "kernelbench (some ops may stay in PyTorch; the custom kernels' output must be used)."),
     config_file: Path | None = typer.Option(None, "--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
                                             "present): [generate], [model], [verify] sections. See docs/configuration.md."),
     sets: list[str] = typer.Option([], "--set", help="Override one setting: SECTION.KEY=VALUE, e.g. model.temperature=0.2, "
@@ -132,6 +134,8 @@ def generate_command(
             config = config.model_copy(update={"concurrency": concurrency or config.concurrency,
                                                "retry_failed": retry_failed})
         else:
+            if policy is not None:
+                tree = {**tree, "verify": {**tree.get("verify", {}), "policy": policy}}
             config = _new_config(tree, dict(tasks=tasks, model=model, task_ids=task or None, limit=limit,
                                             concurrency=concurrency, out_dir=out, compile_baseline=compile_baseline,
                                             include_flagged=include_flagged),
