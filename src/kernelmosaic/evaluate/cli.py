@@ -106,7 +106,7 @@ def evaluate_command(
         if config.mode == "generations":
             found = discover_generations(Path(config.generations), loaded)
             unknown = {g.task.id for g in found if g.problem is not None}
-            chosen = {g.task.id for g in select(list({g.task.id: g.task for g in found}.values()), config.levels,
+            chosen = {t.id for t in select(list({g.task.id: g.task for g in found}.values()), config.levels,
                                                 config.task_ids, config.limit)}
             found = [g for g in found if g.task.id in chosen]
             selected, backend = list({g.task.id: g.task for g in found}.values()), None

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""The GPU evaluation check's runs, in one process: the generations folder judged, a scripted one-shot model over the
+20 tasks, both reported (each alone and compared); prints the wall time per candidate (each verdict's own seconds)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kernelmosaic.cli import app
+from kernelmosaic.contracts.messages import Message, ToolCall
+from kernelmosaic.contracts.trajectory import ToolResultEvent
+from kernelmosaic.models.scripted import register_script
+from kernelmosaic.store import open_store
+
+
+def kernelmosaic(*args: str) -> str:
+    started = time.time()
+    result = CliRunner().invoke(app, list(args))
+    print(result.output, f"[{time.time() - started:.0f} s] kernelmosaic {' '.join(args[:3])} -> exit {result.exit_code}", flush=True)
+    if result.exit_code != 0:
+        raise SystemExit(f"failed: {result.exception!r}")
+    return result.output
+
+
+def main(root: Path, out: Path, part: str) -> None:
+    db = f"sqlite:///{root / 'km.db'}"
+    answers = json.loads((root / "answers.json").read_text())
+
+    def reply(messages: list[Message]) -> Message:
+        task_id = re.search(r"# Task (\S+):", messages[1].content).group(1)
+        args = {"source": answers[task_id]}
+        return Message(role="assistant", content="", tool_calls=[ToolCall(id=f"w_{task_id}", name="write_candidate",
+                                                                           arguments=args, raw_arguments=json.dumps(args))])
+
+    register_script("gpu-eval-kit", lambda: [reply])
+    common = ["--tasks", f"kernelbench:{root / 'kb'}", "--device", "cuda", "--db", db, "--out", str(root / "runs"),
+              "--concurrency", "8"]
+    runs = []
+    if part in ("gens", "all"):
+        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--generations", str(root / "gens"), *common)).group(1)))
+    if part in ("model", "all"):
+        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--model", "scripted:gpu-eval-kit", *common)).group(1)))
+    with open_store(db) as store:
+        runs = runs or [r.id for r in store.list_runs()][::-1]
+        for rid in runs:
+            kernelmosaic("report", str(rid), "--db", db, "--out", str(out / f"report-run-{rid}"))
+            print(f"# wall time per candidate, run {rid}")
+            for info in store.list_episodes(rid):
+                verdicts = [e.verdict for e in store.load_trajectory(info.id).events
+                            if isinstance(e, ToolResultEvent) and e.verdict is not None]
+                for v in verdicts:
+                    print(f"{info.task_id:40s} {v.status.value:20s} {v.seconds:7.1f} s  compile {v.compile.seconds:6.1f} s "
+                          f"phases {v.phase_seconds}")
+    if len(runs) > 1:
+        kernelmosaic("report", str(runs[0]), *[x for r in runs[1:] for x in ("--compare", str(r))], "--db", db,
+                     "--out", str(out / "report-compare"))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "all")
