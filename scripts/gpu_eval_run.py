@@ -10,13 +10,19 @@ import sys
 import time
 from pathlib import Path
 
+import typer
 from typer.testing import CliRunner
 
-from kernelmosaic.cli import app
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.contracts.trajectory import ToolResultEvent
+from kernelmosaic.evaluate.cli import evaluate_command
+from kernelmosaic.evaluate.report.cli import report_command
 from kernelmosaic.models.scripted import register_script
 from kernelmosaic.store import open_store
+
+app = typer.Typer(pretty_exceptions_enable=False)  # the two commands as src/kernelmosaic/cli.py registers them
+app.command("evaluate")(evaluate_command)
+app.command("report")(report_command)
 
 
 def kernelmosaic(*args: str) -> str:
