@@ -26,7 +26,7 @@ def test_verify_exit_codes_and_json(env, tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["verify", str(problem), str(good), "--device", "cpu", "--trials", "2", "--json", "--no-timing"])
     assert res.exit_code == 0, res.output
-    verdict = json.loads(res.output)
+    verdict = json.loads(res.stdout)
     assert verdict["schema"] == "kernelmosaic.verdict/1" and verdict["accepted"] is True
     res = runner.invoke(app, ["verify", str(problem), str(wrong), "--device", "cpu", "--trials", "2", "--no-timing"])
     assert res.exit_code == 1 and "output_mismatch" in res.output
@@ -56,9 +56,58 @@ def test_explain_prints_rule_severity_rationale_and_evidence(env, tmp_path):
     cheat = kit.write(tmp_path, "cheat.py", kit.candidate("return torch.relu(a + b)  # ext is never used"))
     res = CliRunner().invoke(app, ["verify", str(problem), str(cheat), "--device", "cpu", "--explain"], env={"COLUMNS": "250"})
     assert res.exit_code == 1
-    assert res.output.startswith("no_custom_kernel")  # the ext is built but never called
+    assert res.stdout.startswith("no_custom_kernel")  # the ext is built but never called
     assert "torch-compute" in res.output and "no-kernel-launched" in res.output and "reject" in res.output
     assert "cheat.py:" in res.output  # evidence names the file and line
     from kernelmosaic.verify.static import RULES
 
     assert all(word in res.output for word in RULES["torch-compute"].rationale.split()[:4])
+
+
+def _task_folder(root, small):
+    folder = root / "tasks" / "t_add_relu"
+    folder.mkdir(parents=True)
+    kit.write(folder, "reference.py", kit.PROBLEM_ADD_RELU)
+    (folder / "task.toml").write_text(
+        'schema = "kernelmosaic.task/1"\nid = "t_add_relu"\ntitle = "Add then ReLU"\nlevel = 1\n'
+        'category = "elementwise"\ndtype = "fp32"\nnl = "y = relu(a + b) elementwise over n float32 values."\n'
+        f"[shapes]\nsmall = {{ n = {small} }}\n")
+    return folder / "reference.py"
+
+
+def test_device_picked_small_shapes_on_cpu_and_no_scratch_left(env, tmp_path, monkeypatch):
+    import tempfile
+
+    import torch
+
+    from kernelmosaic.tasks.folder import load_task_folder
+    from kernelmosaic.verify.hashing import problem_hash
+
+    problem = _task_folder(tmp_path, small=96)
+    good = kit.write(tmp_path, "good.py", kit.candidate("return ext.add_relu(a, b)"))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where the workers' and the CLI's folders go
+    res = CliRunner().invoke(app, ["verify", str(problem), str(good), "--trials", "2", "--no-timing", "--json"])
+    verdict = json.loads(res.stdout)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    assert verdict["env"]["device"] == device, "no --device: CUDA when present, else the CPU, and the verdict says so"
+    assert sorted(p.name for p in scratch.iterdir() if p.name.startswith("km-")) == [], "worker scratch removed"
+    if device == "cpu":
+        assert res.exit_code == 0, res.output
+        small = load_task_folder(problem.parent).problem_source("small")
+        assert verdict["problem_sha256"] == problem_hash(small) != problem_hash(kit.PROBLEM_ADD_RELU)
+        assert "shapes: small (n=96) of task folder t_add_relu" in res.stderr
+        full = CliRunner().invoke(app, ["verify", str(problem), str(good), "--trials", "2", "--no-timing", "--json",
+                                        "--shapes", "full"])
+        assert full.exit_code == 0 and json.loads(full.stdout)["problem_sha256"] == problem_hash(kit.PROBLEM_ADD_RELU)
+
+
+def test_a_problem_that_does_not_import_is_unusable_input(env, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", "import no_such_module_km\n" + kit.PROBLEM_ADD_RELU)
+    good = kit.write(tmp_path, "good.py", kit.candidate("return ext.add_relu(a, b)"))
+    res = CliRunner().invoke(app, ["verify", str(problem), str(good), "--device", "cpu", "--trials", "2",
+                                   "--no-timing", "--json"])
+    assert res.exit_code == 2, res.output
+    assert json.loads(res.stdout)["status"] == "bad_problem", "stdout holds the verdict and nothing else"
+    assert "no_such_module_km" in res.stderr and "unusable" in res.stderr

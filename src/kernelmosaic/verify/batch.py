@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TextIO
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,8 +27,8 @@ class Pair(BaseModel):
 
 
 def discover_pairs(source: Path) -> list[Pair]:
-    """A manifest (`.jsonl` of {id?, problem, candidate}, paths relative to it) or a folder whose sub-folders
-    each hold `problem.py` and one or more `candidate*.py`."""
+    """A manifest (`.jsonl` of {id?, problem, candidate}, paths relative to it; `id` defaults to the line number)
+    or a folder whose sub-folders each hold `problem.py` and one or more `candidate*.py`."""
     source = Path(source)
     if source.is_file():
         pairs = []
@@ -38,8 +39,14 @@ def discover_pairs(source: Path) -> list[Pair]:
                 row = json.loads(line)
                 pairs.append(Pair(id=str(row.get("id", f"{n}")), problem=source.parent / row["problem"],
                                   candidate=source.parent / row["candidate"]))
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise InputError(f"{source}:{n}: not a manifest row with `problem` and `candidate` ({exc})") from exc
+            missing = [f"{what} {path}" for what, path in (("problem", pairs[-1].problem),
+                                                           ("candidate", pairs[-1].candidate)) if not path.is_file()]
+            if missing:
+                raise InputError(f"{source}:{n}: {' and '.join(missing)}: no such file")
+        if not pairs:
+            raise InputError(f"{source}: the manifest has no rows")
         return pairs
     if not source.is_dir():
         raise InputError(f"{source}: no such manifest or folder")
@@ -82,17 +89,23 @@ def run_batch(pairs: list[Pair], config: VerifyConfig, out: Path, devices: list[
         if p not in todo and on_result:
             on_result(p, None)
     lock = threading.Lock()
-    with Verifier(config, devices) as verifier, ThreadPoolExecutor(max_workers=2 * verifier.device_count) as pool, \
-            open(out, "a") as sink:
-        def one(pair: Pair) -> dict:
-            verdict = verifier.verify(pair.problem, pair.candidate).to_dict()
-            row = {"id": pair.id, "problem": str(pair.problem), "candidate": str(pair.candidate),
-                   "batch_key": _pair_key(pair, settings), "verdict": verdict}
-            with lock:
-                sink.write(json.dumps(row) + "\n")
-                sink.flush()
-            if on_result:
-                on_result(pair, row)
-            return row
+    sinks: list[TextIO] = []  # `out` is opened at the first verdict: a batch that fails before one leaves no empty file
+    try:
+        with Verifier(config, devices) as verifier, ThreadPoolExecutor(max_workers=2 * verifier.device_count) as pool:
+            def one(pair: Pair) -> dict:
+                verdict = verifier.verify(pair.problem, pair.candidate).to_dict()
+                row = {"id": pair.id, "problem": str(pair.problem), "candidate": str(pair.candidate),
+                       "batch_key": _pair_key(pair, settings), "verdict": verdict}
+                with lock:
+                    if not sinks:
+                        sinks.append(open(out, "a"))  # noqa: SIM115 - closed once every writer is done
+                    sinks[0].write(json.dumps(row) + "\n")
+                    sinks[0].flush()
+                if on_result:
+                    on_result(pair, row)
+                return row
 
-        yield from pool.map(one, todo)
+            yield from pool.map(one, todo)
+    finally:
+        for sink in sinks:
+            sink.close()

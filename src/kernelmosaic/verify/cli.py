@@ -97,8 +97,8 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
         if t.compile and t.speedup_vs_compile is not None:
             line += f", torch.compile {t.compile.median_ms:.4f} ms -> {t.speedup_vs_compile:.2f}x"
         console.print(line)
-    console.print(f"compile: {verdict.compile.seconds:.1f}s{' (cache hit)' if verdict.compile.cache_hit else ''}; "
-                  f"env: {verdict.env.device} ({verdict.env.device_name}), torch {verdict.env.torch}")
+    env = f"; env: {verdict.env.device} ({verdict.env.device_name}), torch {verdict.env.torch}" if verdict.env.device else ""
+    console.print(f"compile: {verdict.compile.seconds:.1f}s{' (cache hit)' if verdict.compile.cache_hit else ''}{env}")
     if verdict.findings and (explain or not verdict.accepted):
         from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
         from kernelmosaic.verify.static import RULES
@@ -181,7 +181,8 @@ def verify_command(
     else:
         _summary(verdict, explain, console)
     if verdict.status == Status.bad_problem:  # the problem, not the candidate, is at fault: unusable input
-        raise _fail(f"problem {problem} is unusable: {verdict.message}")
+        hint = " (time limits are settings, e.g. --set verify.run_timeout_s=600)" if "exceeded" in verdict.message else ""
+        raise _fail(f"problem {problem} is unusable: {verdict.message}{hint}")
     raise typer.Exit(0 if verdict.accepted else 1)
 
 

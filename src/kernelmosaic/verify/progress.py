@@ -1,0 +1,59 @@
+"""A one-line progress display for a verification: a spinner, the phase the workers are in, the elapsed time.
+
+The phase comes from the worker pool's per-request DEBUG records (`kernelmosaic.verify.pool.calls`), so the
+verifier itself knows nothing about screens.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from kernelmosaic.verify.pool import calls_log
+
+__all__ = ["PHASES", "phase_progress"]
+
+PHASES = {
+    "compile": "compiling the candidate", "setup": "setting up the reference", "trials": "running the reference",
+    "load": "loading the candidate", "init": "constructing ModelNew", "run": "checking correctness",
+    "refill": "checking correctness on refilled buffers", "census": "counting kernels",
+    "probe": "checking that the custom kernels' output is used", "prepare_compile": "building the torch.compile baseline",
+    "time": "timing", "eager": "timing", "burst": "timing", "burst_inputs": "timing", "compute": "checking timed calls",
+    "check_calls": "checking timed calls", "peaks": "measuring device peaks",
+}
+"""What a worker request means to a person; a request not named here shows as its op."""
+
+
+class _PhaseHandler(logging.Handler):
+    def __init__(self, show) -> None:
+        super().__init__(logging.DEBUG)
+        self.show = show
+
+    def emit(self, record: logging.LogRecord) -> None:
+        role, _, op = record.getMessage().partition(" ")
+        self.show(PHASES.get(op, op or role))
+
+
+@contextmanager
+def phase_progress(console: Console, label: str) -> Iterator[None]:
+    """Show `label: phase` with elapsed time on `console` while the block runs (on a terminal only); nothing is
+    left on screen."""
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task(f"{label}: checking and building the candidate")
+        handler = _PhaseHandler(lambda phase: bar.update(task, description=f"{label}: {phase}"))
+        saved = (calls_log.level, calls_log.propagate)
+        if not calls_log.isEnabledFor(logging.DEBUG):  # under --verbose the records also reach the log as usual
+            calls_log.setLevel(logging.DEBUG)
+            calls_log.propagate = False
+        calls_log.addHandler(handler)
+        try:
+            yield
+        finally:
+            calls_log.removeHandler(handler)
+            calls_log.setLevel(saved[0])
+            calls_log.propagate = saved[1]

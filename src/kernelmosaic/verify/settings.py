@@ -1,0 +1,46 @@
+"""The verifier's settings for one command: defaults, the config file's `[verify]` section, `--set`, explicit flags.
+
+The device defaults the way `generate` picks it: CUDA when torch sees a GPU, else the CPU. A CUDA device asked for
+on a machine without one is refused before any worker starts, naming where the request came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from kernelmosaic.config import build
+from kernelmosaic.verify.config import VerifyConfig
+
+__all__ = ["DeviceUnavailable", "default_device", "verify_settings"]
+
+
+class DeviceUnavailable(ValueError):
+    """The settings ask for a device this machine does not have; the message says which setting asked."""
+
+
+def default_device() -> Literal["cuda", "cpu"]:
+    """`cuda` when torch sees a GPU, else `cpu`."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def verify_settings(tree: Mapping[str, Any], flags: Mapping[str, Any]) -> VerifyConfig:
+    """VerifyConfig from `tree` (`read_config`) and explicit `flags` (None = not given), flags winning.
+
+    Raises `ConfigError` for a bad value (naming the file or option, the key and what is allowed) and
+    `DeviceUnavailable` for `cuda` on a machine where torch sees no GPU."""
+    section = tree.get("verify")
+    from_file = section.get("device") if isinstance(section, dict) else None
+    base = {} if flags.get("device") or from_file else {"device": default_device()}
+    config = build(VerifyConfig, tree, "verify", base=base, flags=flags)
+    if config.device == "cuda" and default_device() != "cuda":
+        import torch
+
+        asked = ("--device cuda" if flags.get("device") else
+                 f"[verify] device = \"cuda\" ({tree.get('__file__', '--set')})")
+        build_kind = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+        raise DeviceUnavailable(f"{asked}: torch {torch.__version__} ({build_kind}) sees no CUDA GPU on this machine; "
+                                "use --device cpu (C++ load_inline candidates) or run on a GPU machine")
+    return config
