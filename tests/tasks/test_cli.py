@@ -65,3 +65,20 @@ def test_audit_streams_json_lines_and_never_writes_into_the_package(tmp_path: Pa
         assert all(c.startswith("task-") for c in lines[0]["checks"])
     assert not (builtin / "audit.json").exists()
     assert json.loads((folder / "audit.json").read_text())["task_id"] == "relu"
+
+
+def test_show_takes_a_bare_task_id_and_refuses_an_unknown_form() -> None:
+    shown = runner.invoke(app, ["show", "l1_relu", "--form", "reference"])
+    assert shown.exit_code == 0, shown.output
+    assert "class Model" in shown.stdout and "F.relu" in shown.stdout
+    bogus = runner.invoke(app, ["show", "l1_relu", "--form", "bogus"])
+    assert bogus.exit_code == 2 and bogus.stdout == ""
+    assert "'--form'" in bogus.stderr and "'reference'" in bogus.stderr and "'json'" in bogus.stderr
+    missing = runner.invoke(app, ["show", "l1_no_such_task"])
+    assert missing.exit_code == 2 and "l1_no_such_task" in missing.stderr
+
+
+def test_audit_of_an_unknown_id_is_an_error_naming_it(tmp_path: Path, relu_task: Task) -> None:
+    save_task_folder(relu_task, tmp_path / "set")
+    result = runner.invoke(app, ["audit", str(tmp_path / "set"), "--id", "relu", "--id", "no_such_id"])
+    assert result.exit_code == 2 and "no_such_id" in result.stderr and "passed" not in result.output

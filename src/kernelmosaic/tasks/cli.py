@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.console import Console
@@ -89,9 +90,13 @@ def list_command(source: str = typer.Argument("builtin", help="builtin, a folder
 
 
 @app.command("show")
-def show_command(source: str = typer.Argument(..., help="Task source."), task_id: str = typer.Argument(...),
-                 form: str = typer.Option("all", help="all, nl, reference, spec or json.")) -> None:
-    """Print one task (all forms, or one form raw)."""
+def show_command(source: str = typer.Argument(..., help="Task source (builtin when only a task id is given)."),
+                 task_id: str | None = typer.Argument(None, help="Task id."),
+                 form: Literal["all", "nl", "reference", "spec", "json"] = typer.Option(
+                     "all", help="all, or one form raw: nl, reference, spec or json.")) -> None:
+    """Print one task (all forms, or one form raw): `tasks show l1_relu` or `tasks show SOURCE TASK_ID`."""
+    if task_id is None:
+        source, task_id = "builtin", source
     match = [t for t in _load(source) if t.id == task_id]
     if not match:
         err.print(f"[red]error:[/red] no task '{task_id}' in {source}")
@@ -158,6 +163,10 @@ def audit_command(source: str = typer.Argument("builtin", help="Task source."),
                                                                       "finishes (progress on stderr).")) -> None:
     """Audit tasks in isolated workers: loads, runs, deterministic, non-degenerate output, spec == reference."""
     tasks = [t for t in _load(source) if not only or t.id in only]
+    unknown = sorted(set(only) - {t.id for t in tasks})
+    if unknown:
+        err.print(f"[red]error:[/red] --id: no task {', '.join(map(repr, unknown))} in {source}", highlight=False)
+        raise typer.Exit(2)
     reports = _audit(tasks, jobs, timeout, stream=as_json)
     if not as_json:
         if any(r.findings for r in reports):
