@@ -82,3 +82,10 @@ def test_audit_of_an_unknown_id_is_an_error_naming_it(tmp_path: Path, relu_task:
     save_task_folder(relu_task, tmp_path / "set")
     result = runner.invoke(app, ["audit", str(tmp_path / "set"), "--id", "relu", "--id", "no_such_id"])
     assert result.exit_code == 2 and "no_such_id" in result.stderr and "passed" not in result.output
+
+
+def test_list_folds_at_80_columns() -> None:
+    listed = runner.invoke(app, ["list", "builtin", "--level", "2"], env={"COLUMNS": "80"})
+    assert listed.exit_code == 0, listed.output
+    assert "…" not in listed.stdout and max(len(line) for line in listed.stdout.splitlines()) <= 80
+    assert "nl+ref+spec" in listed.stdout and "approved" in listed.stdout

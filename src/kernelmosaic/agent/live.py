@@ -57,13 +57,13 @@ class RunView:
             header = self._header()
             running = Table(title="running", expand=False)
             for col in ("task", "phase", "turn", "last status", "tokens"):
-                running.add_column(col)
+                running.add_column(col, overflow="fold")  # narrow terminals fold cells rather than cut them
             for task_id, s in sorted(self.running.items())[:20]:
                 running.add_row(task_id, s.phase, str(s.turns), s.last_status or "-",
                                 f"{s.usage.prompt_tokens + s.usage.completion_tokens:,}")
             done = Table(title="done (latest)", expand=False)
             for col in ("task", "exit", "solved", "speedup", "turns"):
-                done.add_column(col)
+                done.add_column(col, overflow="fold")
             for e in self.done[-10:]:
                 speed = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager > 0 else "-"
                 done.add_row(e.task_id, e.exit_reason, "yes" if e.solved else ("flagged" if e.task_flags else "no"), speed, str(e.totals.turns))

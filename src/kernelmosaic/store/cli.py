@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -46,9 +47,11 @@ def list_command(db: str | None = DbOption, as_json: bool = JsonOption) -> None:
     if as_json:
         typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=1))
         return
-    table = Table(title=f"runs in {store.url}")
-    for column in ("id", "name", "created", "model", "tasks", "status", "episodes", "done", "solved", "pass rate"):
-        table.add_column(column, justify="right" if column in ("id", "episodes", "done", "solved", "pass rate") else "left")
+    table = Table(title=f"runs in {store.url}", box=box.SIMPLE_HEAD, collapse_padding=True)
+    for column in ("id", "name", "created", "model", "tasks", "status", "epi-\nsodes", "done", "solved", "pass\nrate"):
+        numeric = column in ("id", "epi-\nsodes", "done", "solved", "pass\nrate")
+        # numbers keep their width; long names and paths fold onto more lines, never cut (80 columns)
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=numeric, overflow="fold")
     for s in summaries:
         run = s.run
         table.add_row(
@@ -100,9 +103,11 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
         return
     console = Console()
     _print_summary(console, summary)
-    table = Table()
-    for column in ("episode", "task", "status", "exit", "solved", "best speedup", "turns", "tokens", "cost $", "GPU s"):
-        table.add_column(column, justify="left" if column in ("task", "status", "exit", "solved") else "right")
+    table = Table(box=box.SIMPLE_HEAD, collapse_padding=True)
+    for column in ("epi-\nsode", "task", "status", "exit", "solved", "best\nspeedup", "turns", "tokens", "cost\n$",
+                   "GPU\ns"):
+        text = column in ("task", "status", "exit", "solved")
+        table.add_column(column, justify="left" if text else "right", no_wrap=not text, overflow="fold")
     for e in episodes:
         speedup = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager else "-"
         solved = "yes" if e.solved else ("flagged" if e.task_flags else "no")

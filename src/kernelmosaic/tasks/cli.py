@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -76,10 +77,9 @@ def list_command(source: str = typer.Argument("builtin", help="builtin, a folder
         for t in tasks:
             typer.echo(json.dumps(t.to_dict()))
         return
-    table = Table(title=f"{len(tasks)} tasks from {source}")
-    table.add_column("id", no_wrap=True)
-    for col in ("lvl", "category", "dtype", "forms", "review", "audit", "title"):
-        table.add_column(col, overflow="fold")
+    table = Table(title=f"{len(tasks)} tasks from {source}", box=box.SIMPLE_HEAD, collapse_padding=True)
+    for col in ("id", "lvl", "category", "dtype", "forms", "review", "audit", "title"):
+        table.add_column(col, overflow="fold", no_wrap=col in ("lvl", "dtype", "audit"))  # folds, never cuts, at 80
     for t in tasks:
         forms = "nl+ref" + ("+spec" if t.has_spec else "")
         audit = "-" if t.audit is None else ("[green]pass" if t.audit.passed else "[red]fail")
