@@ -102,7 +102,7 @@ def test_both_times_and_the_judging_gpu_are_reported(unguarded, problems, tmp_pa
     t = v.timing
     assert t.candidate_host is not None and t.eager_host is not None and t.speedup_vs_eager_host > 0
     assert t.candidate_host.median_ms >= 0.5 * t.candidate.median_ms  # host-inclusive holds the device time too
-    assert t.timed_calls_checked >= 2 * 2 and 0 < t.clock_ratio < 2
+    assert t.timed_calls_checked >= 2 * 2 and t.clock_ratio > 0
     assert v.env.gpu_index == "0" and v.env.gpu_uuid.startswith("GPU-") and v.env.gpu_name == v.env.device_name
 
 

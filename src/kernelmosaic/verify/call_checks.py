@@ -11,7 +11,7 @@ from typing import NamedTuple
 from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "Burst", "WallRatios", "pick_calls",
-           "fingerprint_mismatch", "burst_calls", "wall_ratios", "wall_clock_finding"]
+           "fingerprint_mismatch", "burst_calls", "ratios", "wall_clock_finding"]
 
 FINGERPRINT_Z = 8.0
 """Honest rounding moves a fingerprint (a Gaussian-weighted sum) by at most sqrt(Σ w_i² b_i²) standard deviations,
@@ -23,6 +23,8 @@ trials needed above atol + rtol·|r|."""
 WALL_RATIO_LIMIT = 3.0
 """A candidate whose burst took this many times longer than its reported host-inclusive time predicts (relative
 to the eager baseline's same ratio, itself at least 1) reported times its own process did not spend."""
+SLACK_MS = 20.0
+"""Fixed allowance for a burst request beyond its calls: a message each way and a host busy with other work."""
 CLOCK_RATIO_LIMIT = 2.0
 """The parent's clock may run this many times faster than the worker's over the same burst before the worker's
 clock counts as tampered with."""
@@ -75,34 +77,34 @@ class Burst(NamedTuple):
 
 class WallRatios(NamedTuple):
     clock: float
-    """(parent's wall time − the baseline's fixed overhead) / the worker's own report of the same burst: ~1 unless
-    the worker's clock runs slow."""
+    """Parent's wall time of the burst over the worker's own measurement of it: ~1 unless its clock runs slow."""
     cold: float
-    """The same wall time over calls × the reported host-inclusive median: what warm back-to-back calls cost
-    against what single calls were reported to cost (≤ ~1 for honest subjects; the baseline's shows how far)."""
+    """The same wall time over calls × the reported host-inclusive median: warm back-to-back calls against what
+    single cold calls were reported to cost (≤ ~1 for honest subjects; the baseline shows how far below)."""
 
 
-def wall_ratios(subject: Burst, baseline: Burst) -> tuple[WallRatios, WallRatios]:
-    """Ratios of `subject` and `baseline`, with the request's fixed cost (messages, bookkeeping) taken as the
-    baseline's wall time beyond its own report."""
-    overhead = max(baseline.wall_ms - baseline.reported_ms, 0.0)
-
-    def of(b: Burst) -> WallRatios:
-        spent = max(b.wall_ms - overhead, 0.0)
-        return WallRatios(round(spent / max(b.reported_ms, 1e-6), 3), round(spent / max(b.calls * b.host_median_ms, 1e-6), 3))
-
-    return of(subject), of(baseline)
+def ratios(b: Burst) -> WallRatios:
+    return WallRatios(round(b.wall_ms / max(b.reported_ms, 1e-6), 3),
+                      round(b.wall_ms / max(b.calls * b.host_median_ms, 1e-6), 3))
 
 
-def wall_clock_finding(subject: WallRatios, baseline: WallRatios) -> Finding | None:
+def wall_clock_finding(subject: Burst, baseline: Burst) -> Finding | None:
     """A finding when the candidate's burst took far longer on the parent's clock than its worker reported, or than
-    its reported single-call time predicts beyond what the eager baseline's same ratio shows."""
-    cold_limit = WALL_RATIO_LIMIT * max(baseline.cold, 1.0)
-    if subject.clock <= CLOCK_RATIO_LIMIT and subject.cold <= cold_limit:
+    its reported single-call time predicts beyond what the eager baseline's own clock shows for the same ratio.
+    Both bounds carry an additive slack: the request's fixed cost (messages, bookkeeping, a busy host), taken
+    as twice the baseline's wall time beyond its own report plus SLACK_MS."""
+    slack = SLACK_MS + 2 * max(baseline.wall_ms - baseline.reported_ms, 0.0)
+    warm_over_cold = baseline.reported_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
+    cold_limit = WALL_RATIO_LIMIT * max(warm_over_cold, 1.0)
+    clock_ok = subject.wall_ms <= CLOCK_RATIO_LIMIT * subject.reported_ms + slack
+    cold_ok = subject.wall_ms <= cold_limit * subject.calls * subject.host_median_ms + slack
+    if clock_ok and cold_ok:
         return None
+    r = ratios(subject)
     return Finding(rule="timing-wall-clock", severity="reject",
                    message="the candidate's calls took far longer on the verifier's own clock than its process "
                            "reported: its clock or timer was tampered with",
-                   evidence=f"burst: parent clock / worker clock = {subject.clock:.2f} (limit {CLOCK_RATIO_LIMIT}); "
-                            f"parent clock / reported call time = {subject.cold:.2f} (limit {cold_limit:.2f}, eager "
-                            f"baseline {baseline.cold:.2f})")
+                   evidence=f"burst of {subject.calls} calls: {subject.wall_ms:.1f} ms on the parent's clock, "
+                            f"{subject.reported_ms:.1f} ms on the worker's (ratio {r.clock:.2f}, limit "
+                            f"{CLOCK_RATIO_LIMIT}); {r.cold:.2f}x what the reported call time predicts (limit "
+                            f"{cold_limit:.2f}); slack {slack:.1f} ms")

@@ -67,7 +67,7 @@ class VerifyConfig(BaseModel):
     """Timed calls per round whose outputs are checked against the reference by fingerprint, chosen at random after
     the round (every call is fingerprinted): a candidate that skips work on 10% of its calls escapes one round with
     probability 0.9^24 ≈ 8%, all three with 0.05%."""
-    wall_check_ms: float = Field(30.0, gt=0.0)
+    wall_check_ms: float = Field(50.0, gt=0.0)
     """Length of each round's wall-clock burst as the reported host-inclusive time predicts it; the parent times it
     with its own clock (`timing-wall-clock`)."""
     compile_timeout_s: float = 600.0
