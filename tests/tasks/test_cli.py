@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from kernelmosaic.tasks.cli import app
 from kernelmosaic.tasks.folder import save_task_folder
 from kernelmosaic.tasks.schema import Task
+from kernelmosaic.tasks.sources import load_tasks
 
 runner = CliRunner()
 
@@ -76,6 +77,9 @@ def test_show_takes_a_bare_task_id_and_refuses_an_unknown_form() -> None:
     assert "'--form'" in bogus.stderr and "'reference'" in bogus.stderr and "'json'" in bogus.stderr
     missing = runner.invoke(app, ["show", "l1_no_such_task"])
     assert missing.exit_code == 2 and "l1_no_such_task" in missing.stderr
+    without_spec = next(t.id for t in load_tasks("builtin") if not t.has_spec)
+    no_spec = runner.invoke(app, ["show", without_spec, "--form", "spec"])
+    assert no_spec.exit_code == 2 and no_spec.stdout == "" and "no math spec" in no_spec.stderr
 
 
 def test_audit_of_an_unknown_id_is_an_error_naming_it(tmp_path: Path, relu_task: Task) -> None:

@@ -102,6 +102,9 @@ def show_command(source: str = typer.Argument(..., help="Task source (builtin wh
         err.print(f"[red]error:[/red] no task '{task_id}' in {source}")
         raise typer.Exit(2)
     task = match[0]
+    if form == "spec" and not task.has_spec:
+        err.print(f"[red]error:[/red] task '{task_id}' has no math spec (its forms: nl, reference)", highlight=False)
+        raise typer.Exit(2)
     if form in ("nl", "reference", "spec"):
         typer.echo(getattr(task.forms, form))
     elif form == "json":

@@ -45,7 +45,7 @@ def phase_progress(console: Console, label: str) -> Iterator[None]:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True, disable=not console.is_terminal) as bar:
         task = bar.add_task(f"{label}: checking and building the candidate")
-        handler = _PhaseHandler(lambda phase: bar.update(task, description=f"{label}: {phase}"))
+        handler = _PhaseHandler(lambda phase: bar.update(task, description=f"{label}: {phase}", refresh=True))
         saved = (calls_log.level, calls_log.propagate)
         if not calls_log.isEnabledFor(logging.DEBUG):  # under --verbose the records also reach the log as usual
             calls_log.setLevel(logging.DEBUG)
