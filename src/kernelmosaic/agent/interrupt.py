@@ -39,6 +39,9 @@ async def run_interruptibly(work: Coroutine[Any, Any, T], on_interrupt: Callable
         task.cancel()
         on_interrupt()
 
+    def force(_signum: int, _frame: object) -> None:
+        interrupt()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupt)
     try:
@@ -50,3 +53,5 @@ async def run_interruptibly(work: Coroutine[Any, Any, T], on_interrupt: Callable
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+            if hits:  # the loop is closing, but the shutdown may still wait on threads: a second Ctrl-C must force
+                signal.signal(sig, force)
