@@ -110,7 +110,7 @@ __global__ void spin_forever_kernel(volatile const int* flag) {
 torch::Tensor hang(torch::Tensor a, torch::Tensor b) {
     auto flag = torch::zeros({1}, a.options().dtype(torch::kInt32));
     spin_forever_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(flag.data_ptr<int>());
-    return a + b;
+    return torch::empty_like(a);  // never reached in time; no ATen arithmetic, so the static checks pass the source
 }
 
 torch::Tensor out_of_bounds(torch::Tensor a, torch::Tensor b) {

@@ -98,7 +98,9 @@ def test_work_left_running_on_a_side_stream_is_a_timing_anomaly(unguarded_verifi
     src = gk.matmul_candidate("ext.matmul_trailing_side_work(a, b)")
     v = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "trail.py", src))
     assert v.status == Status.timing_anomaly, v.message
-    assert [f.rule for f in v.rejected_by] == ["timing-escaped-work"], v.findings
+    # Either defence may speak first: the device stays busy past the candidate's stream (escaped work), and the
+    # parent's own clock sees calls far longer than the reported time (wall clock).
+    assert {f.rule for f in v.rejected_by} & {"timing-escaped-work", "timing-wall-clock"}, v.findings
 
 
 def test_aten_behind_a_dead_kernel(unguarded_verifier, gpu_verifier, problems, tmp_path):

@@ -21,6 +21,18 @@ from .timing import Timer, burst
 
 __all__ = ["CandidateRole"]
 
+
+@contextlib.contextmanager
+def _fresh_allocations_nan():
+    """Every fresh ATen allocation NaN-filled (ints: their max) while inside: PyTorch's deterministic mode fills
+    uninitialised memory itself (`warn_only`, so no op is refused)."""
+    was, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(was, warn_only=warn_only)
+
 class CandidateRole:
     def __init__(self, device: str) -> None:
         self.device = device
@@ -74,12 +86,8 @@ class CandidateRole:
         if self.device != "cpu":
             yield
             return
-        was, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        try:
+        with _fresh_allocations_nan():
             yield
-        finally:
-            torch.use_deterministic_algorithms(was, warn_only=warn_only)
 
     @torch.no_grad()
     def run(self, trials: list[list], poison_sizes: list[int], repeat_first: bool = True) -> dict:
@@ -119,7 +127,9 @@ class CandidateRole:
         out = None
         start = time.perf_counter()
         try:
-            with INTERCEPT.op_mode():
+            # Fresh buffers read NaN, on every device: a kernel that writes into one is seen writing even when the
+            # caching allocator hands back the previous forward's block, which holds the very same values.
+            with _fresh_allocations_nan(), INTERCEPT.op_mode():
                 out = self.model(*inputs)
             sync()
         except Exception as exc:  # noqa: BLE001 - reported to the parent as data
