@@ -75,9 +75,9 @@ def test_a_second_ctrl_c_forces_the_exit(tmp_path):
         from kernelmosaic.agent.interrupt import run_interruptibly
 
         async def stuck():
+            print("ready", flush=True)  # the handlers are in place once the work runs
             await asyncio.to_thread(time.sleep, 60)  # a blocked call the first Ctrl-C cannot end
 
-        print("ready", flush=True)
         asyncio.run(run_interruptibly(stuck(), on_interrupt=lambda: print("first", flush=True),
                                       on_force=lambda: print("forced", flush=True)))
     """)

@@ -37,6 +37,6 @@ def test_cpu_timer_has_no_lead_and_reports_escaped_only_when_asked():
     timer = Timer("cpu", 0, lead_us=50.0)
     assert timer.lead_us == 0.0
     x = torch.ones(1000)
-    got = timer.measure(lambda a: a + 1, lambda: [x], budget_ms=2.0, escaped=False)
+    got = timer.measure(lambda a: a + 1, lambda seed: [x], budget_ms=2.0, escaped=False)
     assert got["escaped_ms"] is None and got["lead_us"] == 0.0 and len(got["samples"]) >= 5
-    assert timer.measure(lambda a: a + 1, lambda: [x], budget_ms=2.0)["escaped_ms"] == 0.0
+    assert timer.measure(lambda a: a + 1, lambda seed: [x], budget_ms=2.0)["escaped_ms"] == 0.0
