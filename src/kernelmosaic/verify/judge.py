@@ -6,6 +6,7 @@ A failure at any phase ends the flow through `Stop`, which carries the status; n
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
@@ -145,7 +146,9 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         from kernelmosaic.verify.devlock import timing_lock
         from kernelmosaic.verify.timed import time_candidate
 
-        with timing_lock(config.cache_dir, refdata.env.get("gpu_uuid") or cand.device) as waited:
+        # On CUDA the verifier already holds the device for the whole judgement (verifier._gpu_lock).
+        lock = timing_lock(config.cache_dir, cand.device) if not cand.device.startswith("cuda") else contextlib.nullcontext(0.0)
+        with lock as waited:
             t = time.perf_counter()
             out.phase_seconds["timing_lock_wait"] = waited
             out.timing = time_candidate(cand, ref, refdata, config, out, extra)

@@ -7,12 +7,13 @@ the next verdict. Compiles run on CPU workers outside the device slots, so they 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from kernelmosaic.verify.config import Policy, VerifyConfig
@@ -166,32 +167,34 @@ class Verifier:
                 raise Stop(status, message)
             slot = self._slots.get()
             try:
-                refdata = slot.reference(str(Path(problem).resolve()), verdict.problem_sha256)
-                out.findings += audit_reference(refdata, *self.config.tolerances())
-                verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
-                                  precision=self.config.precision,
-                                  driver=driver_version() if slot.device.startswith("cuda") else "",
-                                  gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
-                cand = slot.take_candidate_worker()
-                try:
-                    judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), config,
-                                    self.config.timing if timing is None else timing, out)
-                    if out.timing and slot.device.startswith("cuda"):
-                        out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
-                    verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
-                finally:
-                    verdict.candidate_output_tail = cand.output_tail()
-                    cand.kill()
-                if verdict.robustness is not None:
-                    check_robustness(slot, str(Path(candidate).resolve()), list(alternatives), alt_shas, config,
-                                     verdict.robustness, out.findings)
+                with _gpu_lock(slot, self.config, out):
+                    refdata = slot.reference(str(Path(problem).resolve()), verdict.problem_sha256)
+                    out.findings += audit_reference(refdata, *self.config.tolerances())
+                    verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
+                                      precision=self.config.precision,
+                                      driver=driver_version() if slot.device.startswith("cuda") else "",
+                                      gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
+                    cand = slot.take_candidate_worker()
+                    try:
+                        judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), config,
+                                        self.config.timing if timing is None else timing, out)
+                        if out.timing and slot.device.startswith("cuda"):
+                            out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
+                        verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
+                    finally:
+                        verdict.candidate_output_tail = cand.output_tail()
+                        cand.kill()
+                    if verdict.robustness is not None:
+                        check_robustness(slot, str(Path(candidate).resolve()), list(alternatives), alt_shas, config,
+                                         verdict.robustness, out.findings)
             finally:
                 slot.warm_spare()
                 self._slots.put(slot)
             verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
             if (self.config.sanitize if sanitize is None else sanitize) and self.config.device == "cuda":
-                found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(), arch_env(),
-                                                          self.config.cache_dir)
+                with _gpu_lock(slot, self.config, out):  # its kernels would count as another candidate's escaped work
+                    found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(),
+                                                              arch_env(), self.config.cache_dir)
                 out.findings += found
         except Stop as stop:
             verdict.status, verdict.message = stop.status, stop.message
@@ -210,6 +213,22 @@ class Verifier:
         verdict.accepted = verdict.status == Status.accepted
         verdict.seconds = round(time.perf_counter() - started, 3)
         return verdict
+
+
+@contextlib.contextmanager
+def _gpu_lock(slot: DeviceSlot, config: VerifyConfig, out: Outcome) -> Iterator[None]:
+    """On CUDA, the whole judgement holds the device (across Verifiers and processes): another candidate's reference
+    run, trials or probes on the same GPU would be seen by the device-wide end event as this candidate's escaped work
+    and would skew its timing. The CPU keeps its lock around timing only (judge.py), so CPU batches stay parallel."""
+    if not slot.device.startswith("cuda"):
+        yield
+        return
+    from kernelmosaic.verify.devlock import timing_lock
+
+    key = f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{slot.device}"
+    with timing_lock(config.cache_dir, key) as waited:
+        out.phase_seconds["device_lock_wait"] = waited
+        yield
 
 
 def _peaks_or_nominal(device: str, why: str) -> DevicePeaks:
