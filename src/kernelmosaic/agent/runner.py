@@ -114,9 +114,16 @@ def recorded_models(model: str) -> str:
 
 
 def audit_failure(task: Task) -> str:
-    """Why the task's audit failed ("" when it passed, was never run, or is stale: audited before an edit)."""
+    """Why the task's audit failed ("" when it passed, was never run, or is stale: audited before an edit).
+
+    The audit is the task's own (`audit.json`) when it is of the current reference, else the one `tasks audit`
+    cached for the task's current content (a file read; a stale cache entry is never found)."""
+    from kernelmosaic.tasks.audit.cache import cached_audit
+
     audit = task.audit
-    if audit is None or audit.passed or audit.reference_hash != task.hashes.reference:
+    if audit is None or audit.reference_hash != task.hashes.reference:
+        audit = cached_audit(task)
+    if audit is None or audit.passed:
         return ""
     rules = sorted({f.rule for f in audit.findings if f.severity == "reject"}) or ["failed"]
     return "audit failed: " + ", ".join(rules)

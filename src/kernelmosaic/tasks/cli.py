@@ -32,25 +32,41 @@ def _load(source: str) -> list[Task]:
         raise typer.Exit(2) from None
 
 
-def _audit(tasks: list[Task], jobs: int, timeout: float, label: str = "auditing",
-           stream: bool = False) -> list[AuditReport]:
-    """Audit with a progress bar on stderr; with `stream`, print each report as one JSON line as it finishes."""
+def _audit(tasks: list[Task], jobs: int, timeout: float, label: str = "auditing", stream: bool = False,
+           device: str = "auto") -> list[AuditReport]:
+    """Audit with a progress bar on stderr; with `stream`, print each report as one JSON line as it finishes.
+    Every report is also cached per task content (`tasks audit --cached`, and the generate gate, read it)."""
     import threading
 
-    from kernelmosaic.tasks.audit.runner import AuditConfig, audit_tasks
+    from kernelmosaic.tasks.audit.cache import audit_cache_dir, save_audit
+    from kernelmosaic.tasks.audit.runner import AuditConfig, audit_tasks, default_jobs
 
+    config = AuditConfig(jobs=jobs or default_jobs(), task_timeout_s=timeout, device=device)
+    by_id = {t.id: t for t in tasks}
     lock = threading.Lock()
+    unwritable: list[str] = []
     with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err, transient=True) as bar:
         tid = bar.add_task(label, total=len(tasks))
 
         def done(report: AuditReport) -> None:
+            try:
+                save_audit(by_id[report.task_id], report, config)
+            except OSError as exc:  # an unwritable cache costs a rerun later, not this audit
+                unwritable.append(str(exc))
             with lock:  # reports arrive from one thread per worker
                 if stream:
                     typer.echo(report.model_dump_json(by_alias=True))
                 bar.advance(tid)
 
-        return audit_tasks(tasks, AuditConfig(jobs=jobs, task_timeout_s=timeout), progress=done)
+        try:
+            reports = audit_tasks(tasks, config, progress=done)
+        except ValueError as exc:
+            err.print(f"[red]error:[/red] --device: {exc}", highlight=False)
+            raise typer.Exit(2) from None
+    if unwritable:
+        err.print(f"warning: audit cache {audit_cache_dir()} not written: {unwritable[0]}", highlight=False)
+    return reports
 
 
 def _findings_table(reports: list[AuditReport], title: str) -> Table:
@@ -123,7 +139,7 @@ def show_command(source: str = typer.Argument(..., help="Task source (builtin wh
 @app.command("validate")
 def validate_command(source: str = typer.Argument("builtin", help="Task source."),
                      audit: bool = typer.Option(True, help="Also audit every task (isolated workers)."),
-                     jobs: int = typer.Option(2, help="Audit worker processes."),
+                     jobs: int = typer.Option(0, help="Audit worker processes (0: one per core but one, at most 16)."),
                      timeout: float = typer.Option(60.0, help="Seconds per task in an audit worker.")) -> None:
     """Check files, ids, shapes and specs (and run audits); exit 1 on any problem. `builtin` also checks counts."""
     from kernelmosaic.tasks.sources import load_tasks_lenient
@@ -159,36 +175,63 @@ def validate_command(source: str = typer.Argument("builtin", help="Task source."
 @app.command("audit")
 def audit_command(source: str = typer.Argument("builtin", help="Task source."),
                   only: list[str] = typer.Option([], "--id", help="Audit only these task ids."),
-                  jobs: int = typer.Option(2, help="Worker processes."),
+                  jobs: int = typer.Option(0, help="Worker processes (0: one per core but one, at most 16)."),
                   timeout: float = typer.Option(60.0, help="Seconds per task in a worker."),
+                  device: Literal["auto", "cpu", "cuda"] = typer.Option(
+                      "auto", help="Where references run: auto (CUDA when there is a GPU), cpu or cuda."),
+                  cached: bool = typer.Option(False, "--cached", help="Report from the audit cache only, running "
+                                              "nothing; tasks without a current entry are named and fail."),
+                  reuse: bool = typer.Option(False, "--reuse", help="Take current cached reports and audit only "
+                                             "the other tasks."),
                   write: bool = typer.Option(False, help="Store each report as audit.json in its task folder."),
                   as_json: bool = typer.Option(False, "--json", help="Print each report as one JSON line as it "
                                                                       "finishes (progress on stderr).")) -> None:
-    """Audit tasks in isolated workers: loads, runs, deterministic, non-degenerate output, spec == reference."""
+    """Audit tasks in isolated workers: loads, runs, deterministic, non-degenerate output, spec == reference.
+    Every report is cached per task content; exit 1 when a task fails (or, with --cached, has no report)."""
+    from kernelmosaic.tasks.audit.cache import cached_audit
+
     tasks = [t for t in _load(source) if not only or t.id in only]
     unknown = sorted(set(only) - {t.id for t in tasks})
     if unknown:
         err.print(f"[red]error:[/red] --id: no task {', '.join(map(repr, unknown))} in {source}", highlight=False)
         raise typer.Exit(2)
-    reports = _audit(tasks, jobs, timeout, stream=as_json)
+    if cached and reuse:
+        err.print("[red]error:[/red] --cached and --reuse exclude each other", highlight=False)
+        raise typer.Exit(2)
+    found = {t.id: r for t in tasks if (cached or reuse) and (r := cached_audit(t)) is not None}
+    if as_json:
+        for report in found.values():
+            typer.echo(report.model_dump_json(by_alias=True))
+    missing = [t for t in tasks if t.id not in found]
+    ran = {} if cached else {r.task_id: r for r in _audit(missing, jobs, timeout, stream=as_json, device=device)}
+    reports = [found.get(t.id) or ran[t.id] for t in tasks if t.id in found or t.id in ran]
     if not as_json:
         if any(r.findings for r in reports):
             console.print(_findings_table([r for r in reports if r.findings], f"audit of {len(reports)} tasks"))
-        console.print(f"{sum(r.passed for r in reports)}/{len(reports)} passed", highlight=False)
+        console.print(f"{sum(r.passed for r in reports)}/{len(reports)} passed"
+                      + (f" ({len(found)} from the cache)" if found else ""), highlight=False)
+    if cached and missing:
+        err.print(f"no current cached audit of {len(missing)} task(s): "
+                  f"{', '.join(t.id for t in missing[:20])}{' ...' if len(missing) > 20 else ''}", highlight=False)
     if write:
-        import kernelmosaic
-
-        package = Path(kernelmosaic.__file__).resolve().parent
-        for task, report in zip(tasks, reports, strict=True):
-            folder = Path(task.origin) if task.origin else None
-            if folder is None or not (folder / "task.toml").is_file():
-                continue
-            if folder.resolve().is_relative_to(package):  # the installed package's own tasks stay untouched
-                err.print(f"not writing {folder / 'audit.json'}: inside the installed package", highlight=False)
-                continue
-            (folder / "audit.json").write_text(report.model_dump_json(by_alias=True, indent=2))
-    if not all(r.passed for r in reports):
+        _write_reports([t for t in tasks if t.id in found or t.id in ran], reports)
+    if not all(r.passed for r in reports) or (cached and missing):
         raise typer.Exit(1)
+
+
+def _write_reports(tasks: list[Task], reports: list[AuditReport]) -> None:
+    """`audit.json` in each task's folder, but never inside the installed package (the builtin set)."""
+    import kernelmosaic
+
+    package = Path(kernelmosaic.__file__).resolve().parent
+    for task, report in zip(tasks, reports, strict=True):
+        folder = Path(task.origin) if task.origin else None
+        if folder is None or not (folder / "task.toml").is_file():
+            continue
+        if folder.resolve().is_relative_to(package):  # the installed package's own tasks stay untouched
+            err.print(f"not writing {folder / 'audit.json'}: inside the installed package", highlight=False)
+            continue
+        (folder / "audit.json").write_text(report.model_dump_json(by_alias=True, indent=2))
 
 
 @app.command("synth")

@@ -41,11 +41,13 @@ def max_error(a: torch.Tensor, b: torch.Tensor) -> float:
 
 
 class Probe:
-    """Runs the rules on one task; `model`, `inputs_for(seed)` and tolerances come from the worker."""
+    """Runs the rules on one task; `model`, `inputs_for(seed)` (both on `device`) and tolerances come from the worker.
+    Outputs are compared on the CPU, whatever device ran them."""
 
-    def __init__(self, job: dict, model: torch.nn.Module, inputs_for, findings: list, checks: list) -> None:
+    def __init__(self, job: dict, model: torch.nn.Module, inputs_for, findings: list, checks: list,
+                 device: str = "cpu") -> None:
         self.job, self.model, self.inputs_for = job, model, inputs_for
-        self.findings, self.checks = findings, checks
+        self.findings, self.checks, self.device = findings, checks, device
         self.atol, self.rtol = job["atol"], job["rtol"]
         self.calls = 0
 
@@ -76,7 +78,9 @@ class Probe:
                 self.add("task-finite-output", "reject", f"output {k} holds NaN or inf on the given inputs",
                          f"nan={int(torch.isnan(o).sum())} inf={int(torch.isinf(o).sum())}")
         again = self.run(self.inputs_for(seeds[0]))
-        if any(not torch.equal(a, b) for a, b in zip(runs[0], again, strict=True)):
+        # Within tolerance, as the verifier compares: CUDA atomics reorder sums between calls, which no candidate
+        # is asked to reproduce bit for bit; dropout and random ops differ far beyond it.
+        if any(not close_enough(a, b, self.atol, self.rtol) for a, b in zip(runs[0], again, strict=True)):
             err = max(max_error(a, b) for a, b in zip(runs[0], again, strict=True))
             self.add("task-nondeterministic", "reject", "two forward calls on the same inputs differ (dropout in train "
                      "mode, random ops?); no candidate could match it", f"max abs difference {fmt(err)}")
@@ -119,7 +123,7 @@ class Probe:
         if not floats or any(bool((x < 0).any()) for x in floats):
             return
         gen = torch.Generator().manual_seed(1234)
-        signed = [(x * torch.where(torch.rand(x.shape, generator=gen) < 0.5, -1.0, 1.0).to(x.dtype))
+        signed = [(x * torch.where(torch.rand(x.shape, generator=gen) < 0.5, -1.0, 1.0).to(x.device, x.dtype))
                   if isinstance(x, torch.Tensor) and _floating(x) else x for x in inputs]
         try:
             out_signed = self.run(signed)
@@ -133,24 +137,25 @@ class Probe:
                      "output changes for negative inputs; a kernel that mishandles negatives would pass",
                      f"max difference {fmt(max(max_error(a, b) for a, b in zip(out_signed, out_abs, strict=True)))}")
 
-    def check_device(self, device: str, reference_out: list[torch.Tensor]) -> None:
+    def cross_check(self, other: str, reference_out: list[torch.Tensor]) -> None:
+        """Run the reference on `other` too (same weights, same inputs) and flag a failure or a difference."""
         self.checks.append("task-device-mismatch")
         try:
-            model = self.model.to(device)
+            model = self.model.to(other)
             with torch.no_grad():
-                outs = as_outputs(model(*[x.to(device) if isinstance(x, torch.Tensor) else x
+                outs = as_outputs(model(*[x.to(other) if isinstance(x, torch.Tensor) else x
                                           for x in self.inputs_for(0)]))
             outs = [o.detach().cpu() for o in outs]
         except Exception as exc:  # noqa: BLE001 - reported as a finding
-            self.add("task-device-mismatch", "flag", f"the reference fails on {device}", f"{type(exc).__name__}: {exc}")
+            self.add("task-device-mismatch", "flag", f"the reference fails on {other}", f"{type(exc).__name__}: {exc}")
             return
         finally:
-            self.model.to("cpu")
+            self.model.to(self.device)
         tol = 10 * self.atol
         for k, (a, b) in enumerate(zip(reference_out, outs, strict=True)):
             if not close_enough(a, b, tol, tol):
-                self.add("task-device-mismatch", "flag", f"output {k} on {device} differs from CPU beyond {tol}",
-                         f"max abs error {fmt(max_error(a, b))}")
+                self.add("task-device-mismatch", "flag", f"output {k} on {other} differs from {self.device} beyond "
+                         f"{tol}", f"max abs error {fmt(max_error(a, b))}")
 
 
 def _clone(x: object) -> object:

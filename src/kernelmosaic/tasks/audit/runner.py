@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,7 +30,7 @@ from kernelmosaic.tasks.spec.nodes import DTYPES
 from kernelmosaic.verify.config import TOLERANCES
 from kernelmosaic.verify.task_rules import task_finding
 
-__all__ = ["AuditConfig", "audit_tasks", "build_job"]
+__all__ = ["AuditConfig", "audit_tasks", "build_job", "default_jobs", "worker_gpu"]
 
 log = logging.getLogger(__name__)
 WORKER = "kernelmosaic.tasks.audit.worker"
@@ -40,8 +41,8 @@ class AuditConfig(BaseModel):
 
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
     """Input seeds; outputs must differ across them and trivial outputs must fail on all of them."""
-    jobs: int = Field(2, ge=1)
-    """Worker processes running side by side."""
+    jobs: int = Field(default_factory=lambda: default_jobs(), ge=1)
+    """Worker processes running side by side (default: one per core but one, at most 16)."""
     task_timeout_s: float = 60.0
     """Seconds one task may take inside a worker before the worker's process group is killed."""
     startup_timeout_s: float = 180.0
@@ -52,8 +53,14 @@ class AuditConfig(BaseModel):
     """Inputs plus outputs at the default shapes above this many GiB are flagged (measured on the meta device)."""
     memory_limit_gb: float = 8.0
     """Address-space cap of a CPU-only worker."""
-    use_gpu: bool = True
-    """Also run each reference on CUDA when the worker sees a GPU."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Where references run: `auto` is CUDA when the worker sees a GPU (a reference failing there is flagged and
+    audited on the CPU), else the CPU."""
+    cross_check: bool = True
+    """Also run each reference on the other device, when there is one, and flag a failure or a difference."""
+    cross_check_elements: int = 1 << 22
+    """Cross-check only tasks whose inputs plus outputs hold at most this many elements (a large reference takes
+    minutes on the CPU)."""
     shapes: str = "small"
     """Which shapes to audit on: `small` (the task's CPU shapes, default shapes when it has none) or `default`."""
 
@@ -70,7 +77,8 @@ def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Findin
     except (ShapeOverrideError, SyntaxError) as exc:
         return None, [task_finding("task-alternative-shapes", f"cannot apply: {exc}", audit=True)]
     job = {"id": task.id, "reference": reference, "atol": atol, "rtol": rtol, "seeds": config.seeds,
-           "max_elements": config.max_elements, "use_gpu": config.use_gpu, "spec_module": "", "spec_inputs": [],
+           "max_elements": config.max_elements, "device": config.device, "cross_check": config.cross_check,
+           "cross_check_elements": config.cross_check_elements, "spec_module": "", "spec_inputs": [],
            "reference_default": task.forms.reference, "alternatives": alternatives,
            "max_default_gb": config.max_default_gb}
     if task.has_spec:
@@ -83,6 +91,18 @@ def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Findin
         job["spec_inputs"] = [{"name": d.name, "dims": list(d.dims), "torch_dtype": DTYPES[d.dtype]}
                               for d in program.inputs]
     return job, []
+
+
+def default_jobs() -> int:
+    """One worker per core but one (the parent follows them), at most 16: each worker runs single-threaded."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(16, cores - 1))
+
+
+def worker_gpu(index: int, visible: str | None, count: int) -> str | None:
+    """`CUDA_VISIBLE_DEVICES` for worker `index`: workers take the visible GPUs in turn (None: leave it alone)."""
+    ids = [v for v in visible.split(",") if v.strip()] if visible else [str(i) for i in range(count)]
+    return ids[index % len(ids)] if len(ids) > 1 else None
 
 
 def _src_root() -> str:
@@ -129,14 +149,17 @@ def _watch(proc: subprocess.Popen, result_path: Path, config: AuditConfig,
 
 
 def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict], None],
-               live: set[subprocess.Popen]) -> None:
+               live: set[subprocess.Popen], gpu: str | None) -> None:
     pending = list(jobs)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([_src_root(), os.environ.get("PYTHONPATH", "")]))
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
     while pending:
         with tempfile.TemporaryDirectory(prefix="km-audit-") as scratch:
             job_path, result_path, log_path = (Path(scratch) / n for n in ("job.json", "results.jsonl", "log.txt"))
             job_path.write_text(json.dumps({"tasks": pending, "memory_limit_gb": config.memory_limit_gb,
-                                            "use_gpu": config.use_gpu}), encoding="utf-8")
+                                            "device": config.device, "cross_check": config.cross_check}),
+                                encoding="utf-8")
             result_path.touch()
             with open(log_path, "wb") as log_fh:
                 proc = subprocess.Popen([sys.executable, "-m", WORKER, str(job_path), str(result_path)],
@@ -161,7 +184,7 @@ def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict]
 
 
 def _failure(task_id: str, rule: str, message: str, evidence: str) -> dict:
-    return {"event": "done", "id": task_id, "checks": [rule], "devices": ["cpu"], "seconds": 0.0,
+    return {"event": "done", "id": task_id, "checks": [rule], "devices": [], "seconds": 0.0,
             "findings": [{"rule": rule, "severity": "reject", "message": message, "evidence": evidence}]}
 
 
@@ -169,6 +192,8 @@ def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
                 progress: Callable[[AuditReport], None] | None = None) -> list[AuditReport]:
     """Audit every task in isolated workers; reports come back in the order of `tasks`."""
     config = config or AuditConfig()
+    if config.device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda': this machine has no visible GPU (use 'auto' or 'cpu')")
     by_id = {t.id: t for t in tasks}
     if len(by_id) != len(tasks):
         raise ValueError("task ids must be unique to audit them together")
@@ -198,7 +223,10 @@ def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
             jobs.append(job)
     chunks = [jobs[i :: config.jobs] for i in range(config.jobs) if jobs[i :: config.jobs]]
     live: set[subprocess.Popen] = set()
-    threads = [threading.Thread(target=_run_chunk, args=(c, config, done, live), daemon=True) for c in chunks]
+    count = torch.cuda.device_count() if config.device != "cpu" else 0
+    gpus = [worker_gpu(i, os.environ.get("CUDA_VISIBLE_DEVICES"), count) if count else None for i in range(len(chunks))]
+    threads = [threading.Thread(target=_run_chunk, args=(c, config, done, live, g), daemon=True)
+               for c, g in zip(chunks, gpus, strict=True)]
     for thread in threads:
         thread.start()
     try:

@@ -22,7 +22,7 @@ import torch
 from kernelmosaic.tasks.audit.meta import check_shapes
 from kernelmosaic.tasks.audit.probes import Probe, as_outputs, close_enough, fmt, max_error
 
-__all__ = ["main", "audit_one", "DISTRIBUTIONS"]
+__all__ = ["main", "audit_one", "resolve_device", "DISTRIBUTIONS"]
 
 DISTRIBUTIONS = ("given", "given-2", "normal", "uniform01", "wide")
 
@@ -44,11 +44,11 @@ def _redraw(inputs: list, dist: str, seed: int) -> list:
         if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
             out.append(x)
         elif dist == "normal":
-            out.append(torch.randn(x.shape, generator=gen).to(x.dtype))
+            out.append(torch.randn(x.shape, generator=gen).to(x.device, x.dtype))
         elif dist == "uniform01":
-            out.append(torch.rand(x.shape, generator=gen).to(x.dtype))
+            out.append(torch.rand(x.shape, generator=gen).to(x.device, x.dtype))
         else:  # wide
-            out.append((torch.randn(x.shape, generator=gen) * 4).to(x.dtype))
+            out.append((torch.randn(x.shape, generator=gen) * 4).to(x.device, x.dtype))
     return out
 
 
@@ -57,7 +57,7 @@ def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe:
     try:
         spec = _load(job["spec_module"], f"{job['id']}/spec.km")
         torch.manual_seed(0)
-        spec_model = spec.Model(*init)
+        spec_model = spec.Model(*init).to(probe.device)
     except Exception as exc:  # noqa: BLE001
         probe.add("task-spec-reference-mismatch", "reject", "the compiled spec does not load with the reference's "
                   "init inputs", f"{type(exc).__name__}: {exc}")
@@ -107,6 +107,13 @@ def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe:
                 return
 
 
+def resolve_device(requested: str) -> str:
+    """`auto`: CUDA when this process sees a GPU, else the CPU; `cpu` and `cuda` as asked."""
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return requested
+
+
 def audit_one(job: dict) -> dict:
     """Audit one task; torch's global settings are restored afterwards so one reference cannot skew the next."""
     saved = (torch.get_default_dtype(), torch.is_grad_enabled(), torch.get_num_threads())
@@ -116,12 +123,26 @@ def audit_one(job: dict) -> dict:
         torch.set_default_dtype(saved[0])
         torch.set_grad_enabled(saved[1])
         torch.set_num_threads(saved[2])
+        if torch.cuda.is_initialized():  # the next task gets the memory this one cached
+            torch.cuda.empty_cache()
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    return isinstance(exc, torch.OutOfMemoryError | MemoryError) or "can't allocate memory" in str(exc)
+
+
+def _inputs_on(ref: types.ModuleType, device: str):
+    def inputs_for(seed: int) -> list:
+        # Drawn on the CPU and then moved, so every device sees the same values for a seed.
+        torch.manual_seed(seed)
+        return [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref.get_inputs()]
+    return inputs_for
 
 
 def _audit_one(job: dict) -> dict:
     findings: list[dict] = []
     checks: list[str] = ["task-loads"]
-    devices = ["cpu"]
+    devices: list[str] = []
     start = time.perf_counter()
 
     def result() -> dict:
@@ -130,33 +151,45 @@ def _audit_one(job: dict) -> dict:
 
     try:
         ref = _load(job["reference"], f"{job['id']}/reference.py")
-        torch.manual_seed(0)
+        torch.manual_seed(0)  # weights are made on the CPU: the same on every device
         init = list(ref.get_init_inputs())
         model = ref.Model(*init)
     except BaseException as exc:  # noqa: BLE001 - SystemExit from task code is a finding too
         findings.append({"rule": "task-loads", "severity": "reject", "message": "the reference does not load",
                          "evidence": _last_frame(exc)})
         return result()
-
-    def inputs_for(seed: int) -> list:
-        torch.manual_seed(seed)
-        return list(ref.get_inputs())
-
-    probe = Probe(job, model, inputs_for, findings, checks)
     checks.append("task-runs")
-    try:
-        runs = probe.check_outputs(job["seeds"])
-    except BaseException as exc:  # noqa: BLE001
-        findings.append({"rule": "task-runs", "severity": "reject", "message": "the reference fails to run on CPU",
-                         "evidence": _last_frame(exc)})
-        return result()
+    device = resolve_device(job.get("device", "auto"))
+    attempts = [device, "cpu"] if device == "cuda" else [device]
+    for attempt in attempts:
+        kept = (len(findings), len(checks))
+        try:
+            probe = Probe(job, model.to(attempt), _inputs_on(ref, attempt), findings, checks, attempt)
+            runs = probe.check_outputs(job["seeds"])
+            break
+        except BaseException as exc:  # noqa: BLE001 - reported as a finding
+            del findings[kept[0]:], checks[kept[1]:]
+            if _out_of_memory(exc):
+                findings.append({"rule": "task-too-large-to-audit", "severity": "flag", "message": f"the reference "
+                                 f"ran out of memory on {attempt}; not audited further", "evidence": _last_frame(exc)})
+                return result()
+            if attempt != attempts[-1]:  # fails on CUDA only: a flag, and the audit goes on on the CPU
+                findings.append({"rule": "task-device-mismatch", "severity": "flag", "message": f"the reference fails "
+                                 f"on {attempt}; audited on cpu", "evidence": _last_frame(exc)})
+                continue
+            findings.append({"rule": "task-runs", "severity": "reject", "message": f"the reference fails to run on "
+                             f"{attempt}", "evidence": _last_frame(exc)})
+            return result()
+    devices.append(attempt)
     probe.check_signs(runs[0])
     check_shapes(job, _load, probe.add, checks)
     if job.get("spec_module"):
-        _check_spec(job, ref, init, inputs_for, probe)
-    if job.get("use_gpu") and torch.cuda.is_available():
-        devices.append("cuda")
-        probe.check_device("cuda", runs[0])
+        _check_spec(job, ref, init, probe.inputs_for, probe)
+    other = "cpu" if attempt == "cuda" else "cuda" if torch.cuda.is_available() else ""
+    size = sum(x.numel() for x in probe.inputs_for(0) if isinstance(x, torch.Tensor)) + sum(o.numel() for o in runs[0])
+    if job.get("cross_check") and other and other not in attempts[:-1] and size <= job["cross_check_elements"]:
+        devices.append(other)
+        probe.cross_check(other, runs[0])
     return result()
 
 
@@ -181,7 +214,11 @@ def main(argv: list[str]) -> int:
     job_path, result_path = argv
     with open(job_path, encoding="utf-8") as fh:
         batch = json.load(fh)
-    if not batch.get("use_gpu"):  # CUDA reserves huge virtual ranges, so the cap is for CPU-only workers
+    device = resolve_device(batch.get("device", "auto"))
+    if device == "cuda":
+        torch.zeros(1, device="cuda")  # create the CUDA context here, not inside a task's timeout
+    elif not (batch.get("cross_check") and torch.cuda.is_available()):
+        # CUDA reserves huge virtual ranges, so the address-space cap is for workers that never touch it.
         limit = int(batch.get("memory_limit_gb", 8) * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     torch.set_num_threads(int(batch.get("threads", 1)))

@@ -1,0 +1,108 @@
+"""Audit reports cached on disk per task content, so `generate` can gate on audits without running them.
+
+An entry's key covers everything that decides an audit's outcome: the task's reference and spec hashes, its
+precision and shape overrides, the audit settings that change what is checked, the rule registry, the audit
+code and torch's version. A change to any of them gives another key, so a stale entry is never read. The device
+is recorded in the report, not in the key: only flags depend on it. Reports of timeouts and worker crashes are
+not stored (they are retried). Parent side only: the worker never imports this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kernelmosaic.tasks.audit.runner import AuditConfig
+from kernelmosaic.tasks.schema import AuditReport, Task
+from kernelmosaic.verify.config import default_cache_dir
+from kernelmosaic.verify.task_rules import TASK_RULES
+
+__all__ = ["CACHE_SCHEMA", "audit_cache_dir", "audit_key", "cached_audit", "save_audit"]
+
+log = logging.getLogger(__name__)
+CACHE_SCHEMA = "kernelmosaic.audit-cache/1"
+_NOT_CACHED = frozenset({"task-timeout", "task-worker-crash"})
+# Settings that change what an audit checks; jobs, timeouts and devices do not change a pass or a fail.
+_KEYED_SETTINGS = {"seeds", "max_elements", "max_default_gb", "shapes"}
+_AUDIT_CODE = ("worker.py", "probes.py", "meta.py")
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    schema_: str = Field(default=CACHE_SCHEMA, alias="schema")
+    key: str
+    report: AuditReport
+
+
+def audit_cache_dir() -> Path:
+    """`audits/` beside the verifier's build cache: `$KERNELMOSAIC_CACHE/../audits`, else
+    `~/.cache/kernelmosaic/audits`."""
+    return default_cache_dir().parent / "audits"
+
+
+@functools.cache
+def _code_hash() -> str:
+    digest = hashlib.sha256()
+    for name in _AUDIT_CODE:
+        digest.update((Path(__file__).parent / name).read_bytes())
+    digest.update(json.dumps([r.model_dump() for r in TASK_RULES.values()], sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def audit_key(task: Task, config: AuditConfig | None = None) -> str:
+    """sha256 of what decides `task`'s audit under `config` (default settings when None)."""
+    config = config or AuditConfig(jobs=1)
+    hashes = task.hashes
+    material = {"reference": hashes.reference, "spec": hashes.spec, "dtype": task.dtype,
+                "shapes": task.shapes.model_dump(mode="json"),
+                "settings": config.model_dump(mode="json", include=_KEYED_SETTINGS),
+                "torch": torch.__version__, "code": _code_hash()}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def cached_audit(task: Task, config: AuditConfig | None = None, root: Path | None = None) -> AuditReport | None:
+    """The cached report of `task`'s current content, or None when it was never audited as it is now."""
+    key = audit_key(task, config)
+    path = (root or audit_cache_dir()) / f"{key}.json"
+    try:
+        entry = _Entry.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValidationError) as exc:  # a damaged entry is a miss, never an error of the caller
+        log.warning("ignoring the audit cache entry %s: %s", path, str(exc).splitlines()[0])
+        return None
+    if entry.key != key or entry.report.reference_hash != task.hashes.reference:
+        return None
+    return entry.report.model_copy(update={"task_id": task.id})
+
+
+def save_audit(task: Task, report: AuditReport, config: AuditConfig | None = None,
+               root: Path | None = None) -> Path | None:
+    """Store `report` for `task`'s current content; returns the file, or None for reports that are retried
+    instead (a timeout or a crashed worker). Written atomically: a reader never sees half an entry."""
+    if report.task_id != task.id or report.reference_hash != task.hashes.reference:
+        raise ValueError(f"the report of {report.task_id!r} was not made from task {task.id!r} as it is now")
+    if any(f.rule in _NOT_CACHED for f in report.findings):
+        return None
+    key = audit_key(task, config)
+    folder = root or audit_cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{key}.json"
+    fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(_Entry(key=key, report=report).model_dump_json(by_alias=True, indent=1))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
