@@ -12,6 +12,7 @@ from kernelmosaic.curate.cli import app as curate_app
 from kernelmosaic.curate.review.cli import app as review_app
 from kernelmosaic.evaluate.cli import evaluate_command
 from kernelmosaic.evaluate.report.cli import report_command
+from kernelmosaic.loop import loop_command
 from kernelmosaic.sft.cli import app as sft_app
 from kernelmosaic.store.cli import app as runs_app
 from kernelmosaic.tasks.cli import app as tasks_app
@@ -30,6 +31,7 @@ app.command("verify-batch")(verify_batch_command)
 app.command("generate")(generate_command)
 app.command("evaluate")(evaluate_command)
 app.command("report")(report_command)
+app.command("loop")(loop_command)
 app.add_typer(tasks_app, name="tasks", help="List, check, audit, synthesize and convert tasks.")
 app.add_typer(runs_app, name="runs", help="Inspect and export recorded runs.")
 app.add_typer(curate_app, name="curate", help="Find duplicates and select a diverse task subset with quotas.")

@@ -1,26 +1,42 @@
-"""The README's main job, exactly as a new user runs it, through the real CPU verifier (no fake anywhere):
-every bundled demonstration is replayed, its candidates compiled, checked and timed again, and solved."""
+"""The README's main job, exactly as a new user runs it, through the real CPU verifier (no fake anywhere): every
+bundled demonstration is replayed, its candidates compiled, checked and timed again, and solved; the verified
+episodes become training data and the run a report."""
 
 from __future__ import annotations
 
-import pytest
-from typer.testing import CliRunner
+import json
+import os
+import subprocess
+import sys
 
-from kernelmosaic.cli import app
+import pytest
+
 from kernelmosaic.models.replay import bundled_path, load_trajectories
 from kernelmosaic.store import open_store
 
 pytestmark = pytest.mark.slow
 
 
-def test_readme_main_job_solves_every_demonstration_with_the_real_verifier(tmp_path, monkeypatch):
+def test_readme_loop_runs_every_stage_on_the_real_outputs(tmp_path, monkeypatch):
+    """`kernelmosaic loop`: curate -> generate -> sft export -> report, each stage a real child command."""
     monkeypatch.chdir(tmp_path)
     url = f"sqlite:///{tmp_path / 'kernelmosaic.db'}"
-    result = CliRunner().invoke(app, ["generate", "--tasks", "builtin", "--model", "replay:bundled", "--device", "cpu",
-                                      "--db", url, "--no-live"], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
+    done = subprocess.run([sys.executable, "-m", "kernelmosaic.cli", "loop", "--device", "cpu", "--db", url,
+                           "--out", str(tmp_path / "loop")], capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    _check_run(url, done.stdout)
+    import datasets
+
+    full = datasets.load_from_disk(str(tmp_path / "loop" / "sft" / "full"))
+    assert len(full) == 3 and all(row["messages"] for row in full)
+    summary = json.loads((tmp_path / "loop" / "report" / "summary.json").read_text())
+    assert summary and (tmp_path / "loop" / "report" / "report.html").stat().st_size > 10_000
+
+
+def _check_run(url: str, output: str) -> None:
     recorded = {t.task_id for t in load_trajectories(bundled_path())}
-    assert "replays recordings by" in result.output, "a replayed run says who wrote the recording"
+    assert "replays recordings by" in output, "a replayed run says who wrote the recording"
     with open_store(url) as store:
         run = store.latest_run()
         summary = store.run_summary(run.id)
