@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kernelmosaic.tasks.schema import Forms, Shapes, Task
@@ -40,6 +42,14 @@ def make_task(task_id: str, body: str, spec: str = "", alternatives: list[dict] 
     return Task(id=task_id, title=task_id.replace("_", " "), level=1, category="activation",
                 forms=Forms(nl=f"Compute {body}.", reference=make_reference(body, **kw), spec=spec),
                 shapes=Shapes(small={"batch_size": 4, "dim": 64}, alternatives=alternatives or []))
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every `tasks audit` writes the audit cache: tests keep theirs private. Returns the audit cache folder."""
+    root = tmp_path_factory.mktemp("km-cache")
+    monkeypatch.setenv("KERNELMOSAIC_CACHE", str(root / "build"))
+    return root / "audits"
 
 
 @pytest.fixture
