@@ -14,7 +14,10 @@ from pydantic import BaseModel, ConfigDict
 
 from kernelmosaic.verify.verdict import Finding, Severity
 
-__all__ = ["TaskRule", "TASK_RULES", "task_finding", "AUDIT_SEVERITIES"]
+__all__ = ["TaskRule", "RuleKind", "TASK_RULES", "task_finding", "AUDIT_SEVERITIES"]
+
+
+RuleKind = Literal["load", "nondeterminism", "degeneracy", "spec", "size", "coverage", "device"]
 
 
 class TaskRule(BaseModel):
@@ -26,15 +29,17 @@ class TaskRule(BaseModel):
     """In an audit: `reject` fails the task, `flag` is recorded. On a verdict every task rule is a flag."""
     where: Literal["audit", "verdict", "both"]
     """Which check emits it: the task audit, the verifier's reference checks, or both."""
+    kind: RuleKind
+    """What it is about; summaries group by it (e.g. the degenerate problems of a benchmark)."""
     rationale: str
 
 
-def _rules(*rows: tuple[str, Severity, str, str]) -> dict[str, TaskRule]:
-    return {rid: TaskRule(id=rid, severity=sev, where=where, rationale=why) for rid, sev, where, why in rows}
+def _rules(kind: RuleKind, *rows: tuple[str, Severity, str, str]) -> dict[str, TaskRule]:
+    return {rid: TaskRule(id=rid, severity=sev, where=where, kind=kind, rationale=why) for rid, sev, where, why in rows}
 
 
-TASK_RULES: dict[str, TaskRule] = _rules(
-    # load failures
+TASK_RULES: dict[str, TaskRule] = {**_rules(
+    "load",
     ("task-loads", "reject", "audit", "the reference does not import, lacks Model/get_inputs/get_init_inputs, or "
      "Model(*init) fails"),
     ("task-runs", "reject", "audit", "forward raises, or returns something other than tensors, on the audit device"),
@@ -42,10 +47,12 @@ TASK_RULES: dict[str, TaskRule] = _rules(
     ("task-spec-parses", "reject", "audit", "the math spec does not parse or compile"),
     ("task-timeout", "reject", "audit", "the reference ran past the audit's per-task time limit (not cached: retried)"),
     ("task-worker-crash", "reject", "audit", "the reference killed its audit worker (not cached: retried)"),
-    # non-determinism
+), **_rules(
+    "nondeterminism",
     ("task-nondeterministic", "reject", "both", "the reference disagrees with itself on the same inputs (dropout in "
      "train mode, random ops): no candidate can match it reliably"),
-    # degeneracy
+), **_rules(
+    "degeneracy",
     ("task-finite-output", "reject", "audit", "the reference returns NaN or inf on its own inputs"),
     ("task-constant-output", "reject", "both", "the output does not depend on the inputs: a stored constant passes"),
     ("task-near-zero-output", "reject", "audit", "the output is (near) zero for every input seed"),
@@ -53,25 +60,31 @@ TASK_RULES: dict[str, TaskRule] = _rules(
      "evidence"),
     ("task-mean-output-passes", "reject", "both", "returning a constant (the mean) is within tolerance"),
     ("task-identity-output-passes", "reject", "both", "returning an input unchanged is within tolerance"),
-    # spec/reference disagreement
+), **_rules(
+    "spec",
     ("task-spec-inputs", "reject", "audit", "the spec's declared inputs disagree with get_inputs() (count, shape, "
      "dtype)"),
     ("task-spec-reference-mismatch", "reject", "audit", "spec and reference outputs differ"),
-    # flags: size, coverage, devices
+), **_rules(
+    "size",
     ("task-small-shapes-too-large", "flag", "audit", "the audited shapes hold more than the element budget; audits "
      "and CPU tests are slow, but the task is sound"),
     ("task-too-large-to-audit", "flag", "audit", "the audit device ran out of memory; the task was not fully audited"),
-    ("task-alternative-shapes", "flag", "audit", "the reference fails at an alternative shape set, which is then "
-     "unusable for robustness checks"),
     ("task-default-shapes-memory", "flag", "audit", "inputs plus outputs at the default shapes exceed the memory "
      "budget"),
+), **_rules(
+    "coverage",
+    ("task-alternative-shapes", "flag", "audit", "the reference fails at an alternative shape set, which is then "
+     "unusable for robustness checks"),
     ("task-positive-inputs-hide-sign", "flag", "audit", "get_inputs() draws only non-negative values while the "
      "output changes for negative ones: a kernel mishandling negatives would pass"),
-    ("task-device-mismatch", "flag", "audit", "the reference's outputs on CPU and CUDA differ beyond tolerance, or "
-     "it runs on only one of them"),
     ("task-inputs-one-distribution", "flag", "verdict", "the reference is finite only on the task's own input "
      "distribution, so signed and scaled inputs were not used"),
-)
+), **_rules(
+    "device",
+    ("task-device-mismatch", "flag", "audit", "the reference's outputs on CPU and CUDA differ beyond tolerance, or "
+     "it runs on only one of them"),
+)}
 
 AUDIT_SEVERITIES: dict[str, Severity] = {r.id: r.severity for r in TASK_RULES.values() if r.where != "verdict"}
 """Rule id -> audit severity; shipped to the audit worker in its job (the worker imports only stdlib and torch)."""
