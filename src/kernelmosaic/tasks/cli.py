@@ -175,6 +175,7 @@ def validate_command(source: str = typer.Argument("builtin", help="Task source."
 @app.command("audit")
 def audit_command(source: str = typer.Argument("builtin", help="Task source."),
                   only: list[str] = typer.Option([], "--id", help="Audit only these task ids."),
+                  levels: list[int] = typer.Option([], "--level", help="Audit only these levels."),
                   jobs: int = typer.Option(0, help="Worker processes (0: one per core but one, at most 16)."),
                   timeout: float = typer.Option(60.0, help="Seconds per task in a worker."),
                   device: Literal["auto", "cpu", "cuda"] = typer.Option(
@@ -184,13 +185,18 @@ def audit_command(source: str = typer.Argument("builtin", help="Task source."),
                   reuse: bool = typer.Option(False, "--reuse", help="Take current cached reports and audit only "
                                              "the other tasks."),
                   write: bool = typer.Option(False, help="Store each report as audit.json in its task folder."),
+                  summary: Path | None = typer.Option(None, help="Write summary.json and summary.md (counts, the "
+                                                      "failed problems by kind, flags) into this folder."),
                   as_json: bool = typer.Option(False, "--json", help="Print each report as one JSON line as it "
                                                                       "finishes (progress on stderr).")) -> None:
     """Audit tasks in isolated workers: loads, runs, deterministic, non-degenerate output, spec == reference.
     Every report is cached per task content; exit 1 when a task fails (or, with --cached, has no report)."""
+    import time
+
     from kernelmosaic.tasks.audit.cache import cached_audit
 
-    tasks = [t for t in _load(source) if not only or t.id in only]
+    started = time.monotonic()
+    tasks = [t for t in _load(source) if (not only or t.id in only) and (not levels or t.level in levels)]
     unknown = sorted(set(only) - {t.id for t in tasks})
     if unknown:
         err.print(f"[red]error:[/red] --id: no task {', '.join(map(repr, unknown))} in {source}", highlight=False)
@@ -213,8 +219,15 @@ def audit_command(source: str = typer.Argument("builtin", help="Task source."),
     if cached and missing:
         err.print(f"no current cached audit of {len(missing)} task(s): "
                   f"{', '.join(t.id for t in missing[:20])}{' ...' if len(missing) > 20 else ''}", highlight=False)
+    reported = [t for t in tasks if t.id in found or t.id in ran]
     if write:
-        _write_reports([t for t in tasks if t.id in found or t.id in ran], reports)
+        _write_reports(reported, reports)
+    if summary is not None:
+        from kernelmosaic.tasks.audit.summary import summarize_audits, write_summary
+
+        written = write_summary(summarize_audits(source, reported, reports, len(found), time.monotonic() - started),
+                                summary)
+        err.print(f"wrote {written[1]} and {written[0].name}", highlight=False)
     if not all(r.passed for r in reports) or (cached and missing):
         raise typer.Exit(1)
 
