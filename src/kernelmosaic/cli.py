@@ -16,7 +16,7 @@ from kernelmosaic.loop import loop_command
 from kernelmosaic.sft.cli import app as sft_app
 from kernelmosaic.store.cli import app as runs_app
 from kernelmosaic.tasks.cli import app as tasks_app
-from kernelmosaic.verify.cli import verify_batch_command, verify_command
+from kernelmosaic.verify.cli import verify_batch_command, verify_command, verify_serve_command
 
 __all__ = ["app"]
 
@@ -28,6 +28,7 @@ app = typer.Typer(
 )
 app.command("verify")(verify_command)
 app.command("verify-batch")(verify_batch_command)
+app.command("verify-serve")(verify_serve_command)
 app.command("generate")(generate_command)
 app.command("evaluate")(evaluate_command)
 app.command("report")(report_command)

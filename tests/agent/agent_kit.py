@@ -65,6 +65,7 @@ class FakeVerifier:
         self.seconds = seconds
         self.calls: list[tuple[str, str]] = []
         self._lock = threading.Lock()
+        self.profiles: list[str | None] = []
 
     def _source(self, op: str, candidate: Path) -> str:
         source = Path(candidate).read_text()
@@ -80,8 +81,10 @@ class FakeVerifier:
                                  info=CompileInfo(seconds=1.0, log=log))
         return CompileResult(ok=True, status=Status.accepted, message="compiled", info=CompileInfo(seconds=1.0))
 
-    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None, sanitize: bool | None = None) -> Verdict:
+    def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None, sanitize: bool | None = None,
+               timing_profile: str | None = None) -> Verdict:
         source = self._source("verify_timed" if timing else "verify", candidate)
+        self.profiles.append(timing_profile)
         if "stale" in source and timing:  # passes the correctness trials, caught by the timed-output check
             return Verdict(accepted=False, status=Status.output_mismatch, message="rejected by `timed-output-check`",
                            findings=[Finding(rule="timed-output-check", severity="reject", message="timed output differs")],

@@ -33,6 +33,10 @@ class _Verifier:
             raise WorkerDied("crash", "reference worker exited during start: exit status 1")
         return Verdict(accepted=True, status=Status.accepted, message="ok", env=Env(device="cpu"))
 
+    def verify_many(self, pairs):
+        for i, (problem, candidate) in enumerate(pairs):
+            yield i, self.verify(problem, candidate)
+
 
 @pytest.fixture
 def pairs(tmp_path, monkeypatch):

@@ -1,12 +1,11 @@
-"""Judging many (problem, candidate) pairs: discovery, resumable JSONL output, compiles ahead on a CPU pool."""
+"""Judging many (problem, candidate) pairs: discovery, resumable JSONL output, compiles ahead on a CPU pool
+(`Verifier.verify_many`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TextIO
 
@@ -14,6 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
+from kernelmosaic.verify.service import remote_verify_many, service_available
+from kernelmosaic.verify.verdict import Verdict
 from kernelmosaic.verify.verifier import InputError, Verifier
 
 __all__ = ["Pair", "discover_pairs", "run_batch", "settings_key"]
@@ -59,7 +60,8 @@ def discover_pairs(source: Path) -> list[Pair]:
 
 
 def settings_key(config: VerifyConfig) -> str:
-    material = config.model_dump(mode="json", exclude={"cache_dir", "keep_scratch", "seed"})
+    material = config.model_dump(mode="json", exclude={"cache_dir", "keep_scratch", "seed", "use_service", "lookahead",
+                                                       "compile_jobs"})
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -79,33 +81,39 @@ def _done_keys(out: Path) -> set[str]:
     return keys
 
 
+def _verdicts(config: VerifyConfig, todo: list[Pair], devices: list[str] | None, seeded: bool) -> Iterator[tuple[int, Verdict]]:
+    """Through the local verifier service when one runs (and `use_service`), else an in-process Verifier."""
+    pairs = [(p.problem, p.candidate) for p in todo]
+    if config.use_service and devices is None and service_available(config.cache_dir):
+        yield from remote_verify_many(config, pairs, seeded=seeded)
+        return
+    with Verifier(config, devices) as verifier:  # compiles run ahead of judgement (verify/lookahead.py)
+        yield from verifier.verify_many(pairs)
+
+
 def run_batch(pairs: list[Pair], config: VerifyConfig, out: Path, devices: list[str] | None = None,
-              on_result: Callable[[Pair, dict | None], None] | None = None) -> Iterator[dict]:
-    """Judge every pair not already in `out` with these settings; append one JSON verdict per line."""
+              on_result: Callable[[Pair, dict | None], None] | None = None, seeded: bool = False) -> Iterator[dict]:
+    """Judge every pair not already in `out` with these settings; append one JSON verdict per line. `seeded`: the
+    config's seed was chosen by the caller (the service then judges with it, not with its own)."""
     settings = settings_key(config)
     done = _done_keys(out)
     todo = [p for p in pairs if _pair_key(p, settings) not in done]
     for p in pairs:
         if p not in todo and on_result:
             on_result(p, None)
-    lock = threading.Lock()
     sinks: list[TextIO] = []  # `out` is opened at the first verdict: a batch that fails before one leaves no empty file
     try:
-        with Verifier(config, devices) as verifier, ThreadPoolExecutor(max_workers=2 * verifier.device_count) as pool:
-            def one(pair: Pair) -> dict:
-                verdict = verifier.verify(pair.problem, pair.candidate).to_dict()
-                row = {"id": pair.id, "problem": str(pair.problem), "candidate": str(pair.candidate),
-                       "batch_key": _pair_key(pair, settings), "verdict": verdict}
-                with lock:
-                    if not sinks:
-                        sinks.append(open(out, "a"))  # noqa: SIM115 - closed once every writer is done
-                    sinks[0].write(json.dumps(row) + "\n")
-                    sinks[0].flush()
-                if on_result:
-                    on_result(pair, row)
-                return row
-
-            yield from pool.map(one, todo)
+        for i, verdict in _verdicts(config, todo, devices, seeded):
+            pair = todo[i]
+            row = {"id": pair.id, "problem": str(pair.problem), "candidate": str(pair.candidate),
+                   "batch_key": _pair_key(pair, settings), "verdict": verdict.to_dict()}
+            if not sinks:
+                sinks.append(open(out, "a"))  # noqa: SIM115 - closed once every verdict is written
+            sinks[0].write(json.dumps(row) + "\n")
+            sinks[0].flush()
+            if on_result:
+                on_result(pair, row)
+            yield row
     finally:
         for sink in sinks:
             sink.close()

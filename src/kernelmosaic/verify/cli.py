@@ -1,4 +1,4 @@
-"""`kernelmosaic verify` and `kernelmosaic verify-batch`."""
+"""`kernelmosaic verify`, `kernelmosaic verify-batch` and `kernelmosaic verify-serve`."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from kernelmosaic.verify.settings import DeviceUnavailable, verify_settings
 from kernelmosaic.verify.verdict import Status, Verdict
 from kernelmosaic.verify.verifier import InputError, Verifier
 
-__all__ = ["verify_command", "verify_batch_command"]
+__all__ = ["verify_command", "verify_batch_command", "verify_serve_command"]
 
 
 # The options' choices are VerifyConfig's own Literal types, so an error lists exactly the values it allows.
@@ -165,13 +165,12 @@ def verify_command(
     config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
                        sanitize=sanitize, policy=policy)
     try:
-        with Verifier(config) as verifier, tempfile.TemporaryDirectory(prefix="km-verify-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="km-verify-") as scratch:
             chosen = problem_at_shapes(problem, shapes, config.device, Path(scratch))
             if chosen.note:
                 err.print(chosen.note, highlight=False, soft_wrap=True)
             alternatives = _alternatives(chosen.path, alt, derive_alt, Path(scratch))
-            with phase_progress(err, f"verifying {candidate.name} on {config.device}"):
-                verdict = verifier.verify(chosen.path, candidate, alternatives=alternatives)
+            verdict = _judge_one(config, chosen.path, candidate, alternatives, _seeded(config_file, sets), err)
     except InputError as exc:
         raise _fail(str(exc)) from None
     except (WorkerDied, WorkerError) as exc:
@@ -184,6 +183,50 @@ def verify_command(
         hint = " (time limits are settings, e.g. --set verify.run_timeout_s=600)" if "exceeded" in verdict.message else ""
         raise _fail(f"problem {problem} is unusable: {verdict.message}{hint}")
     raise typer.Exit(0 if verdict.accepted else 1)
+
+
+def _seeded(config_file: Path | None, sets: list[str]) -> bool:
+    """The settings name a seed (the service then judges with it rather than with its own)."""
+    section = read_config(config_file, sets).get("verify")
+    return isinstance(section, dict) and "seed" in section
+
+
+def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternatives: list[Alternative], seeded: bool,
+               err: Console) -> Verdict:
+    """Through the local verifier service when one answers (warm workers), else in a Verifier of this process."""
+    from kernelmosaic.verify.service import ServiceError, ServiceUnavailable, remote_verify
+
+    if config.use_service:
+        try:
+            return remote_verify(config, problem, candidate, seeded=seeded, alternatives=alternatives)
+        except ServiceUnavailable:
+            pass
+        except ServiceError as exc:
+            raise _fail(f"the verifier service could not judge: {exc}") from None
+    with Verifier(config) as verifier, phase_progress(err, f"verifying {candidate.name} on {config.device}"):
+        return verifier.verify(problem, candidate, alternatives=alternatives)
+
+
+def verify_serve_command(
+    device: Device = None,
+    config_file: ConfigFile = None,
+    sets: Sets = [],  # noqa: B006 - typer reads the default, never mutates it
+) -> None:
+    """Run the local verifier service until interrupted: `verify` and `verify-batch` with the same build cache
+    hand their work to it, and reuse its warm workers. One per machine (per cache); it owns the devices."""
+    import logging
+
+    from kernelmosaic.verify.service import serve, socket_path
+
+    config = _settings(config_file, sets, device=device)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    Console(stderr=True).print(f"verifier service on {socket_path(config.cache_dir)} (Ctrl-C stops it)")
+    try:
+        serve(config.cache_dir)
+    except RuntimeError as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        pass
 
 
 def verify_batch_command(
@@ -222,7 +265,7 @@ def verify_batch_command(
                                                           f"{counts['rejected']} rejected, {counts['skipped']} skipped)")
 
         try:
-            for _ in run_batch(pairs, config, out, on_result=on_result):
+            for _ in run_batch(pairs, config, out, on_result=on_result, seeded=_seeded(config_file, sets)):
                 pass
         except InputError as exc:
             raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None

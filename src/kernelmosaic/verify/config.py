@@ -11,10 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.verify.static.policy import StaticPolicy
 
-__all__ = ["VerifyConfig", "Precision", "Policy", "TOLERANCES", "default_cache_dir"]
+__all__ = ["VerifyConfig", "Precision", "Policy", "TimingProfile", "TOLERANCES", "default_cache_dir"]
 
 Precision = Literal["fp32", "fp16", "bf16"]
 Policy = Literal["strict", "kernelbench"]
+TimingProfile = Literal["quick", "full"]
 """`strict`: every operation of forward runs in the candidate's own kernels. `kernelbench`: some operators may
 stay in PyTorch (as KernelBench allows), but a custom kernel must run and its output must reach the result."""
 
@@ -56,7 +57,24 @@ class VerifyConfig(BaseModel):
     timing_budget_ms: float = 400.0
     """Target measured time per timed subject per round; repetitions are chosen from it."""
     timing_rounds: int = 3
-    """Rounds of interleaved timing (candidate, eager, compile)."""
+    """Rounds of interleaved timing (candidate, eager, compile) under the `full` profile."""
+    timing_profile: TimingProfile = "full"
+    """`full`: `timing_rounds` rounds of `timing_budget_ms` per subject (final solutions, evaluation). `quick`: one
+    round of `quick_budget_ms` per subject (agent iterations), with the same checks of the timed calls and the same
+    wall-clock burst. Both record sample counts and quartiles; `verify(timing_profile=...)` picks one per call."""
+    quick_budget_ms: float = Field(150.0, gt=0.0)
+    """Target measured time per subject under the `quick` profile (at most `timing_budget_ms`)."""
+    baseline_cache: bool = True
+    """Keep the `torch.compile` baseline's timing samples on disk per (problem, seed, device, precision, torch,
+    timing settings), so later candidates of the same problem, in any process, skip building and timing it. Eager
+    is timed live in every verdict: it calibrates the wall-clock check."""
+    lookahead: int | None = Field(None, ge=1)
+    """Candidates compiling ahead of judgement in `verify_many`/`verify-batch`; default cores // compile_jobs."""
+    use_service: bool = True
+    """`verify` and `verify-batch` hand their work to the local verifier service (`kernelmosaic verify-serve`) when
+    one answers on `<cache_dir>/verify.sock`; otherwise they judge in-process."""
+    compile_jobs: int = Field(2, ge=1)
+    """Cores one `load_inline` compile is counted as using (sets the default `lookahead`)."""
     timing_lead_us: float = Field(50.0, ge=0.0)
     """CUDA: before each timed call a spin kernel keeps the device busy for at least this long (µs), and for twice
     the host's measured enqueue time, so the window holds device time and not the host's launch latency, which
@@ -109,6 +127,16 @@ class VerifyConfig(BaseModel):
         if precision is not None and precision != self.precision:
             return atol, rtol  # explicit overrides were chosen for the run's own precision
         return (self.atol if self.atol is not None else atol, self.rtol if self.rtol is not None else rtol)
+
+    def timing_plan(self) -> tuple[int, float]:
+        """(rounds, budget ms per subject per round) under `timing_profile`."""
+        if self.timing_profile == "quick":
+            return 1, min(self.quick_budget_ms, self.timing_budget_ms)
+        return self.timing_rounds, self.timing_budget_ms
+
+    def lookahead_slots(self) -> int:
+        """Compiles in flight ahead of judgement."""
+        return self.lookahead or max(1, (os.cpu_count() or 2) // self.compile_jobs)
 
     def static_policy(self) -> StaticPolicy:
         """The static policy under `policy`: `kernelbench` records PyTorch compute in forward as a flag (unless the

@@ -57,6 +57,8 @@ class Outcome:
     weights: dict = field(default_factory=dict)
     builds: list[dict] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
+    baseline_key: str = ""
+    """Where the `torch.compile` baseline of this problem is kept on disk ("" = not kept)."""
 
 
 def _call(worker: Worker, op: str, timeout: float, phase_status: Status, what: str, **args) -> dict:
@@ -151,7 +153,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         with lock as waited:
             t = time.perf_counter()
             out.phase_seconds["timing_lock_wait"] = waited
-            out.timing = time_candidate(cand, ref, refdata, config, out, extra)
+            out.timing = time_candidate(cand, ref, refdata, config, out, extra, out.baseline_key)
             out.phase_seconds["timing"] = time.perf_counter() - t
 
 

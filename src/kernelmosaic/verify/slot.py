@@ -22,7 +22,7 @@ from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimi
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["DeviceSlot", "InputError", "compile_stage", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
+__all__ = ["DeviceSlot", "InputError", "compile_stage", "cached_compile", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
 
 
 _CACHED_PROBLEMS = 4
@@ -72,22 +72,36 @@ def arch_env() -> dict[str, str]:
     return {"TORCH_CUDA_ARCH_LIST": gpu_arch()} if gpu_arch() else {}
 
 
-def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo]:
-    """Build the candidate's extensions in a CPU-only worker; returns (status, message, info)."""
-    info = CompileInfo()
-    if "load_inline" not in source:
-        return Status.accepted, "", info  # Triton or plain module: nothing to build ahead of loading
+def _marker(source: str, config: VerifyConfig):
     limits = worker_limits(config, "cpu", "compile")
     # keyed by the toolchain too: a build that failed under one torch/arch/python must be retried under another
     toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}"
-    marker = config.cache_dir / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
-    if marker.is_file():  # this exact candidate built before: skip the compile worker if its builds are still there
-        record = json.loads(marker.read_text())
-        done = CompileInfo.model_validate(record["info"]).model_copy(update={"cache_hit": True, "seconds": 0.0})
-        if record.get("error"):  # the compiler rejected this exact source before: it will again
-            return Status.compile_error, record["error"], done
-        if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
-            return Status.accepted, "", done
+    return limits, config.cache_dir / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
+
+
+def cached_compile(source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo] | None:
+    """The compile stage's result without a compile worker, when there is nothing to build (no `load_inline`) or
+    this exact candidate built before and its builds are still there (or the compiler rejected it before)."""
+    if "load_inline" not in source:
+        return Status.accepted, "", CompileInfo()  # Triton or plain module: nothing to build ahead of loading
+    marker = _marker(source, config)[1]
+    if not marker.is_file():
+        return None
+    record = json.loads(marker.read_text())
+    done = CompileInfo.model_validate(record["info"]).model_copy(update={"cache_hit": True, "seconds": 0.0})
+    if record.get("error"):  # the compiler rejected this exact source before: it will again
+        return Status.compile_error, record["error"], done
+    if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
+        return Status.accepted, "", done
+    return None
+
+
+def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo]:
+    """Build the candidate's extensions in a CPU-only worker; returns (status, message, info)."""
+    if (done := cached_compile(source, config)) is not None:
+        return done
+    info = CompileInfo()
+    limits, marker = _marker(source, config)
     worker = Worker("compile", "cpu", limits, keep_scratch=config.keep_scratch)
     try:
         worker.start()
@@ -131,6 +145,10 @@ class DeviceSlot:
         self._loaded: tuple | None = None
         self._spare: Worker | None = None
         self._spare_thread: threading.Thread | None = None
+        self.reference_reused = False
+        """The last `reference()` found the problem already set up."""
+        self.spare_used = False
+        """The last `take_candidate_worker()` handed out a worker started beforehand."""
 
     def new_worker(self, role: str) -> Worker:
         worker = Worker(role, self.device, worker_limits(self.config, self.device, role),
@@ -144,7 +162,8 @@ class DeviceSlot:
         c = self.config
         precision, n_trials = precision or c.precision, trials or c.trials
         key = (sha, problem, c.seed, n_trials, precision)
-        if self.ref is not None and self.ref.alive and self._loaded == key:
+        self.reference_reused = self.ref is not None and self.ref.alive and self._loaded == key
+        if self.reference_reused:
             return self._data[key]
         if self.ref is None or not self.ref.alive:
             self._data.clear()
@@ -181,7 +200,8 @@ class DeviceSlot:
             self._spare_thread.join()
             self._spare_thread = None
         worker, self._spare = self._spare, None
-        if worker is None or not worker.alive:
+        self.spare_used = worker is not None and worker.alive
+        if not self.spare_used:
             try:
                 worker = self.new_worker("candidate")
             except WorkerDied as exc:

@@ -11,6 +11,7 @@ import random
 import statistics
 import time
 
+from kernelmosaic.verify.baselines import CompileBaseline, load_baseline, save_baseline
 from kernelmosaic.verify.call_checks import (
     Burst,
     WallRatios,
@@ -94,10 +95,12 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
 
 
 def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfig, out: Outcome,
-                   extra: list[float]) -> Timing:
-    """`extra`: per output, the largest error budget the correctness trials needed above atol + rtol·|r|."""
+                   extra: list[float], baseline_key: str = "") -> Timing:
+    """`extra`: per output, the largest error budget the correctness trials needed above atol + rtol·|r|.
+    `baseline_key`: where the `torch.compile` baseline's samples are kept on disk ("" = not kept)."""
     l2 = int(refdata.env.get("l2_bytes", 0))
-    budget, lead = config.timing_budget_ms, config.timing_lead_us
+    rounds, budget = config.timing_plan()
+    lead = config.timing_lead_us
     dev: dict[str, list[float]] = {"candidate": [], "eager": [], "compile": []}
     hosted: dict[str, list[float]] = {"candidate": [], "eager": [], "compile": []}
     host: list[float] = []
@@ -108,9 +111,12 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
     compile_error = "" if config.compile_baseline else "disabled"
     base = config.seed + 1_000_000
-    if not compile_error:  # built before any round, so its compile never shares the host with a timed subject
+    cached = load_baseline(config.cache_dir, baseline_key) if baseline_key and not compile_error else None
+    if cached is not None:
+        dev["compile"], hosted["compile"] = list(cached.samples), list(cached.host_samples)
+    elif not compile_error:  # built before any round, so its compile never shares the host with a timed subject
         compile_error = _baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=base + 3 * _ROUND_SEEDS)[1]
-    for r in range(config.timing_rounds):
+    for r in range(rounds):
         seed = base + 10 * r * _ROUND_SEEDS
         fp_seed = secret.randrange(1 << 31)
         res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
@@ -128,12 +134,14 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                       budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead)
         dev["eager"] += eager["samples"]
         hosted["eager"] += eager["host_samples"]
-        if not compile_error:
+        if not compile_error and cached is None:
             comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
                                                  budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2, lead_us=lead)
             dev["compile"] += comp["samples"] if comp else []
             hosted["compile"] += comp["host_samples"] if comp else []
         ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"], seed + 4 * _ROUND_SEEDS))
+    if baseline_key and cached is None and not compile_error and dev["compile"]:
+        save_baseline(config.cache_dir, baseline_key, CompileBaseline(samples=dev["compile"], host_samples=hosted["compile"]))
     cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])
     comp_stat = summarize(dev["compile"]) if dev["compile"] else None
     host_med = summarize(host).median_ms
@@ -156,5 +164,6 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         speedup_vs_compile_host=(comp_host.median_ms / max(c_host.median_ms, 1e-9)) if comp_host else None,
         timed_calls_checked=checked,
         wall_ratio=max(c.cold for c, _ in ratios), wall_ratio_eager=max(e.cold for _, e in ratios),
-        clock_ratio=max(c.clock for c, _ in ratios),
+        clock_ratio=max(c.clock for c, _ in ratios), profile=config.timing_profile, rounds=rounds,
+        baselines_cached=cached is not None,
     )

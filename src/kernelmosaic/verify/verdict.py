@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "SCHEMA",
     "Status",
+    "WorkerReuse",
     "Severity",
     "Finding",
     "Correctness",
@@ -99,6 +100,8 @@ class Stat(_Model):
     q1_ms: float
     q3_ms: float
     samples: int
+    rel_iqr: float = 0.0
+    """Spread: (q3 - q1) / median."""
 
 
 class Timing(_Model):
@@ -137,6 +140,13 @@ class Timing(_Model):
     """The same for the eager baseline (calibration)."""
     clock_ratio: float = 0.0
     """Worst round's burst on the parent's clock over the candidate worker's own measurement of it (honest: ~1)."""
+    profile: Literal["quick", "full"] = "full"
+    """The timing profile: `quick` (one short round, agent iterations) or `full` (final solutions, evaluation)."""
+    rounds: int = 0
+    """Rounds of timing run."""
+    baselines_cached: bool = False
+    """The `torch.compile` samples came from the on-disk baseline cache (same problem, seed, device, precision,
+    torch and timing settings). Eager is always timed live: it calibrates the wall-clock check."""
 
 
 class CompileInfo(_Model):
@@ -233,6 +243,19 @@ class Robustness(_Model):
     """Every alternative the reference could run was matched."""
 
 
+class WorkerReuse(_Model):
+    """What a verdict found already running: a warm verifier (the local service, or a long-lived Verifier) reuses its
+    reference worker with the problem set up and a candidate worker started while the slot was idle."""
+
+    reference_pid: int = 0
+    reference_reused: bool = False
+    """The reference worker already had this problem set up, with its trials' outputs."""
+    candidate_prestarted: bool = False
+    """The candidate's fresh worker had been started before the verdict needed it."""
+    served_by: str = ""
+    """`service pid N` when the local verifier service judged it; empty in-process."""
+
+
 class Verdict(_Model):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
@@ -263,6 +286,11 @@ class Verdict(_Model):
     """The candidate's own kernels: which ran, whether their output reaches the result, their share of time."""
     robustness: Robustness | None = None
     """Results on alternative shapes/dtypes, when the caller supplied any."""
+    phase_started: dict[str, float] = Field(default_factory=dict)
+    """Wall-clock start (Unix seconds) of the `compile` and `judge` phases, with `phase_seconds` their lengths:
+    how the phases of a batch's verdicts overlapped."""
+    workers: WorkerReuse | None = None
+    """Which long-lived parts of the verifier this verdict reused (absent when it never reached a device)."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=2)

@@ -16,9 +16,11 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from kernelmosaic.verify.config import Policy, VerifyConfig
+from kernelmosaic.verify.baselines import baseline_key
+from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
 from kernelmosaic.verify.custom_work import check_custom_work
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
+from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
@@ -26,18 +28,16 @@ from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer
-from kernelmosaic.verify.slot import DeviceSlot, InputError, arch_env, compile_stage, driver_version
-from kernelmosaic.verify.task_audit import audit_reference
-from kernelmosaic.verify.verdict import (
-    Census,
-    Correctness,
-    Env,
-    Finding,
-    Robustness,
-    Status,
-    Verdict,
-    WeightCopy,
+from kernelmosaic.verify.slot import (
+    DeviceSlot,
+    InputError,
+    arch_env,
+    cached_compile,
+    compile_stage,
+    driver_version,
 )
+from kernelmosaic.verify.task_audit import audit_reference
+from kernelmosaic.verify.verdict import Env, Robustness, Status, Verdict, WorkerReuse
 
 __all__ = ["Verifier", "InputError", "visible_devices"]
 
@@ -47,9 +47,6 @@ log = logging.getLogger(__name__)
 # Static findings that are plain failures rather than cheating keep the status a run would have given.
 _STATIC_STATUS = {"syntax-error": Status.compile_error, "missing-modelnew": Status.load_error,
                   "no-custom-kernel-defined": Status.no_custom_kernel, "no-kernel-launched": Status.no_custom_kernel}
-# Rejects found after an otherwise accepted run; any other is an integrity violation. A memory or race error
-# found by compute-sanitizer is a CUDA fault the plain run got away with.
-_LATE_REJECT_STATUS = {"sanitizer-memcheck": Status.cuda_error, "sanitizer-racecheck": Status.cuda_error}
 
 
 def visible_devices(kind: str) -> list[str]:
@@ -77,7 +74,9 @@ class Verifier:
             self._slots.put(slot)
         # compiles happen before a device slot is taken, so they overlap with judging on the devices
         self._peaks: DevicePeaks | None = None
-        self._compile_gate = threading.BoundedSemaphore(max(1, min(8, (os.cpu_count() or 2) // 2)))
+        self._compile_gate = threading.BoundedSemaphore(min(8, self.config.lookahead_slots()))
+        self.served_by = ""
+        """Set by the local verifier service (`service pid N`), recorded in every verdict's `workers`."""
 
     @property
     def device_count(self) -> int:
@@ -136,83 +135,117 @@ class Verifier:
 
     def verify(self, problem: Path, candidate: Path, *, timing: bool | None = None,
                sanitize: bool | None = None, policy: Policy | None = None,
-               alternatives: Sequence[Alternative] = ()) -> Verdict:
+               alternatives: Sequence[Alternative] = (), timing_profile: TimingProfile | None = None) -> Verdict:
         """Judge `candidate` against `problem`; `timing` and `sanitize` override the config for this call (the
         agent times on benchmark() and sanitizes the final solution only); `policy` overrides the run's policy (a
-        task's own); `alternatives` are the task at other shapes/dtypes, judged after timing (`robustness`)."""
-        started = time.perf_counter()
+        task's own); `alternatives` are the task at other shapes/dtypes, judged after timing (`robustness`);
+        `timing_profile` picks `quick` (iterations) or `full` timing for this call."""
+        job = self.start(problem, candidate, timing=timing, sanitize=sanitize, policy=policy,
+                         alternatives=alternatives, timing_profile=timing_profile)
+        self.compile_job(job)
+        return self.judge(job)
+
+    def verify_many(self, pairs: Sequence[tuple[Path, Path]], **options) -> Iterator[tuple[int, Verdict]]:
+        """Judge many pairs with compiles ahead of judgement (`lookahead`); yields (index, verdict) as each ends."""
+        from kernelmosaic.verify.lookahead import run_lookahead
+
+        return run_lookahead(self, pairs, options)
+
+    def start(self, problem: Path, candidate: Path, *, timing: bool | None = None, sanitize: bool | None = None,
+              policy: Policy | None = None, alternatives: Sequence[Alternative] = (),
+              timing_profile: TimingProfile | None = None) -> Job:
+        """Read and hash the inputs, run the static checks and look the build up in the cache (no worker)."""
         problem_src, candidate_src = _read(problem, "problem"), _read(candidate, "candidate")
         alt_shas = [problem_hash(_read(a.problem, f"alternative {a.label!r}")) for a in alternatives]
-        config = self.config if policy is None else self.config.model_copy(update={"policy": policy})
+        update = {k: v for k, v in (("policy", policy), ("timing_profile", timing_profile)) if v is not None}
+        config = self.config.model_copy(update=update) if update else self.config
         verdict = Verdict(accepted=False, status=Status.crash, message="", problem_sha256=problem_hash(problem_src),
                           candidate_sha256=candidate_hash(candidate_src), env=Env(precision=self.config.precision),
                           policy=config.policy, robustness=Robustness() if alternatives else None)
-        findings: list[Finding] = []
-        out = Outcome(correctness=Correctness())
+        job = Job(problem=Path(problem).resolve(), candidate=Path(candidate).resolve(), candidate_src=candidate_src,
+                  config=config, timing=self.config.timing if timing is None else timing,
+                  sanitize=self.config.sanitize if sanitize is None else sanitize, alternatives=list(alternatives),
+                  alt_shas=alt_shas, verdict=verdict)
         try:
             if self.config.static_checks:
                 from kernelmosaic.verify.static import analyze_candidate
 
-                findings += analyze_candidate(candidate_src, str(candidate), config.static_policy())
-                rejects = [f for f in findings if f.severity == "reject"]
+                job.findings += analyze_candidate(candidate_src, str(candidate), config.static_policy())
+                rejects = [f for f in job.findings if f.severity == "reject"]
                 if rejects and rejects[0].rule in _STATIC_STATUS:
                     raise Stop(_STATIC_STATUS[rejects[0].rule], rejects[0].message)
                 if rejects:
                     raise Stop(Status.static_reject, f"static check `{rejects[0].rule}`: {rejects[0].message}")
-            t = time.perf_counter()
-            with self._compile_gate:
-                status, message, verdict.compile = compile_stage(str(Path(candidate).resolve()), candidate_src, self.config)
-            out.phase_seconds["compile"] = time.perf_counter() - t
-            if status != Status.accepted:
-                raise Stop(status, message)
-            slot = self._slots.get()
-            try:
-                with _gpu_lock(slot, self.config, out):
-                    refdata = slot.reference(str(Path(problem).resolve()), verdict.problem_sha256)
-                    out.findings += audit_reference(refdata, *self.config.tolerances())
-                    verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
-                                      precision=self.config.precision,
-                                      driver=driver_version() if slot.device.startswith("cuda") else "",
-                                      gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
-                    cand = slot.take_candidate_worker()
-                    try:
-                        judge_candidate(cand, slot.ref, refdata, str(Path(candidate).resolve()), config,
-                                        self.config.timing if timing is None else timing, out)
-                        if out.timing and slot.device.startswith("cuda"):
-                            out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
-                        verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
-                    finally:
-                        verdict.candidate_output_tail = cand.output_tail()
-                        cand.kill()
-                    if verdict.robustness is not None:
-                        check_robustness(slot, str(Path(candidate).resolve()), list(alternatives), alt_shas, config,
-                                         verdict.robustness, out.findings)
-            finally:
-                slot.warm_spare()
-                self._slots.put(slot)
-            verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
-            if (self.config.sanitize if sanitize is None else sanitize) and self.config.device == "cuda":
-                with _gpu_lock(slot, self.config, out):  # its kernels would count as another candidate's escaped work
-                    found, verdict.sanitizer = run_sanitizer(Path(problem).resolve(), Path(candidate).resolve(),
-                                                              arch_env(), self.config.cache_dir)
-                out.findings += found
+            if (done := cached_compile(candidate_src, self.config)) is not None:
+                self._compiled(job, done, 0.0)
         except Stop as stop:
-            verdict.status, verdict.message = stop.status, stop.message
-            findings += stop.findings
-        verdict.findings = findings + out.findings
-        verdict.correctness, verdict.timing = out.correctness, out.timing
-        verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
-        if out.census:
-            verdict.census = Census.model_validate(out.census)
-        if out.weights:
-            verdict.weights = WeightCopy.model_validate(out.weights)
-        if verdict.status == Status.accepted and verdict.rejected_by:
-            first = verdict.rejected_by[0]
-            verdict.status = _LATE_REJECT_STATUS.get(first.rule, Status.integrity_violation)
-            verdict.message = f"rejected by `{first.rule}`: {first.message}"
-        verdict.accepted = verdict.status == Status.accepted
-        verdict.seconds = round(time.perf_counter() - started, 3)
-        return verdict
+            job.stop = stop
+        return job
+
+    def compile_job(self, job: Job) -> None:
+        """Build the candidate's extensions in a CPU worker, unless `start` already settled it."""
+        if job.stop is not None or job.compiled:
+            return
+        with self._compile_gate:
+            t = job.mark("compile")
+            done = compile_stage(str(job.candidate), job.candidate_src, self.config)
+        self._compiled(job, done, time.perf_counter() - t)
+
+    @staticmethod
+    def _compiled(job: Job, done: tuple, seconds: float) -> None:
+        status, message, job.verdict.compile = done
+        job.out.phase_seconds["compile"] = seconds
+        job.compiled = True
+        if status != Status.accepted:
+            job.stop = Stop(status, message)
+
+    def judge(self, job: Job) -> Verdict:
+        """Judge a compiled job on a free device slot and assemble its verdict."""
+        if job.stop is None:
+            try:
+                self._judge(job)
+            except Stop as stop:
+                job.stop = stop
+        return finish(job)
+
+    def _judge(self, job: Job) -> None:
+        verdict, out, config = job.verdict, job.out, job.config
+        slot = self._slots.get()
+        t = job.mark("judge")
+        try:
+            with _gpu_lock(slot, self.config, out):
+                refdata = slot.reference(str(job.problem), verdict.problem_sha256)
+                verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
+                                              served_by=self.served_by)
+                out.findings += audit_reference(refdata, *self.config.tolerances())
+                verdict.env = Env(**{k: v for k, v in refdata.env.items() if k in Env.model_fields},
+                                  precision=self.config.precision,
+                                  driver=driver_version() if slot.device.startswith("cuda") else "",
+                                  gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
+                if config.baseline_cache:
+                    out.baseline_key = baseline_key(verdict.problem_sha256, refdata.env, slot.device, config)
+                cand = slot.take_candidate_worker()
+                verdict.workers.candidate_prestarted = slot.spare_used
+                try:
+                    judge_candidate(cand, slot.ref, refdata, str(job.candidate), config, job.timing, out)
+                    if out.timing and slot.device.startswith("cuda"):
+                        out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
+                    verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
+                finally:
+                    verdict.candidate_output_tail = cand.output_tail()
+                    cand.kill()
+                if verdict.robustness is not None:
+                    check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
+                                     verdict.robustness, out.findings)
+        finally:
+            out.phase_seconds["judge"] = time.perf_counter() - t
+            slot.warm_spare()
+            self._slots.put(slot)
+        verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
+        if job.sanitize and self.config.device == "cuda":
+            with _gpu_lock(slot, self.config, out):  # its kernels would count as another candidate's escaped work
+                found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
+            out.findings += found
 
 
 @contextlib.contextmanager

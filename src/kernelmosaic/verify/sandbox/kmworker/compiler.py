@@ -13,7 +13,7 @@ __all__ = ["compile_candidate"]
 
 
 def compile_candidate(candidate: str, cache_dir: str) -> dict:
-    recorder = BuildRecorder(cache_dir)
+    recorder = BuildRecorder(cache_dir, make_pch=True)
     import_error = None
     with recorder:
         try:

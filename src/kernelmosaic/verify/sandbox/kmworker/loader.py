@@ -12,12 +12,14 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
 import types
 from pathlib import Path
 
+from . import pch
 from .intercept import INTERCEPT, op_names
 
 __all__ = ["load_module", "BuildRecorder", "diagnosed_failure"]
@@ -31,8 +33,6 @@ def diagnosed_failure(exc: BaseException | None, log: str) -> bool:
     """True when the build ran to completion and the compiler rejected the source: ninja exited with a failure
     status (not a signal), the log holds a compiler diagnostic, and nothing says a compiler was killed or starved
     of memory or disk. Only such a failure is certain to repeat, so only it may be cached."""
-    import subprocess
-
     cause = exc.__cause__ if exc is not None else None
     if not isinstance(cause, subprocess.CalledProcessError) or cause.returncode <= 0:
         return False
@@ -78,8 +78,10 @@ def _build_key(kwargs: dict) -> str:
 class BuildRecorder:
     """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import."""
 
-    def __init__(self, cache_dir: str) -> None:
+    def __init__(self, cache_dir: str, make_pch: bool = False) -> None:
         self.cache_dir = Path(cache_dir)
+        self.make_pch = make_pch
+        """After a plain C++ build, precompile the torch header for later builds with its flags (compile role)."""
         self.builds: list[dict] = []
         self._orig = None
 
@@ -107,8 +109,12 @@ class BuildRecorder:
         build_dir = self.cache_dir / f"{name}_{key[:16]}"
         build_dir.mkdir(parents=True, exist_ok=True)
         cache_hit = (build_dir / f"{name}.so").exists()
+        pch_key, header = self._pch_choice(build_dir, cache_hit, {"cuda_sources": cuda_sources, **kwargs})
+        if header is not None:  # the flags the directory was built with, or ninja would rebuild it
+            kwargs = {**kwargs, "extra_cflags": [*(kwargs.get("extra_cflags") or []), *pch.flags(header)]}
         kwargs = {**kwargs, "build_directory": str(build_dir), "verbose": True}
-        record = {"name": name, "key": key, "cache_hit": cache_hit, "seconds": 0.0, "log": "", "ok": False}
+        record = {"name": name, "key": key, "cache_hit": cache_hit, "seconds": 0.0, "log": "", "ok": False,
+                  "pch": header is not None}
         self.builds.append(record)
         start = time.perf_counter()
         ops_before = op_names()
@@ -136,3 +142,28 @@ class BuildRecorder:
                 record["seconds"] = time.perf_counter() - start
                 if not record["ok"]:
                     record["diagnosed"] = diagnosed_failure(sys.exc_info()[1], record["log"])
+                elif self.make_pch and pch_key and header is None and not cache_hit:
+                    self._precompile(build_dir, pch_key, record)
+
+    def _pch_choice(self, build_dir: Path, cache_hit: bool, kwargs: dict) -> tuple[str | None, Path | None]:
+        """(index key, header) for this build: a built directory keeps the choice it was built with (`km_pch`); a
+        new one takes the precompiled header of its flag set when there is one."""
+        marker = build_dir / "km_pch"
+        if cache_hit:
+            return None, Path(marker.read_text()) if marker.is_file() else None
+        key = pch.index_key(kwargs)
+        header = pch.lookup(self.cache_dir / "pch", key) if key else None
+        if header is not None:
+            marker.write_text(str(header))
+        else:
+            marker.unlink(missing_ok=True)
+        return key, header
+
+    def _precompile(self, build_dir: Path, key: str, record: dict) -> None:
+        start = time.perf_counter()
+        try:
+            header = pch.ensure(self.cache_dir / "pch", build_dir / "build.ninja")
+            pch.record(self.cache_dir / "pch", key, header)
+            record["pch_seconds"] = round(time.perf_counter() - start, 3)
+        except (OSError, subprocess.SubprocessError) as exc:  # later builds stay plain; this one is done
+            record["log"] += f"\n[kernelmosaic] precompiling the torch header failed: {exc}"[:2000]

@@ -1,0 +1,68 @@
+"""One verification in progress, split into the stages the lookahead schedules: start (read, hash, static checks,
+build-cache lookup), compile (a CPU worker), judge (a device slot). The verdict is assembled once, in `finish`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.judge import Outcome, Stop
+from kernelmosaic.verify.robustness import Alternative
+from kernelmosaic.verify.verdict import Census, Correctness, Finding, Status, Verdict, WeightCopy
+
+__all__ = ["Job", "finish"]
+
+# Rejects found after an otherwise accepted run; any other is an integrity violation. A memory or race error
+# found by compute-sanitizer is a CUDA fault the plain run got away with.
+_LATE_REJECT_STATUS = {"sanitizer-memcheck": Status.cuda_error, "sanitizer-racecheck": Status.cuda_error}
+
+
+@dataclass
+class Job:
+    problem: Path
+    candidate: Path
+    candidate_src: str
+    config: VerifyConfig
+    """The run's config with this call's policy and timing profile applied."""
+    timing: bool
+    sanitize: bool
+    alternatives: list[Alternative]
+    alt_shas: list[str]
+    verdict: Verdict
+    started: float = field(default_factory=time.perf_counter)
+    findings: list[Finding] = field(default_factory=list)
+    out: Outcome = field(default_factory=lambda: Outcome(correctness=Correctness()))
+    stop: Stop | None = None
+    """Set when an early stage already decided the verdict (static reject, compile error)."""
+    compiled: bool = False
+    """The compile stage is done (or there was nothing to build)."""
+
+    def mark(self, phase: str) -> float:
+        """Record the wall-clock start of `phase`; returns a perf_counter stamp for its length."""
+        self.verdict.phase_started[phase] = round(time.time(), 4)
+        return time.perf_counter()
+
+
+def finish(job: Job) -> Verdict:
+    """The verdict from what the stages recorded (a Stop's status, or accepted unless a reject finding says no)."""
+    verdict, out = job.verdict, job.out
+    if job.stop is not None:
+        verdict.status, verdict.message = job.stop.status, job.stop.message
+        job.findings += job.stop.findings
+    verdict.findings = job.findings + out.findings
+    verdict.correctness, verdict.timing = out.correctness, out.timing
+    verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
+    if out.census:
+        verdict.census = Census.model_validate(out.census)
+    if out.weights:
+        verdict.weights = WeightCopy.model_validate(out.weights)
+    if verdict.status == Status.accepted and verdict.rejected_by:
+        first = verdict.rejected_by[0]
+        verdict.status = _LATE_REJECT_STATUS.get(first.rule, Status.integrity_violation)
+        verdict.message = f"rejected by `{first.rule}`: {first.message}"
+    verdict.accepted = verdict.status == Status.accepted
+    verdict.seconds = round(time.perf_counter() - job.started, 3)
+    return verdict

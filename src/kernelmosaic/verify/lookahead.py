@@ -1,0 +1,66 @@
+"""Compiles ahead of judgement: up to `lookahead` candidates build on CPU workers while the devices judge others.
+
+Static rejects and build-cache hits never wait in the compile queue: they are settled when the job starts, a reject
+is finished at once and a cache hit goes straight to the judges. Judges (one thread per device slot) take compiled
+jobs in the order their compiles end. Verdicts come back as they are decided, each with its index.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kernelmosaic.verify.job import Job, finish
+from kernelmosaic.verify.verdict import Verdict
+
+if TYPE_CHECKING:
+    from kernelmosaic.verify.verifier import Verifier
+
+__all__ = ["run_lookahead"]
+
+
+def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], options: dict) -> Iterator[tuple[int, Verdict]]:
+    """(index, verdict) for every pair, in the order they are decided. An exception of any stage (an unreadable
+    input, a verifier that cannot start workers) is raised here, after the work in flight has stopped."""
+    done: queue.Queue[tuple[int, Verdict | BaseException]] = queue.Queue()
+    compiles = ThreadPoolExecutor(verifier.config.lookahead_slots(), thread_name_prefix="km-compile")
+    judges = ThreadPoolExecutor(verifier.device_count, thread_name_prefix="km-judge")
+
+    def report(i: int, fut: Future) -> None:
+        if fut.cancelled():  # the caller stopped early: nobody reads this
+            return
+        exc = fut.exception()
+        done.put((i, exc if exc is not None else fut.result()))
+
+    def judge(i: int, job: Job) -> None:
+        judges.submit(verifier.judge, job).add_done_callback(lambda f: report(i, f))
+
+    def compile_then_judge(i: int, job: Job) -> None:
+        verifier.compile_job(job)
+        judge(i, job)
+
+    try:
+        for i, (problem, candidate) in enumerate(pairs):
+            try:
+                job = verifier.start(problem, candidate, **options)
+            except Exception as exc:  # noqa: BLE001 - raised to the caller below, in order with the verdicts
+                done.put((i, exc))
+                continue
+            if job.stop is not None:
+                done.put((i, finish(job)))
+            elif job.compiled:
+                judge(i, job)
+            else:
+                compiles.submit(compile_then_judge, i, job).add_done_callback(
+                    lambda f, i=i: not f.cancelled() and f.exception() is not None and done.put((i, f.exception())))
+        for _ in range(len(pairs)):
+            i, got = done.get()
+            if isinstance(got, BaseException):
+                raise got
+            yield i, got
+    finally:
+        compiles.shutdown(wait=True, cancel_futures=True)
+        judges.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,127 @@
+"""Verifier throughput on the CPU device: compiles ahead of judgement (lookahead), the timing profiles, the
+`torch.compile` baseline cache, and the local verifier service reusing its warm workers. Assertions are on the
+phase timestamps, counts and worker identities the verdicts record, never on wall time."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kernelmosaic.verify import Verifier, VerifyConfig
+from kernelmosaic.verify.baselines import CompileBaseline, baseline_key, load_baseline, save_baseline
+from kernelmosaic.verify.batch import Pair, run_batch
+from kernelmosaic.verify.service import remote_verify, serve, service_available
+from kernelmosaic.verify.verdict import Status
+from tests.verify.kit import PROBLEM_ADD_RELU, write
+
+# A module with nothing to build but the word load_inline, so the compile stage runs a real compile worker.
+TORCH_CANDIDATE = '''\
+import torch
+import torch.nn as nn
+# {tag}: this candidate names load_inline without calling it
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return torch.relu(a + b)
+'''
+
+
+def _config(tmp_path, **over) -> VerifyConfig:
+    values = dict(device="cpu", trials=2, cache_dir=tmp_path / "cache", static_checks=False, timing=False,
+                  timing_budget_ms=20, timing_rounds=2, compile_baseline=False, run_timeout_s=30, memory_limit_gb=8,
+                  seed=1234)
+    return VerifyConfig(**{**values, **over})
+
+
+def test_compiles_run_ahead_of_judgement_and_builds_with_nothing_to_do_skip_the_queue(tmp_path):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    first = write(tmp_path, "c0.py", TORCH_CANDIDATE.format(tag="c0"))
+    second = write(tmp_path, "c1.py", TORCH_CANDIDATE.format(tag="c1"))
+    plain = write(tmp_path, "c2.py", "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, a, b:\n")
+    with Verifier(_config(tmp_path, lookahead=1)) as verifier:
+        got = dict(verifier.verify_many([(problem, first), (problem, second), (problem, plain)]))
+    v0, v1, v2 = got[0], got[1], got[2]
+    assert v0.accepted and v1.accepted, (v0.message, v1.message)
+    compile_end_0 = v0.phase_started["compile"] + v0.phase_seconds["compile"]
+    judge_end_0 = v0.phase_started["judge"] + v0.phase_seconds["judge"]
+    assert v1.phase_started["compile"] < judge_end_0  # the second compile ran while the first was being judged
+    assert v1.phase_started["compile"] >= compile_end_0 - 0.01  # lookahead=1: one compile at a time
+    # nothing to build (no load_inline): no compile phase, judged while the first candidate was still compiling
+    assert v2.status == Status.load_error and "compile" not in v2.phase_started
+    assert v2.phase_started["judge"] < compile_end_0
+
+
+def test_a_static_reject_is_decided_without_a_worker(tmp_path):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    broken = write(tmp_path, "bad.py", "def (:\n")
+    with Verifier(_config(tmp_path, static_checks=True)) as verifier:
+        [(index, verdict)] = list(verifier.verify_many([(problem, broken)]))
+    assert index == 0 and verdict.status == Status.compile_error
+    assert verdict.phase_started == {} and verdict.workers is None
+
+
+def test_quick_and_full_profiles_record_rounds_samples_and_spread(tmp_path):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    cand = write(tmp_path, "c.py", TORCH_CANDIDATE.format(tag="timed"))
+    with Verifier(_config(tmp_path, timing=True, quick_budget_ms=10)) as verifier:
+        quick = verifier.verify(problem, cand, timing_profile="quick")
+        full = verifier.verify(problem, cand)
+    assert quick.accepted and full.accepted, (quick.message, full.message)
+    assert (quick.timing.profile, quick.timing.rounds) == ("quick", 1)
+    assert (full.timing.profile, full.timing.rounds) == ("full", 2)
+    for t in (quick.timing, full.timing):
+        assert t.candidate.samples >= 5 and t.eager.samples >= 5 and t.timed_calls_checked >= 2
+        assert t.candidate.rel_iqr == pytest.approx((t.candidate.q3_ms - t.candidate.q1_ms) / t.candidate.median_ms, abs=1e-3)
+    assert full.timing.timed_calls_checked > quick.timing.timed_calls_checked  # every round is checked
+
+
+def test_baseline_key_separates_what_changes_the_baseline(tmp_path):
+    env = {"hostname": "h", "device_name": "cpu", "torch": "2.13"}
+    base = _config(tmp_path)
+    key = baseline_key("p" * 64, env, "cpu", base)
+    assert key == baseline_key("p" * 64, env, "cpu", base.model_copy())
+    for changed in (base.model_copy(update={"seed": 7}), base.model_copy(update={"timing_profile": "quick"}),
+                    base.model_copy(update={"precision": "bf16"}), base.model_copy(update={"timing_budget_ms": 99})):
+        assert baseline_key("p" * 64, env, "cpu", changed) != key
+    assert baseline_key("q" * 64, env, "cpu", base) != key
+    assert baseline_key("p" * 64, {**env, "torch": "2.12"}, "cpu", base) != key
+    assert load_baseline(base.cache_dir, key) is None
+    save_baseline(base.cache_dir, key, CompileBaseline(samples=[1.0, 2.0], host_samples=[1.5]))
+    assert load_baseline(base.cache_dir, key) == CompileBaseline(samples=[1.0, 2.0], host_samples=[1.5])
+
+
+@pytest.fixture
+def service(tmp_path):
+    config = _config(tmp_path)
+    ready, stop = threading.Event(), threading.Event()
+    thread = threading.Thread(target=serve, args=(config.cache_dir,), kwargs={"ready": ready, "stop": stop}, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    yield config
+    stop.set()
+    thread.join(60)
+
+
+def test_a_second_verify_through_the_service_reuses_its_warm_workers(tmp_path, service):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    cand = write(tmp_path, "c.py", TORCH_CANDIDATE.format(tag="served"))
+    first = remote_verify(service, problem, cand, seeded=True)
+    second = remote_verify(service, problem, cand, seeded=True)
+    assert first.accepted and second.accepted, (first.message, second.message)
+    assert first.workers.served_by.startswith("service pid") and not first.workers.reference_reused
+    assert second.workers.reference_reused and second.workers.reference_pid == first.workers.reference_pid
+    assert second.workers.candidate_prestarted
+    assert second.compile.cache_hit and second.phase_started.get("compile") is None  # the build is known
+    assert second.correctness.seed == 1234
+
+
+def test_verify_batch_uses_the_service_when_it_runs(tmp_path, service):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    pairs = [Pair(id=f"c{k}", problem=problem, candidate=write(tmp_path, f"c{k}.py", TORCH_CANDIDATE.format(tag=k)))
+             for k in range(2)]
+    assert service_available(service.cache_dir)
+    rows = list(run_batch(pairs, service, tmp_path / "out.jsonl", seeded=True))
+    assert sorted(r["id"] for r in rows) == ["c0", "c1"]
+    assert all(r["verdict"]["accepted"] and r["verdict"]["workers"]["served_by"].startswith("service") for r in rows)
