@@ -174,6 +174,7 @@ def _audit_one(job: dict) -> dict:
                                  f"ran out of memory on {attempt}; not audited further", "evidence": _last_frame(exc)})
                 return result()
             if attempt != attempts[-1]:  # fails on CUDA only: a flag, and the audit goes on on the CPU
+                checks.append("task-device-mismatch")
                 findings.append({"rule": "task-device-mismatch", "severity": "flag", "message": f"the reference fails "
                                  f"on {attempt}; audited on cpu", "evidence": _last_frame(exc)})
                 continue
