@@ -1,0 +1,143 @@
+"""Verifier throughput against a naive KernelBench-style harness, cold caches, in one run.
+
+Usage:
+  python scripts/bench_throughput.py --device cpu [--count 32] [--out bench_throughput.json]
+  python scripts/bench_throughput.py --device cuda --count 40
+
+Both harnesses judge the same candidates (`throughput_cases.py`: correct, slow, wrong, failing to compile) from
+empty build caches. The naive harness follows KernelBench's method in one process: import each candidate (its
+`load_inline` builds there), 5 correctness trials with `allclose(atol=rtol=1e-2)`, then 100 timed calls. Ours is
+`Verifier.verify_many` with the default settings (compiles ahead of judgement, isolated workers, every check).
+Reports candidates per minute for each and where accept/reject disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from throughput_cases import write_cases  # noqa: E402 - the sibling module, put on the path above
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def naive_one(problem: Path, candidate: Path, device: str, k: int) -> dict:
+    """KernelBench's method: import, construct both models with one seed, 5 trials, 100 timed calls."""
+    import torch
+
+    try:
+        new_cls = _load(candidate, f"naive_cand_{k}").ModelNew
+    except Exception as exc:  # noqa: BLE001 - a candidate that fails to import or build is a compile failure
+        return {"accepted": False, "status": "compile_error", "detail": str(exc)[:200]}
+    ref_mod = _load(problem, f"naive_prob_{k}")
+    try:
+        torch.manual_seed(42)
+        model = ref_mod.Model(*ref_mod.get_init_inputs()).to(device)
+        torch.manual_seed(42)
+        new = new_cls(*ref_mod.get_init_inputs()).to(device)
+        with torch.no_grad():
+            for trial in range(5):
+                torch.manual_seed(1000 + trial)
+                inputs = [x.to(device) for x in ref_mod.get_inputs()]
+                want, got = model(*inputs), new(*inputs)
+                if got.shape != want.shape or not torch.allclose(got, want, atol=1e-2, rtol=1e-2):
+                    return {"accepted": False, "status": "output_mismatch"}
+            times = []
+            for i in range(103):
+                start = time.perf_counter()
+                if device == "cuda":
+                    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    s.record()
+                    new(*inputs)
+                    e.record()
+                    torch.cuda.synchronize()
+                    ms = s.elapsed_time(e)
+                else:
+                    new(*inputs)
+                    ms = (time.perf_counter() - start) * 1e3
+                if i >= 3:
+                    times.append(ms)
+    except Exception as exc:  # noqa: BLE001 - KernelBench records a runtime error and moves on
+        return {"accepted": False, "status": "runtime_error", "detail": str(exc)[:200]}
+    return {"accepted": True, "status": "accepted", "mean_ms": sum(times) / len(times)}
+
+
+def naive_main(manifest: Path, out: Path) -> None:
+    rows = json.loads(manifest.read_text())
+    results = {r["id"]: naive_one(Path(r["problem"]), Path(r["candidate"]), r["device"], k) for k, r in enumerate(rows)}
+    out.write_text(json.dumps(results))
+
+
+def run_naive(cases: list, device: str, tmp: Path) -> tuple[float, dict]:
+    manifest, out = tmp / "naive_manifest.json", tmp / "naive_results.json"
+    manifest.write_text(json.dumps([{"id": i, "problem": str(p), "candidate": str(c), "device": device}
+                                    for i, p, c, _ in cases]))
+    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp / "naive-extensions")}  # cold, private
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, __file__, "--naive-run", str(manifest), str(out)], check=True, env=env)
+    return time.perf_counter() - t0, json.loads(out.read_text())
+
+
+def run_ours(cases: list, device: str, tmp: Path) -> tuple[float, dict]:
+    from kernelmosaic.verify import Verifier, VerifyConfig
+
+    config = VerifyConfig(device=device, cache_dir=tmp / "km-cache", use_service=False)
+    t0 = time.perf_counter()
+    with Verifier(config) as verifier:
+        got = dict(verifier.verify_many([(p, c) for _, p, c, _ in cases]))
+    seconds = time.perf_counter() - t0
+    return seconds, {cases[i][0]: {"accepted": v.accepted, "status": v.status.value, "seconds": v.seconds,
+                                   "compile_s": v.compile.seconds} for i, v in got.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--count", type=int, default=32)
+    parser.add_argument("--out", type=Path, default=Path("bench_throughput.json"))
+    parser.add_argument("--naive-run", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.naive_run:
+        naive_main(*args.naive_run)
+        return
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="km-bench-throughput-") as tmp:
+        cases = write_cases(Path(tmp) / "cases", args.device, args.count)
+        naive_s, naive = run_naive(cases, args.device, Path(tmp))
+        ours_s, ours = run_ours(cases, args.device, Path(tmp))
+    rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": ours[i]["status"],
+             "agree": naive[i]["accepted"] == ours[i]["accepted"]} for i, _, _, kind in cases]
+    device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
+    result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
+              "cores": os.cpu_count(), "torch": torch.__version__, "candidates": len(cases),
+              "naive_seconds": round(naive_s, 1), "ours_seconds": round(ours_s, 1),
+              "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours_per_min": round(60 * len(cases) / ours_s, 2),
+              "agreement": sum(r["agree"] for r in rows), "rows": rows}
+    args.out.write_text(json.dumps(result, indent=1))
+    print(f"| harness | seconds | candidates/min |\n|---|---|---|\n| naive (KernelBench method) | {naive_s:.0f} | "
+          f"{result['naive_per_min']} |\n| KernelMosaic verify_many | {ours_s:.0f} | {result['ours_per_min']} |")
+    print(f"accept/reject agreement: {result['agreement']}/{len(cases)}")
+    for r in rows:
+        if not r["agree"]:
+            print(f"  disagree: {r['id']} ({r['kind']}): naive {r['naive']}, ours {r['ours']}")
+
+
+if __name__ == "__main__":
+    main()
