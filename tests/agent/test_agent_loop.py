@@ -145,6 +145,14 @@ def test_guidance_profile_and_roofline(run_one, fake_verifier):
     bench = _results(traj, "benchmark")[0].content
     # 512 x 4096 fp32 in and out = 16.8 MB in 0.5 ms = 33.6 GB/s of the fake 100 GB/s peak.
     assert "speedup vs eager 4x" in bench and "33.6 GB/s = 33.6% of 100 GB/s" in bench
+    assert fake_verifier.profiles == ["quick"]  # benchmark() iterates on the quick timing profile
+
+
+def test_submit_times_an_untimed_best_on_the_full_profile(run_one, fake_verifier):
+    outputs = [call("write_candidate", source=candidate("ms=0.5")), call("test"), call("submit")]
+    info, _ = run_one(outputs)
+    assert info.exit_reason == "submitted"
+    assert fake_verifier.profiles == [None, "full"]  # test() does not time; submit()'s final check times in full
 
 
 def test_unreachable_server_marks_the_episode_failed_so_resume_retries_it(run_one, store):

@@ -40,7 +40,10 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
 
     def compile_then_judge(i: int, job: Job) -> None:
         verifier.compile_job(job)
-        judge(i, job)
+        if job.stop is not None:  # a compile error needs no device
+            done.put((i, finish(job)))
+        else:
+            judge(i, job)
 
     try:
         for i, (problem, candidate) in enumerate(pairs):
