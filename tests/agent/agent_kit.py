@@ -106,7 +106,8 @@ class FakeVerifier:
         if timing:
             stat = Stat(median_ms=ms, q1_ms=ms * 0.95, q3_ms=ms * 1.05, samples=30)
             eager = Stat(median_ms=2.0, q1_ms=1.9, q3_ms=2.1, samples=30)
-            verdict.timing = Timing(candidate=stat, eager=eager, speedup_vs_eager=2.0 / ms, timer="host")
+            verdict.timing = Timing(candidate=stat, eager=eager, speedup_vs_eager=2.0 / ms, timer="host",
+                                    profile=timing_profile or "full")
         return verdict
 
     def profile(self, problem: Path, candidate: Path) -> ProfileReport:

@@ -131,6 +131,7 @@ async def run_episode(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
         toolbox = Toolbox(verifier=ctx.verifier_for(task.dtype), task=task, problem=problem, workdir=workdir,
                           state=state, library=ctx.library, config=ctx.config, peaks=ctx.peaks)
         end = await Agent(model, toolbox, recorder, ctx.config.budgets).run()
+        await _final_check(toolbox, recorder, end.reason)
     except Exception as exc:
         # The verifier or the store broke, not the model: the episode failed, and says why.
         log.exception("task %s: infrastructure error", task.id)
@@ -140,6 +141,16 @@ async def run_episode(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
     if end.reason == "model_error" and isinstance(end.__cause__, ModelError):
         return _model_failed(recorder, end.__cause__)
     return recorder.finish(end.reason, detail=end.detail)
+
+
+async def _final_check(toolbox: Toolbox, recorder: Recorder, reason: str) -> None:
+    """An episode that ended without a successful submit() still gets its best candidate checked the way submit()
+    would (full timing, sanitizer on CUDA), so a solution is not lost to a budget; a rejection demotes it."""
+    best = recorder.state.best
+    if best is None or (best.verification is not None and best.verification.candidate_ok):
+        return
+    verdict = await toolbox.final_check(best)
+    recorder.final_check(best.candidate_sha256, verdict, reason, toolbox.gpu_seconds(verdict))
 
 
 def _model_failed(recorder: Recorder, exc: ModelError) -> EpisodeInfo:

@@ -39,9 +39,6 @@ async def run_interruptibly(work: Coroutine[Any, Any, T], on_interrupt: Callable
         task.cancel()
         on_interrupt()
 
-    def force(_signum: int, _frame: object) -> None:
-        interrupt()
-
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, interrupt)
     try:
@@ -51,7 +48,8 @@ async def run_interruptibly(work: Coroutine[Any, Any, T], on_interrupt: Callable
             raise Interrupted("interrupted") from None
         raise
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-            if hits:  # the loop is closing, but the shutdown may still wait on threads: a second Ctrl-C must force
-                signal.signal(sig, force)
+        # After an interrupt the handlers stay: asyncio.run's shutdown still runs this loop while it waits for the
+        # worker threads, and a second Ctrl-C there must force the exit (closing the loop removes them).
+        if not hits:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)

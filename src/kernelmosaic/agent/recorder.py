@@ -14,6 +14,7 @@ from kernelmosaic.agent.tools import ToolOutput
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
 from kernelmosaic.contracts.trajectory import (
     Event,
+    FinalCheckEvent,
     GuidanceEvent,
     MessageEvent,
     ToolCallEvent,
@@ -23,6 +24,7 @@ from kernelmosaic.contracts.trajectory import (
 )
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["Recorder"]
 
@@ -64,6 +66,13 @@ class Recorder:
         self.state.messages.append(Message(role="tool", content=out.content, tool_call_id=call.id, name=call.name))
         if out.guidance:
             self.guidance([i.ref for i in out.guidance], out.guidance_reason)
+
+    def final_check(self, sha: str, verdict: Verdict, reason: str, gpu_seconds: float) -> None:
+        """Record the harness's own final check of the best candidate (no tool call answers to it)."""
+        self.store.record_verdict(self.episode_id, sha, verdict)
+        self.state.gpu_seconds += gpu_seconds
+        self.event(FinalCheckEvent(step=self.state.turns, candidate_sha256=sha, verdict=verdict, reason=reason,
+                                   gpu_seconds=gpu_seconds))
 
     def guidance(self, refs: list[str], reason: str) -> None:
         self.event(GuidanceEvent(step=self.state.turns, item_ids=refs, reason=reason))

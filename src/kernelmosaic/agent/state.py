@@ -14,6 +14,7 @@ from kernelmosaic.agent.specs import argument_error
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
 from kernelmosaic.contracts.trajectory import (
     Event,
+    FinalCheckEvent,
     GuidanceEvent,
     MessageEvent,
     Solution,
@@ -146,4 +147,7 @@ class EpisodeState:
                     state.consider(event.candidate_sha256, event.verdict, event.step)
             elif isinstance(event, GuidanceEvent):
                 state.guidance_shown.update(event.item_ids)
+            elif isinstance(event, FinalCheckEvent):
+                state.gpu_seconds += event.gpu_seconds
+                state.consider(event.candidate_sha256, event.verdict, event.step)
         return state

@@ -27,6 +27,7 @@ from kernelmosaic.agent.specs import argument_error
 from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.workload import estimate_workload, roofline_text
 from kernelmosaic.contracts.messages import ToolCall
+from kernelmosaic.contracts.trajectory import Solution
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.results import DevicePeaks
 from kernelmosaic.verify.verdict import Verdict
@@ -75,6 +76,9 @@ class Toolbox:
         if problem:
             return ToolOutput(problem, format_error=True)
         return await getattr(self, f"_{call.name}")(call, **call.arguments)
+
+    def gpu_seconds(self, verdict: Verdict) -> float:
+        return self._gpu(verdict.seconds)
 
     def _gpu(self, seconds: float) -> float:
         return seconds if self.config.device == "cuda" else 0.0
@@ -184,6 +188,15 @@ class Toolbox:
             return ToolOutput(f"No guidance matches {topic!r}. Topics:\n" + self.library.topics())
         return ToolOutput("\n\n".join(i.render() for i in items), guidance=items, guidance_reason=f"query: {topic}")
 
+    async def final_check(self, best: Solution) -> Verdict:
+        """The final solution's own verification: full timing, and compute-sanitizer on CUDA. The state takes the
+        verdict (a rejection demotes the candidate); the caller records it."""
+        self.final.write_text(best.source, encoding="utf-8")
+        checked = await asyncio.to_thread(self.verifier.verify, self.problem, self.final, timing=True, timing_profile="full",
+                                          sanitize=self.config.device == "cuda")
+        self.state.consider(best.candidate_sha256, checked, self.state.turns)
+        return checked
+
     async def _submit(self, call: ToolCall) -> ToolOutput:
         """End the episode with the best candidate, once it is verified on its own record.
 
@@ -195,10 +208,7 @@ class Toolbox:
             return ToolOutput("Nothing to submit yet: no candidate has passed test(). Repair the candidate and call test().")
         checked: Verdict | None = None
         if best.verification is None or not best.verification.candidate_ok:
-            self.final.write_text(best.source, encoding="utf-8")
-            checked = await asyncio.to_thread(self.verifier.verify, self.problem, self.final, timing=True, timing_profile="full",
-                                              sanitize=self.config.device == "cuda")
-            self.state.consider(best.candidate_sha256, checked, self.state.turns)
+            checked = await self.final_check(best)
             if not checked.accepted or self.state.best is None or self.state.best.candidate_sha256 != best.candidate_sha256:
                 text = (f"The final check (timed{', sanitized' if self.config.device == 'cuda' else ''}) of the candidate "
                         f"of step {best.step} rejected it:\n{test_feedback(checked, self.config.max_feedback_lines)}"

@@ -22,6 +22,7 @@ __all__ = [
     "ToolCallEvent",
     "ToolResultEvent",
     "GuidanceEvent",
+    "FinalCheckEvent",
     "Event",
     "Solution",
     "Totals",
@@ -72,7 +73,21 @@ class GuidanceEvent(_Model):
     """Why these items were retrieved: task category, failure type."""
 
 
-Event = Annotated[MessageEvent | ToolCallEvent | ToolResultEvent | GuidanceEvent, Field(discriminator="type")]
+class FinalCheckEvent(_Model):
+    """The harness's own final verification of the best candidate when the episode ended without `submit()` (a
+    budget, a format-error limit): not part of the conversation, so no tool call answers to it."""
+
+    type: Literal["final_check"] = "final_check"
+    step: int
+    candidate_sha256: str
+    verdict: Verdict
+    reason: str = ""
+    """Why the harness checked it (the episode's exit reason)."""
+    gpu_seconds: float = 0.0
+
+
+Event = Annotated[MessageEvent | ToolCallEvent | ToolResultEvent | GuidanceEvent | FinalCheckEvent,
+                  Field(discriminator="type")]
 
 
 class Solution(_Model):

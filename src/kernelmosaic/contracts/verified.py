@@ -1,7 +1,8 @@
 """What a *verified solution* is: the one definition the agent, the store, `runs`, SFT export and evaluation import.
 
-A candidate is verified when its latest verdict is accepted, it was timed (every device times: CUDA events
-on a GPU, host timers on a CPU), no verdict since its last rejection carries a `reject` finding, on CUDA it
+A candidate is verified when its latest verdict is accepted, it was timed with the `full` profile (every device
+times: CUDA events on a GPU, host timers on a CPU; the `quick` profile is for iterations and checks fewer timed
+calls), no verdict since its last rejection carries a `reject` finding, on CUDA it
 passed compute-sanitizer, and its task carries no `task-*` flag and no failed audit. Anything else it may be
 (accepted once, accepted but never timed, accepted on a degenerate task) is recorded, never counted as solved.
 """
@@ -32,7 +33,7 @@ class Verification(BaseModel):
     task_flags: list[str] = Field(default_factory=list)
     """`task-*` rules seen on its verdicts or recorded for its task (a failed audit is `task-audit-failed`)."""
     timed: bool = False
-    """An accepted verdict since the last rejection carries timing."""
+    """An accepted verdict since the last rejection carries timing of the `full` profile."""
     sanitized: bool = False
     """An accepted verdict since the last rejection ran compute-sanitizer with no rejecting finding."""
     sanitizer_required: bool = False
@@ -83,9 +84,11 @@ def check_candidate(history: Sequence[Verdict], task_flags: Sequence[str] = ()) 
     c = latest.correctness
     if latest.accepted and (c.trials == 0 or c.passed < c.trials):
         reasons.append(f"accepted on {c.passed}/{c.trials} trials")
-    timed = any(history[i].timing is not None for i in since)
+    timed = any(history[i].timing is not None and history[i].timing.profile == "full" for i in since)
     if latest.accepted and not timed:
-        reasons.append("never timed since its last rejection")
+        quick = any(history[i].timing is not None for i in since)
+        reasons.append("timed only with the quick profile since its last rejection" if quick
+                       else "never timed since its last rejection")
     required = latest.env.device == "cuda"
     sanitized = any(_sanitized(history[i]) for i in since)
     if latest.accepted and required and not sanitized:

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from kernelmosaic.contracts.trajectory import (
     Event,
+    FinalCheckEvent,
     GuidanceEvent,
     MessageEvent,
     ToolCallEvent,
@@ -33,7 +34,7 @@ __all__ = [
     "finish_episode_row",
 ]
 
-_EVENT_TYPES = (MessageEvent, ToolCallEvent, ToolResultEvent, GuidanceEvent)
+_EVENT_TYPES = (MessageEvent, ToolCallEvent, ToolResultEvent, GuidanceEvent, FinalCheckEvent)
 _EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
 
 
