@@ -30,6 +30,7 @@ from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.pool import kill_all_workers
+from kernelmosaic.verify.settings import default_device
 
 __all__ = ["generate_command"]
 
@@ -37,12 +38,6 @@ __all__ = ["generate_command"]
 def _fail(message: str) -> typer.Exit:
     Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
     return typer.Exit(2)
-
-
-def _default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _resume_config(store: Store, run_id: int | None, given: dict[str, object]) -> tuple[int, GenerateConfig, list[str]]:
@@ -65,7 +60,7 @@ def _new_config(tree: dict, flags: dict, device: str | None, max_turns: int | No
     section = tree.get("generate", {}) if isinstance(tree.get("generate"), dict) else {}
     model = flags["model"] or section.get("model") or "replay:bundled"
     # A recording replays on the device it was made on: its candidates are written for that device.
-    dev = device or section.get("agent", {}).get("device") or recorded_device(model) or _default_device()
+    dev = device or section.get("agent", {}).get("device") or recorded_device(model) or default_device()
     given_baseline = flags["compile_baseline"] if flags["compile_baseline"] is not None else section.get("compile_baseline")
     flags = {**flags, "model": model, "compile_baseline": dev == "cuda" if given_baseline is None else given_baseline,
              "origin_model": recorded_models(model), "agent": {"device": dev, "budgets": {"max_turns": max_turns}},

@@ -89,9 +89,9 @@ def evaluate_command(
     if resume is None and (generations is None) == (model is None):
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
     if device is None:
-        import torch
+        from kernelmosaic.verify.settings import default_device
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+        device = default_device()
     given = dict(mode="generations" if generations is not None else mode, model=model or "",
                  tasks=tasks if tasks is not None else ("" if generations is not None else "builtin"),
                  generations=str(generations or ""), levels=_levels(levels), task_ids=task, limit=limit,
