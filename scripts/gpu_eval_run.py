@@ -47,22 +47,29 @@ def main(root: Path, out: Path, part: str) -> None:
     register_script("gpu-eval-kit", lambda: [reply])
     common = ["--tasks", f"kernelbench:{root / 'kb'}", "--device", "cuda", "--db", db, "--out", str(root / "runs"),
               "--concurrency", "8"]
-    runs = []
-    if part in ("gens", "all"):
-        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--generations", str(root / "gens"), *common)).group(1)))
-    if part in ("model", "all"):
-        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--model", "scripted:gpu-eval-kit", *common)).group(1)))
-    with open_store(db) as store:
-        runs = runs or [r.id for r in store.list_runs()][::-1]
-        for rid in runs:
-            kernelmosaic("report", str(rid), "--db", db, "--out", str(out / f"report-run-{rid}"))
-            print(f"# wall time per candidate, run {rid}")
+    def report(rid: int) -> None:
+        kernelmosaic("report", str(rid), "--db", db, "--out", str(out / f"report-run-{rid}"))
+        print(f"# wall time per candidate, run {rid}")
+        with open_store(db) as store:
             for info in store.list_episodes(rid):
                 verdicts = [e.verdict for e in store.load_trajectory(info.id).events
                             if isinstance(e, ToolResultEvent) and e.verdict is not None]
                 for v in verdicts:
                     print(f"{info.task_id:40s} {v.status.value:20s} {v.seconds:7.1f} s  compile {v.compile.seconds:6.1f} s "
                           f"phases {v.phase_seconds}")
+
+    runs = []  # each run is reported as soon as it ends, so a device call cut short keeps what finished
+    if part in ("gens", "all"):
+        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--generations", str(root / "gens"), *common)).group(1)))
+        report(runs[-1])
+    if part in ("model", "all"):
+        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--model", "scripted:gpu-eval-kit", *common)).group(1)))
+        report(runs[-1])
+    if not runs:
+        with open_store(db) as store:
+            runs = [r.id for r in store.list_runs()][::-1]
+        for rid in runs:
+            report(rid)
     if len(runs) > 1:
         kernelmosaic("report", str(runs[0]), *[x for r in runs[1:] for x in ("--compare", str(r))], "--db", db,
                      "--out", str(out / "report-compare"))
