@@ -63,7 +63,7 @@ def base_model(exported, tmp_path_factory):
 
 def _config_file(tmp_path, base_model, exported, out):
     path = tmp_path / "train.toml"
-    path.write_text(f"""[train]
+    path.write_text(f"""[sft.train]
 model = "{base_model}"
 dataset = "{exported / 'full'}"
 output_dir = "{out}"
@@ -105,7 +105,7 @@ def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(
     out = tmp_path / "run"
     config = _config_file(tmp_path, base_model, exported, out)
     runner = CliRunner()
-    first = runner.invoke(app, ["sft", "train", str(config), "--set", "max_steps=3"])
+    first = runner.invoke(app, ["sft", "train", "--config", str(config), "--set", "sft.train.max_steps=3"])
     assert first.exit_code == 0, first.output
     assert (out / "checkpoint-2").is_dir() and list((out / "runs").rglob("events.out.tfevents.*"))
     adapter = load_file(str(out / "final" / "adapter_model.safetensors"))
@@ -114,7 +114,7 @@ def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(
     merged = load_file(str(out / "merged" / "model.safetensors"))
     changed = [k for k in base if "q_proj" in k and not torch.equal(base[k], merged[k])]
     assert changed and torch.equal(base["model.embed_tokens.weight"], merged["model.embed_tokens.weight"])
-    resumed = runner.invoke(app, ["sft", "train", str(config), "--set", "max_steps=4", "--resume"])
+    resumed = runner.invoke(app, ["sft", "train", str(config), "--set", "sft.train.max_steps=4", "--resume"])
     assert resumed.exit_code == 0, resumed.output
     assert '"resumed_from"' in resumed.output and "checkpoint-" in resumed.output and '"steps": 4' in resumed.output
 
@@ -132,11 +132,23 @@ def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(
     assert trajectory.model == f"hf:{out / 'merged'}" and len(replies) == 1 and replies[0].usage.completion_tokens >= 1
 
 
-def test_bad_train_config_exits_2(tmp_path):
+def test_bad_train_config_exits_2_naming_file_and_problem(tmp_path):
     path = tmp_path / "t.toml"
-    path.write_text('[train]\nmodel = "m"\ndataset = "d"\noutput_dir = "o"\nmax_length = 4\n')
-    result = CliRunner().invoke(app, ["sft", "train", str(path)])
-    assert result.exit_code == 2 and "t.toml [train]: max_length" in result.output
-    path.write_text(f'[train]\nmodel = "m"\ndataset = "{tmp_path}/none"\noutput_dir = "{tmp_path}/o"\n')
+    path.write_text('[sft.train]\nmodel = "m"\ndataset = "d"\noutput_dir = "o"\nmax_length = 4\n')
+    result = CliRunner().invoke(app, ["sft", "train", "--config", str(path)])
+    assert result.exit_code == 2 and "t.toml: [sft.train] max_length" in result.output
+    overridden = CliRunner().invoke(app, ["sft", "train", str(path), "--set", "sft.train.max_length=64",
+                                          "--set", "sft.train.lora.rank=4"])
+    assert overridden.exit_code == 2 and "[sft.train] lora.rank: Extra inputs are not permitted" in overridden.output
+    path.write_text(f'[sft.train]\nmodel = "m"\ndataset = "{tmp_path}/none"\noutput_dir = "{tmp_path}/o"\n')
     result = CliRunner().invoke(app, ["sft", "train", str(path)])
     assert result.exit_code == 2 and "none: cannot load" in result.output
+
+
+def test_the_former_train_table_and_set_keys_are_named_with_their_new_form(tmp_path):
+    path = tmp_path / "old.toml"
+    path.write_text('[train]\nmodel = "m"\ndataset = "d"\noutput_dir = "o"\n')
+    result = CliRunner().invoke(app, ["sft", "train", str(path)])
+    assert result.exit_code == 2 and "old.toml: the [train] table is now [sft.train]" in result.output
+    result = CliRunner().invoke(app, ["sft", "train", str(path), "--set", "max_steps=3"])
+    assert result.exit_code == 2 and "--set sft.train.max_steps=3" in result.output
