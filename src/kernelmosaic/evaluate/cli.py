@@ -95,6 +95,9 @@ def evaluate_command(
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
     if resume is not None and (config_file is not None or sets):
         raise fail("--resume continues a run with its stored settings; --config and --set are not taken")
+    if any(not item.startswith("model.") for item in sets):
+        raise fail(f"--set takes the model's options only: model.KEY=VALUE, e.g. --set model.max_new_tokens=256 "
+                   f"(got {', '.join(s for s in sets if not s.startswith('model.'))})")
     try:
         options = read_config(config_file, sets).get("model", {}) if resume is None else {}
     except ConfigError as exc:
