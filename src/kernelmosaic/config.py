@@ -92,10 +92,15 @@ def _merge(into: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
 
 def build(model: type[M], tree: Mapping[str, Any], section: str, base: Mapping[str, Any] | None = None,
           flags: Mapping[str, Any] | None = None) -> M:
-    """`model` from `base` values, then the file's `[section]`, then explicit `flags` (deep-merged; None = not given)."""
-    given = tree.get(section, {})
-    if not isinstance(given, dict):
-        raise ConfigError(f"{tree.get('__file__', 'config')}: `{section}` must be a section ([{section}])")
+    """`model` from `base` values, then the file's `[section]`, then explicit `flags` (deep-merged; None = not given).
+
+    A dotted `section` (`sft.train`) is a table inside a table, as TOML writes `[sft.train]`.
+    """
+    given: Any = tree
+    for key in section.split("."):
+        given = given.get(key, {})
+        if not isinstance(given, dict):
+            raise ConfigError(f"{tree.get('__file__', 'config')}: `{section}` must be a section ([{section}])")
     values = _merge(_merge(dict(base or {}), given), flags or {})
     try:
         return model.model_validate(values)

@@ -3,28 +3,10 @@ differ only in which function `forward` calls), so the verifier's content-keyed 
 
 from __future__ import annotations
 
-PROBLEM = '''\
-import torch
-import torch.nn as nn
+from cpp_kit import candidate as cpp_candidate
+from cpp_kit import problem
 
-n = 4096
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.relu(x)
-
-
-def get_inputs():
-    return [torch.randn(n)]
-
-
-def get_init_inputs():
-    return []
-'''
+PROBLEM = problem("torch.relu(x)", n=4096)
 
 CPP = r"""
 torch::Tensor relu_basic(torch::Tensor x) {
@@ -73,23 +55,7 @@ torch::Tensor relu_basic(torch::Tensor x) {
 
 
 def candidate(function: str, cpp: str = CPP, functions: tuple[str, ...] = ("relu_basic", "relu_wrong", "relu_unrolled")) -> str:
-    return f'''\
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-CPP = r"""{cpp}"""
-
-ext = load_inline(name="km_agent_e2e_relu", cpp_sources=CPP, functions={list(functions)!r}, extra_cflags=["-O2"])
-
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return ext.{function}(x)
-'''
+    return cpp_candidate("km_agent_e2e_relu", cpp, functions, f"{function}(x)")
 
 
 BROKEN = candidate("relu_basic", cpp=BROKEN_CPP, functions=("relu_basic",))

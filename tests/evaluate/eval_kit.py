@@ -6,35 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cpp_kit import candidate as cpp_candidate
+from cpp_kit import problem
+
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.tasks.folder import save_task_folder
 from kernelmosaic.tasks.schema import Forms, Task
-
-
-def problem(expr: str, n: int = 1024) -> str:
-    return f'''\
-import torch
-import torch.nn as nn
-
-n = {n}
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return {expr}
-
-
-def get_inputs():
-    return [torch.randn(n)]
-
-
-def get_init_inputs():
-    return []
-'''
-
 
 TASKS = {  # id: (level, category, forward expression)
     "ev_relu": (1, "activation", "torch.relu(x)"),
@@ -80,23 +57,7 @@ FUNCTIONS = ["relu_k", "abs_k", "scale_k", "scale_notail_k", "relu_scale_k"]
 
 
 def candidate(call: str, cpp: str = CPP) -> str:
-    return f'''\
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-CPP = r"""{cpp}"""
-
-ext = load_inline(name="km_eval_kit", cpp_sources=CPP, functions={FUNCTIONS!r}, extra_cflags=["-O2"])
-
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return ext.{call}
-'''
+    return cpp_candidate("km_eval_kit", cpp, FUNCTIONS, call)
 
 
 GOOD_RELU = candidate("relu_k(x)")

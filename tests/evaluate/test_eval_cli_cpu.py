@@ -119,6 +119,11 @@ def test_bad_input_exits_2_naming_it(session, tmp_path):
     cases = [(["evaluate", "--generations", str(tmp_path / "nope"), "--db", session.db], "nope"),
              (["evaluate", "--model", "scripted:evalkit-oneshot", "--levels", "x", "--db", session.db], "--levels"),
              (["evaluate", "--db", session.db], "--model"),
+             (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "model.api_key=sk-x", "--db", session.db],
+              "API key is not a setting"),
+             (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "max_new_tokens=8", "--db", session.db],
+              "model.KEY=VALUE"),
+             (["evaluate", "--resume", "1", "--set", "model.max_new_tokens=8", "--db", session.db], "--set"),
              (["report", "999", "--out", str(tmp_path / "r"), "--db", session.db], "999")]
     for args, named in cases:
         result = CliRunner().invoke(app, args)

@@ -11,6 +11,9 @@ import itertools
 import json
 from pathlib import Path
 
+from cpp_kit import candidate as cpp_candidate
+from cpp_kit import problem
+
 from kernelmosaic.agent import AgentConfig, GenerateConfig, run_tasks
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.models.scripted import ScriptedModel
@@ -18,28 +21,7 @@ from kernelmosaic.store import Store
 from kernelmosaic.tasks.schema import Forms, Shapes, Task
 from kernelmosaic.verify import Verifier, VerifyConfig
 
-PROBLEM = '''\
-import torch
-import torch.nn as nn
-
-n = 4096
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.nn.functional.leaky_relu(x, 0.125)
-
-
-def get_inputs():
-    return [torch.randn(n)]
-
-
-def get_init_inputs():
-    return []
-'''
+PROBLEM = problem("torch.nn.functional.leaky_relu(x, 0.125)", n=4096)
 
 CPP = r"""
 torch::Tensor leaky_basic(torch::Tensor x) {
@@ -73,23 +55,7 @@ torch::Tensor leaky_basic(torch::Tensor x) {
 
 
 def candidate(function: str, cpp: str = CPP, functions: tuple[str, ...] = ("leaky_basic", "leaky_wrong")) -> str:
-    return f'''\
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-CPP = r"""{cpp}"""
-
-ext = load_inline(name="km_sft_leaky", cpp_sources=CPP, functions={list(functions)!r}, extra_cflags=["-O2"])
-
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return ext.{function}(x)
-'''
+    return cpp_candidate("km_sft_leaky", cpp, functions, f"{function}(x)")
 
 
 BROKEN = candidate("leaky_basic", BROKEN_CPP, ("leaky_basic",))

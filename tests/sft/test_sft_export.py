@@ -13,7 +13,7 @@ from kernelmosaic.cli import app
 from kernelmosaic.sft.config import ExportConfig
 from kernelmosaic.sft.conversation import check_tool_pairing, episode_messages
 from kernelmosaic.sft.export import export_dataset
-from kernelmosaic.sft.variants import variant_messages
+from kernelmosaic.sft.variants import first_timed_pass_event, variant_messages
 from kernelmosaic.store import open_store
 
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ def test_cli_export_loads_back_message_by_message(recorded, tmp_path):
     assert result.exit_code == 0, result.output
     assert "episodes per bucket" in result.output and "not_verified" in result.output
     info, trajectory = _episode(recorded, "sft_leaky")
-    for variant in ("full", "final_answer", "first_verified"):
+    for variant in ("full", "final_answer", "first_timed_pass"):
         loaded = datasets.load_from_disk(str(out / variant))
         assert len(loaded) == 1, variant  # the unsolved episode is not training data
         row = loaded[0]
@@ -86,18 +86,19 @@ def test_cli_export_loads_back_message_by_message(recorded, tmp_path):
     counts = json.loads((out / "counts.json").read_text())
     assert counts["totals"] == {"verified": 1, "filtered": 1}
     card = (out / "README.md").read_text()
-    assert "config_name: first_verified" in card and "not_verified" in card and "overlap with benchmarks is unknown" in card
+    assert "config_name: first_timed_pass" in card and "not_verified" in card and "overlap with benchmarks is unknown" in card
 
 
 def test_variants_cut_and_answer(recorded):
     _, trajectory = _episode(recorded, "sft_leaky")
     full = variant_messages(trajectory, "full")
-    cut = variant_messages(trajectory, "first_verified")
-    assert cut == full[: len(cut)]
-    # benchmark() times with the quick profile, which does not make a verified solution (contracts/verified.py);
-    # submit()'s final check (full profile) does, so the cut ends with that turn: here, the whole episode.
-    submit_turn = max(i for i, m in enumerate(cut) if m.role == "assistant")
-    assert [c.name for c in cut[submit_turn].tool_calls] == ["submit", "test"] and len(cut) == len(full)
+    cut = variant_messages(trajectory, "first_timed_pass")
+    # benchmark() is the first verdict that passed GOOD with timing (the quick profile); submit()'s final check is what
+    # made it verified. The cut ends with benchmark()'s answer, so it differs from the full episode: no submit turn.
+    assert cut == full[: len(cut)] and len(cut) < len(full)
+    assert cut[-1].role == "tool" and cut[-1].name == "benchmark" and cut[-2].tool_calls[0].name == "benchmark"
+    assert not any(c.name == "submit" for m in cut for c in m.tool_calls)
+    assert trajectory.events[first_timed_pass_event(trajectory)].verdict.timing.profile == "quick"
     answer = variant_messages(trajectory, "final_answer")
     assert [m.role for m in answer] == ["system", "user", "assistant", "tool", "assistant", "tool"]
     assert answer[2].tool_calls[0].name == "write_candidate"
@@ -136,8 +137,11 @@ def test_bad_inputs_exit_2_naming_the_problem(recorded, tmp_path):
     unknown = runner.invoke(app, ["sft", "export", "--db", recorded.db, "--run", "999", "--out", str(tmp_path / "x")])
     assert unknown.exit_code == 2 and "no run 999" in unknown.output
     bad = tmp_path / "bad.toml"
-    bad.write_text("[export]\nfilters = { min_speedup = -1 }\n")
+    bad.write_text("[sft.export]\nfilters = { min_speedup = -1 }\n")
     result = runner.invoke(app, ["sft", "export", "--db", recorded.db, "--config", str(bad), "--out", str(tmp_path / "y")])
-    assert result.exit_code == 2 and "bad.toml [export]: filters.min_speedup" in result.output
+    assert result.exit_code == 2 and "bad.toml: [sft.export] filters.min_speedup" in result.output
+    renamed = runner.invoke(app, ["sft", "export", "--db", recorded.db, "--out", str(tmp_path / "y"),
+                                  "--set", "sft.export.variants=['first_verified']"])
+    assert renamed.exit_code == 2 and "`first_verified` is now `first_timed_pass`" in renamed.output
     no_tasks = runner.invoke(app, ["sft", "export", "--db", recorded.db, "--out", str(tmp_path / "z")])
     assert no_tasks.exit_code == 2 and "'inline'" in no_tasks.output

@@ -3,6 +3,7 @@ CLI -> assistant-only labels, changed weights, checkpoints, resume -> the merged
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -61,9 +62,9 @@ def base_model(exported, tmp_path_factory):
     return path
 
 
-def _config_file(tmp_path, base_model, exported, out):
-    path = tmp_path / "train.toml"
-    path.write_text(f"""[train]
+def _config_file(folder, base_model, exported, out):
+    path = folder / "train.toml"
+    path.write_text(f"""[sft.train]
 model = "{base_model}"
 dataset = "{exported / 'full'}"
 output_dir = "{out}"
@@ -76,6 +77,16 @@ gradient_checkpointing = false
 lora = {{ r = 4, alpha = 8, dropout = 0.0 }}
 """)
     return path
+
+
+@pytest.fixture(scope="module")
+def trained(base_model, exported, tmp_path_factory):
+    """A 3-step LoRA run through the CLI: (its settings file, its output folder)."""
+    folder = tmp_path_factory.mktemp("lora")
+    config = _config_file(folder, base_model, exported, folder / "run")
+    first = CliRunner().invoke(app, ["sft", "train", "--config", str(config), "--set", "sft.train.max_steps=3"])
+    assert first.exit_code == 0, first.output
+    return config, folder / "run"
 
 
 def test_only_assistant_tokens_carry_loss(base_model, exported, tmp_path):
@@ -101,12 +112,9 @@ def test_only_assistant_tokens_carry_loss(base_model, exported, tmp_path):
     assert "<think>\nLeaky ReLU is elementwise" in learned  # the reasoning is
 
 
-def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(base_model, exported, recorded, tmp_path):
-    out = tmp_path / "run"
-    config = _config_file(tmp_path, base_model, exported, out)
+def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(base_model, trained, recorded, tmp_path):
+    config, out = trained
     runner = CliRunner()
-    first = runner.invoke(app, ["sft", "train", str(config), "--set", "max_steps=3"])
-    assert first.exit_code == 0, first.output
     assert (out / "checkpoint-2").is_dir() and list((out / "runs").rglob("events.out.tfevents.*"))
     adapter = load_file(str(out / "final" / "adapter_model.safetensors"))
     assert any("lora_B" in k and v.abs().sum() > 0 for k, v in adapter.items())  # B starts at zero
@@ -114,7 +122,7 @@ def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(
     merged = load_file(str(out / "merged" / "model.safetensors"))
     changed = [k for k in base if "q_proj" in k and not torch.equal(base[k], merged[k])]
     assert changed and torch.equal(base["model.embed_tokens.weight"], merged["model.embed_tokens.weight"])
-    resumed = runner.invoke(app, ["sft", "train", str(config), "--set", "max_steps=4", "--resume"])
+    resumed = runner.invoke(app, ["sft", "train", str(config), "--set", "sft.train.max_steps=4", "--resume"])
     assert resumed.exit_code == 0, resumed.output
     assert '"resumed_from"' in resumed.output and "checkpoint-" in resumed.output and '"steps": 4' in resumed.output
 
@@ -132,11 +140,54 @@ def test_lora_training_changes_weights_resumes_and_the_checkpoint_runs_generate(
     assert trajectory.model == f"hf:{out / 'merged'}" and len(replies) == 1 and replies[0].usage.completion_tokens >= 1
 
 
-def test_bad_train_config_exits_2(tmp_path):
+def test_the_checkpoint_and_its_base_are_evaluated_and_compared(base_model, trained, recorded, tmp_path):
+    """The SFT stage's hand-off: `evaluate` runs the starting model and the checkpoint as hf:PATH on the same tasks
+    (bounded by [model] max_new_tokens), and `report --compare` puts the two runs side by side."""
+    _, out = trained
+    runner, db = CliRunner(), f"sqlite:///{tmp_path / 'eval.db'}"
+    runs = {}
+    for name, path in (("base", base_model), ("tuned", out / "merged")):
+        result = runner.invoke(app, ["evaluate", "--model", f"hf:{path}", "--tasks", str(recorded.tasks_dir),
+                                     "--device", "cpu", "--db", db, "--out", str(tmp_path / "runs"),
+                                     "--set", "model.max_new_tokens=8", "--set", "model.device=cpu"])
+        assert result.exit_code == 0, result.output
+        runs[name] = int(re.search(r"evaluation run (\d+)", result.output).group(1))
+    report = runner.invoke(app, ["report", str(runs["base"]), "--compare", str(runs["tuned"]), "--db", db,
+                                 "--out", str(tmp_path / "report")])
+    assert report.exit_code == 0, report.output
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert [r["run"]["model"] for r in summary["runs"]] == [f"hf:{base_model}", f"hf:{out / 'merged'}"]
+    for r in summary["runs"]:
+        assert r["run"]["mode"] == "one-shot" and r["overall"]["episodes"] == 2
+        assert sorted(t["task_id"] for t in r["tasks"]) == ["sft_leaky", "sft_unsolved"]
+    assert (tmp_path / "report" / "report.html").is_file() and "hf:" in (tmp_path / "report" / "summary.md").read_text()
+    with open_store(db) as store:
+        for run_id in runs.values():
+            assert store.get_run(run_id).config["model_options"] == {"max_new_tokens": 8, "device": "cpu"}
+            for info in store.list_episodes(run_id):
+                assert info.status == "done", info
+                replies = [e for e in store.load_trajectory(info.id).events
+                           if e.type == "message" and e.message.role == "assistant"]
+                assert len(replies) == 1 and 1 <= replies[0].usage.completion_tokens <= 8
+
+
+def test_bad_train_config_exits_2_naming_file_and_problem(tmp_path):
     path = tmp_path / "t.toml"
-    path.write_text('[train]\nmodel = "m"\ndataset = "d"\noutput_dir = "o"\nmax_length = 4\n')
-    result = CliRunner().invoke(app, ["sft", "train", str(path)])
-    assert result.exit_code == 2 and "t.toml [train]: max_length" in result.output
-    path.write_text(f'[train]\nmodel = "m"\ndataset = "{tmp_path}/none"\noutput_dir = "{tmp_path}/o"\n')
+    path.write_text('[sft.train]\nmodel = "m"\ndataset = "d"\noutput_dir = "o"\nmax_length = 4\n')
+    result = CliRunner().invoke(app, ["sft", "train", "--config", str(path)])
+    assert result.exit_code == 2 and "t.toml: [sft.train] max_length" in result.output
+    overridden = CliRunner().invoke(app, ["sft", "train", str(path), "--set", "sft.train.max_length=64",
+                                          "--set", "sft.train.lora.rank=4"])
+    assert overridden.exit_code == 2 and "[sft.train] lora.rank: Extra inputs are not permitted" in overridden.output
+    path.write_text(f'[sft.train]\nmodel = "m"\ndataset = "{tmp_path}/none"\noutput_dir = "{tmp_path}/o"\n')
     result = CliRunner().invoke(app, ["sft", "train", str(path)])
     assert result.exit_code == 2 and "none: cannot load" in result.output
+
+
+def test_the_former_train_table_and_set_keys_are_named_with_their_new_form(tmp_path):
+    path = tmp_path / "old.toml"
+    path.write_text('[train]\nmodel = "m"\ndataset = "d"\noutput_dir = "o"\n')
+    result = CliRunner().invoke(app, ["sft", "train", str(path)])
+    assert result.exit_code == 2 and "old.toml: the [train] table is now [sft.train]" in result.output
+    result = CliRunner().invoke(app, ["sft", "train", str(path), "--set", "max_steps=3"])
+    assert result.exit_code == 2 and "--set sft.train.max_steps=3" in result.output

@@ -25,11 +25,18 @@ from kernelmosaic.verify.config import VerifyConfig
 if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
 
-__all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
+__all__ = ["GenerateConfig", "without_secrets", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
            "start_or_resume_run", "audit_failure", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
            "spec_problem"]
 
 log = logging.getLogger(__name__)
+
+
+def without_secrets(options: dict[str, Any]) -> dict[str, Any]:
+    """Model options as stored with a run: an API key among them is refused, as it would be stored too."""
+    if "api_key" in options:
+        raise ValueError("the API key is not a setting (it would be stored with the run): set OPENAI_API_KEY")
+    return options
 
 
 class GenerateConfig(BaseModel):
@@ -69,9 +76,7 @@ class GenerateConfig(BaseModel):
     @field_validator("model_options")
     @classmethod
     def _no_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
-        if "api_key" in options:
-            raise ValueError("the API key is not a setting (it would be stored with the run): set OPENAI_API_KEY")
-        return options
+        return without_secrets(options)
 
     def verify_config(self) -> VerifyConfig:
         """The verifier settings of this run. Host timing on CPU is only indicative, so it gets a short budget."""

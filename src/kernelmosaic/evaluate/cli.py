@@ -72,8 +72,13 @@ def evaluate_command(
     out: Path = typer.Option(Path("runs"), "--out", help="Folder for run files (problems, candidates, trajectories)."),
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
     resume: int | None = typer.Option(None, "--resume", help="Continue this evaluation run with its stored settings."),
+    config_file: Path | None = typer.Option(None, "--config", help="Settings file (TOML; default ./kernelmosaic.toml when "
+                                            "present): its [model] section holds the backend's options."),
+    sets: list[str] = typer.Option([], "--set", help="Override one model option: model.KEY=VALUE, e.g. "
+                                   "model.max_new_tokens=256 (repeatable)."),
 ) -> None:
     """Evaluate a model or judge existing generations; every verdict goes to the store; prints the run id."""
+    from kernelmosaic.config import ConfigError, read_config
     from kernelmosaic.evaluate.generations import discover_generations
     from kernelmosaic.models import ModelError, get_model
     from kernelmosaic.store import StoreError, open_store
@@ -88,11 +93,22 @@ def evaluate_command(
         raise fail(f"--device must be cuda or cpu, not {device!r}")
     if resume is None and (generations is None) == (model is None):
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
+    if resume is not None and (config_file is not None or sets):
+        raise fail("--resume continues a run with its stored settings; --config and --set are not taken")
+    if any(not item.startswith("model.") for item in sets):
+        raise fail(f"--set takes the model's options only: model.KEY=VALUE, e.g. --set model.max_new_tokens=256 "
+                   f"(got {', '.join(s for s in sets if not s.startswith('model.'))})")
+    try:
+        options = read_config(config_file, sets).get("model", {}) if resume is None else {}
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
+    if not isinstance(options, dict):
+        raise fail("[model] must be a section of model options, e.g. --set model.max_new_tokens=256")
     if device is None:
         from kernelmosaic.verify.settings import default_device
 
         device = default_device()
-    given = dict(mode="generations" if generations is not None else mode, model=model or "",
+    given = dict(mode="generations" if generations is not None else mode, model=model or "", model_options=options,
                  tasks=tasks if tasks is not None else ("" if generations is not None else "builtin"),
                  generations=str(generations or ""), levels=_levels(levels), task_ids=task, limit=limit,
                  samples=samples, max_turns=max_turns, policy=policy, device=device, seeds=seeds,
@@ -112,7 +128,7 @@ def evaluate_command(
             selected, backend = list({g.task.id: g.task for g in found}.values()), None
         else:
             selected, unknown = select(loaded, config.levels, config.task_ids, config.limit), set()
-            backend = get_model(config.model)
+            backend = get_model(config.model, **config.model_options)
         if not selected:
             raise ValueError("no task to evaluate after --levels/--task/--limit")
         if run_id is None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kernelmosaic.agent.runner import without_secrets
 from kernelmosaic.evaluate.records import TaskMeta
 from kernelmosaic.verify.config import Policy, VerifyConfig
 
@@ -23,6 +24,9 @@ class EvalConfig(BaseModel):
     `generations`: judge existing candidate files, no model."""
     model: str = ""
     """Model spec (`openai:NAME`, `hf:PATH`, `replay:FILE`, `scripted:NAME`); empty for generations."""
+    model_options: dict[str, Any] = Field(default_factory=dict)
+    """Options of the model backend (the config file's `[model]` section, as for `generate`), e.g. `max_new_tokens`
+    for `hf:`; stored with the run, so `--resume` samples the same way. Never the API key."""
     tasks: str = "builtin"
     """Task source: `builtin`, a folder, a Parquet file, `kernelbench:PATH` (read in place)."""
     generations: str = ""
@@ -53,6 +57,11 @@ class EvalConfig(BaseModel):
     """Problem and candidate files and trajectory JSON go under it (run-<id>/)."""
     task_meta: dict[str, TaskMeta] = Field(default_factory=dict)
     """Level, category and title of every task of the run, so metrics group without re-reading the task source."""
+
+    @field_validator("model_options")
+    @classmethod
+    def _no_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
+        return without_secrets(options)
 
     def verify_config(self, **overrides: object) -> VerifyConfig:
         """The verifier's settings; host timing on CPU is only indicative, so it gets a short budget."""

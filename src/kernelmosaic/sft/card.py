@@ -12,7 +12,8 @@ _VARIANTS = {
             "tool calls with ids), one tool message per call",
     "final_answer": "the system prompt and task, then only the recorded `write_candidate` call of the verified "
                     "answer and its tool message, and the recorded `submit` call and its message",
-    "first_verified": "the trajectory up to the tool messages of the turn whose verdict first made a candidate verified",
+    "first_timed_pass": "the trajectory up to the tool messages of the turn whose verdict first passed a candidate with "
+                        "timing (the optimization that followed is cut)",
 }
 
 

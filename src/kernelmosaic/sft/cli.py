@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import typer
+from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kernelmosaic.sft.config import ConfigError, ExportConfig, load_config
+from kernelmosaic.config import DEFAULT_FILE, ConfigError, build, read_config
 
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
+_MOVED = {"sft.export": "export", "sft.train": "train"}
+"""Each section's table before both moved into the project's configuration file."""
 
 
 def _fail(message: str) -> typer.Exit:
@@ -22,18 +25,17 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _parse_set(pairs: list[str]) -> dict[str, object]:
-    """`--set key=value` pairs; the value is read as JSON when it parses (numbers, booleans, lists), else as text."""
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise _fail(f"--set {pair!r}: expected KEY=VALUE (e.g. lora.r=8)")
-        try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key.strip()] = value
-    return out
+def _settings(model: type[BaseModel], section: str, path: Path | None, sets: list[str], flags: dict) -> Any:
+    """`[section]` of the config file (./kernelmosaic.toml when present), then `--set section.KEY=VALUE`, then flags."""
+    for item in sets:
+        if not item.startswith(f"{section}."):
+            raise ConfigError(f"--set {item!r}: this command reads [{section}]; name it, e.g. --set {section}.{item}")
+    tree = read_config(path, sets)
+    old = _MOVED[section]
+    if old in tree:
+        raise ConfigError(f"{tree.get('__file__', 'config')}: the [{old}] table is now [{section}] (one file feeds "
+                          f"every command): rename [{old}] to [{section}] and [{old}.X] to [{section}.X]")
+    return build(model, tree, section, flags=flags)
 
 
 @app.command("export")
@@ -49,20 +51,22 @@ def export_command(
     min_speedup: float | None = typer.Option(None, "--min-speedup", help="Minimum speedup vs eager of the answer."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Maximum tokens of a full trajectory."),
     tokenizer: str | None = typer.Option(None, "--tokenizer", help="Tokenizer folder that counts tokens."),
-    config: Path | None = typer.Option(None, "--config", help="TOML file whose [export] table is an ExportConfig."),
-    sets: list[str] = typer.Option([], "--set", help="Override any config field: KEY=VALUE, e.g. balance.by=difficulty."),
+    config: Path | None = typer.Option(None, "--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
+                                       "present) whose [sft.export] section is an ExportConfig."),
+    sets: list[str] = typer.Option([], "--set", help="Override one field: sft.export.KEY=VALUE, e.g. "
+                                   "--set sft.export.balance.by=difficulty (repeatable)."),
 ) -> None:
     """Verified episodes to TRL's conversational tool-calling format, filtered, decontaminated and balanced."""
     from kernelmosaic.sft.collect import ExportError
+    from kernelmosaic.sft.config import ExportConfig
     from kernelmosaic.sft.conversation import ConversationError
     from kernelmosaic.sft.export import export_dataset
     from kernelmosaic.store import StoreError, open_store
 
-    overrides = {"runs": run or None, "tasks": tasks, "against": against or None, "keep_overlaps": keep_overlaps or None,
-                 "filters.min_speedup": min_speedup, "filters.max_tokens": max_tokens, "filters.tokenizer": tokenizer,
-                 **_parse_set(sets)}
+    flags = {"runs": run or None, "tasks": tasks, "against": against or None, "keep_overlaps": keep_overlaps or None,
+             "filters": {"min_speedup": min_speedup, "max_tokens": max_tokens, "tokenizer": tokenizer}}
     try:
-        settings: ExportConfig = load_config(config, overrides)
+        settings: ExportConfig = _settings(ExportConfig, "sft.export", config, sets, flags)
         with open_store(db) as store:
             report = export_dataset(store, settings, out)
     except (ConfigError, ExportError, ConversationError, StoreError) as exc:
@@ -79,16 +83,21 @@ def export_command(
 
 @app.command("train")
 def train_command(
-    config: Path = typer.Argument(..., help="TOML file whose [train] table is a TrainConfig."),
-    sets: list[str] = typer.Option([], "--set", help="Override any config field: KEY=VALUE, e.g. max_steps=100."),
+    config_arg: Path | None = typer.Argument(None, metavar="[CONFIG]", help="Same as --config."),
+    config: Path | None = typer.Option(None, "--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
+                                       "present) whose [sft.train] section is a TrainConfig."),
+    sets: list[str] = typer.Option([], "--set", help="Override one field: sft.train.KEY=VALUE, e.g. "
+                                   "--set sft.train.max_steps=100 (repeatable)."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the latest checkpoint in output_dir."),
 ) -> None:
     """Fine-tune on an exported variant (TRL SFTTrainer, assistant-only loss, LoRA or full)."""
     from kernelmosaic.sft.train_config import TrainConfig
 
-    overrides = {**_parse_set(sets), "resume": True if resume else None}
+    if config_arg is not None and config is not None:
+        raise _fail(f"give the settings file once: CONFIG ({config_arg}) or --config ({config})")
+    config = config or config_arg
     try:
-        settings: TrainConfig = load_config(config, overrides, table="train", model=TrainConfig)
+        settings: TrainConfig = _settings(TrainConfig, "sft.train", config, sets, {"resume": True if resume else None})
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     try:
@@ -98,7 +107,7 @@ def train_command(
     try:
         result = train(settings)
     except ValueError as exc:
-        raise _fail(f"{config}: {exc}") from None
+        raise _fail(f"{config or 'sft train'}: {exc}") from None
     console = Console()
     console.print_json(result.model_dump_json())
     if result.serving_path:

@@ -1,26 +1,21 @@
 """The export's typed configuration: which runs, filters, buckets and target ratios, decontamination, variants.
 
-One TOML file (`[export]` table) feeds it; command-line options override single fields.
+It is the `[sft.export]` section of the project's configuration file (`kernelmosaic.config`): `--set
+sft.export.KEY=VALUE` and the command's own options override single fields.
 """
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kernelmosaic.sft.variants import VARIANTS, Variant
 
-__all__ = ["Dimension", "DIMENSIONS", "FilterConfig", "BalanceConfig", "ExportConfig", "ConfigError", "load_config"]
+__all__ = ["Dimension", "DIMENSIONS", "FilterConfig", "BalanceConfig", "ExportConfig"]
 
 Dimension = Literal["category", "spec_source", "failure_type", "gain", "difficulty"]
 DIMENSIONS: tuple[Dimension, ...] = ("category", "spec_source", "failure_type", "gain", "difficulty")
-
-
-class ConfigError(ValueError):
-    """A configuration file or override is unusable; the message names the file and the field."""
 
 
 class _Model(BaseModel):
@@ -69,42 +64,24 @@ class ExportConfig(_Model):
     tasks: str = ""
     """Task source holding the runs' tasks (level, category, forms); empty: each run's own task source."""
     variants: list[Variant] = Field(default_factory=lambda: list(VARIANTS))
-    """Views written, each in its own folder: `full`, `final_answer`, `first_verified`."""
+    """Views written, each in its own folder: `full`, `final_answer`, `first_timed_pass`."""
     against: list[str] = Field(default_factory=list)
     """Evaluation task sources to decontaminate against, e.g. `kernelbench:PATH`."""
     keep_overlaps: bool = False
     """Keep episodes whose task overlaps an evaluation set (still listed in the card); default: drop them."""
     filters: FilterConfig = Field(default_factory=FilterConfig)
+    """Which verified episodes are kept (`[sft.export.filters]`)."""
     balance: BalanceConfig = Field(default_factory=BalanceConfig)
+    """Sampling to target ratios per bucket (`[sft.export.balance]`)."""
     name: str = "KernelMosaic SFT trajectories"
     """Dataset name, for the card."""
     license: str = "Apache-2.0"
     """License of the dataset as a whole; task licenses are listed per source in the card."""
 
-
-def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
-    *parents, leaf = dotted.split(".")
-    for p in parents:
-        data = data.setdefault(p, {})
-    data[leaf] = value
-
-
-def load_config(path: Path | None, overrides: dict[str, Any] | None = None, table: str = "export",
-                model: type[BaseModel] = ExportConfig) -> Any:
-    """`model` from the `[table]` of a TOML file (when given), with dotted-key overrides on top (None: not given)."""
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8")).get(table, {})
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            _set(data, key, value)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = f"{path} [{table}]" if path else "options"
-        field = ".".join(str(p) for p in first["loc"]) or "(table)"
-        raise ConfigError(f"{where}: {field}: {first['msg']}") from None
+    @field_validator("variants", mode="before")
+    @classmethod
+    def _renamed(cls, variants: Any) -> Any:
+        if isinstance(variants, list) and "first_verified" in variants:
+            raise ValueError("`first_verified` is now `first_timed_pass` (verified means final-checked at submit(), so "
+                             "a cut there was the whole episode; the cut is now the first verdict that passed with timing)")
+        return variants

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from kernelmosaic.contracts.trajectory import ToolResultEvent, Trajectory
-from kernelmosaic.sft.variants import first_verified_event
+from kernelmosaic.sft.variants import first_timed_pass_event
 from kernelmosaic.tasks.schema import Task
 
 __all__ = ["EpisodeMeta", "TokenCounter", "estimate_tokens", "template_token_counter", "episode_meta", "FORMS"]
@@ -57,7 +57,8 @@ class EpisodeMeta(BaseModel):
     first_failure: str
     """Status of the first rejecting verdict or failed build (empty when there was none)."""
     repair_rounds: int
-    """Rejecting verdicts and failed builds before the first verified solution: how often the model had to repair."""
+    """Rejecting verdicts and failed builds before the first timed pass (all of them when only the final check passed):
+    how often the model had to repair before it held a working kernel."""
     speedup_vs_eager: float
     """Final (best verified) solution's speedup over eager PyTorch; 0.0 when it was not timed against it."""
     speedup_vs_compile: float
@@ -110,7 +111,8 @@ def episode_meta(trajectory: Trajectory, task: Task, episode_id: int, run_id: in
     best = trajectory.best
     if best is None:
         raise ValueError(f"episode {episode_id} ({trajectory.task_id}) has no best solution")
-    failures, rounds = _rejections(trajectory, first_verified_event(trajectory))
+    first_pass = first_timed_pass_event(trajectory)
+    failures, rounds = _rejections(trajectory, first_pass if first_pass >= 0 else len(trajectory.events))
     timing = best.verdict.timing
     forms = [name for name in FORMS if getattr(task.forms, name).strip()]
     assistant = [e for e in trajectory.events if getattr(e, "type", "") == "message" and e.message.role == "assistant"]

@@ -1,4 +1,5 @@
-"""The training recipe's typed configuration (`[train]` table of a TOML file, fields overridable from the CLI)."""
+"""The training recipe's typed configuration: the `[sft.train]` section of the project's configuration file
+(`kernelmosaic.config`), each field overridable with `--set sft.train.KEY=VALUE`."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ class TrainConfig(_Model):
     """A Jinja template file with `{% generation %}` markers; empty: the tokenizer's own when it has markers or TRL can
     patch it, else KernelMosaic's ChatML tool template."""
     lora: LoraSettings = Field(default_factory=LoraSettings)
+    """LoRA or full fine-tuning (`[sft.train.lora]`)."""
     learning_rate: float = Field(1e-4, gt=0)
     """Peak learning rate (LoRA typically 1e-4 to 2e-4; full fine-tuning 1e-5)."""
     epochs: float = Field(2.0, gt=0)
@@ -59,6 +61,7 @@ class TrainConfig(_Model):
     scheduler: str = "cosine"
     """Learning-rate schedule (`linear`, `cosine`, `constant`, ...)."""
     weight_decay: float = Field(0.0, ge=0)
+    """AdamW weight decay."""
     max_grad_norm: float = Field(1.0, gt=0)
     """Gradient clipping norm."""
     precision: Literal["auto", "bf16", "fp32"] = "auto"
@@ -76,6 +79,7 @@ class TrainConfig(_Model):
     resume: bool = False
     """Continue from the latest checkpoint in `output_dir`."""
     seed: int = 0
+    """Seed of data order and initialization (the trainer's `seed`)."""
     report_to: list[str] = Field(default_factory=lambda: ["tensorboard"])
     """Logging integrations (`tensorboard`; empty: none)."""
     progress: bool = True

@@ -1,5 +1,5 @@
 """The three training views of one verified episode: the whole trajectory, the final answer only, and the
-trajectory cut where its first verified solution appeared (for the trajectory-vs-answer ablations).
+trajectory cut at its first timed pass (for the trajectory-vs-answer ablations).
 
 Each view is built from recorded messages only, ids included; none invents a turn the model did not take.
 """
@@ -9,33 +9,42 @@ from __future__ import annotations
 from typing import Literal
 
 from kernelmosaic.contracts.messages import Message
-from kernelmosaic.contracts.trajectory import ToolCallEvent, ToolResultEvent, Trajectory
-from kernelmosaic.contracts.verified import check_candidate
+from kernelmosaic.contracts.trajectory import FinalCheckEvent, ToolCallEvent, ToolResultEvent, Trajectory
 from kernelmosaic.sft.conversation import ConversationError, episode_messages
 from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["Variant", "VARIANTS", "first_verified_event", "variant_messages"]
+__all__ = ["Variant", "VARIANTS", "first_timed_pass_event", "variant_messages"]
 
-Variant = Literal["full", "final_answer", "first_verified"]
-VARIANTS: tuple[Variant, ...] = ("full", "final_answer", "first_verified")
+Variant = Literal["full", "final_answer", "first_timed_pass"]
+VARIANTS: tuple[Variant, ...] = ("full", "final_answer", "first_timed_pass")
 
 
-def first_verified_event(trajectory: Trajectory, task_flags: list[str] | None = None) -> int:
-    """Index of the event whose verdict first made some candidate verified (`contracts.verified`); -1 if none did."""
-    history: dict[str, list[Verdict]] = {}
-    for i, event in enumerate(trajectory.events):
-        if isinstance(event, ToolResultEvent) and event.verdict is not None and event.candidate_sha256:
-            verdicts = history.setdefault(event.candidate_sha256, [])
-            verdicts.append(event.verdict)
-            if check_candidate(verdicts, task_flags or []).verified:
-                return i
+def _timed_pass(verdict: Verdict) -> bool:
+    c = verdict.correctness
+    return (verdict.accepted and verdict.timing is not None and c.trials > 0 and c.passed == c.trials
+            and not any(f.severity == "reject" for f in verdict.findings))
+
+
+def first_timed_pass_event(trajectory: Trajectory) -> int:
+    """Index of the tool result whose verdict first passed a candidate with timing (either profile: benchmark()'s
+    quick one counts), provided no later verdict of that candidate, the final check included, rejected it; -1 if none.
+
+    Verified needs submit()'s final check, so a cut there would be the whole episode; this cut is where the model
+    first held a working, timed kernel, and what follows it is optimization.
+    """
+    verdicts = [(i, e.candidate_sha256, e.verdict) for i, e in enumerate(trajectory.events)
+                if isinstance(e, ToolResultEvent | FinalCheckEvent) and e.verdict is not None and e.candidate_sha256]
+    for n, (index, sha, verdict) in enumerate(verdicts):
+        if isinstance(trajectory.events[index], ToolResultEvent) and _timed_pass(verdict) \
+                and all(later.accepted for _, s, later in verdicts[n + 1:] if s == sha):
+            return index
     return -1
 
 
-def _cut_at_first_verified(trajectory: Trajectory, full: list[Message]) -> list[Message]:
-    index = first_verified_event(trajectory)
-    if index < 0:
-        raise ConversationError(f"episode of {trajectory.task_id}: no verdict in its events verifies a candidate")
+def _cut_at_first_timed_pass(trajectory: Trajectory, full: list[Message]) -> list[Message]:
+    index = first_timed_pass_event(trajectory)
+    if index < 0:  # only the harness's final check, after the last turn, passed it: nothing to cut
+        return full
     end = len(episode_messages(trajectory.model_copy(update={"events": trajectory.events[: index + 1]})))
     while end < len(full) and full[end].role == "tool":  # the rest of that turn's calls keep their answers
         end += 1
@@ -67,16 +76,18 @@ def _final_answer(trajectory: Trajectory, full: list[Message]) -> list[Message]:
 def variant_messages(trajectory: Trajectory, variant: Variant) -> list[Message]:
     """The messages of one view.
 
-    `full`: every message. `first_verified`: up to the tool messages of the turn whose verdict first verified a
-    candidate. `final_answer`: the opening (system, task), then the recorded `write_candidate` call of the best
-    solution with its tool message, then the recorded `submit` call and its message when the episode submitted;
-    the content and reasoning of those assistant turns are left out, as they refer to the steps that were cut.
+    `full`: every message. `first_timed_pass`: up to the tool messages of the turn whose verdict first passed a
+    candidate with timing (`first_timed_pass_event`), or every message when only the harness's final check did.
+    `final_answer`: the opening (system, task), then the recorded
+    `write_candidate` call of the best solution with its tool message, then the recorded `submit` call and its
+    message when the episode submitted; the content and reasoning of those assistant turns are left out, as they
+    refer to the steps that were cut.
     """
     full = episode_messages(trajectory)
     if variant == "full":
         return full
-    if variant == "first_verified":
-        return _cut_at_first_verified(trajectory, full)
+    if variant == "first_timed_pass":
+        return _cut_at_first_timed_pass(trajectory, full)
     if variant == "final_answer":
         return _final_answer(trajectory, full)
     raise ValueError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
