@@ -66,7 +66,7 @@ def judge_generation(gen: Generation, *, store: Store, run_id: int, out_dir: Pat
             if k < judged:
                 continue
             verifier = verifier_for(gen.task.dtype)
-            verdict = verifier.verify(problem, candidate, timing=True, sanitize=device == "cuda")
+            verdict = verifier.verify(problem, candidate, timing=True, sanitize=device == "cuda" and k == 0)  # once a candidate
             state.consider(state.current_sha, verdict, 0)
             bench = _call("benchmark", f"gen-judge-{k}")
             recorder.call(bench)
