@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import typer
-from typer.testing import CliRunner
 
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.contracts.trajectory import ToolResultEvent
@@ -25,13 +24,23 @@ app.command("evaluate")(evaluate_command)
 app.command("report")(report_command)
 
 
-def kernelmosaic(*args: str) -> str:
+def kernelmosaic(*args: str) -> None:
+    """Run one command in this process (the scripted model is registered here), its output going straight to the
+    log as it is printed, so a device call cut short still shows how far it got."""
     started = time.time()
-    result = CliRunner().invoke(app, list(args))
-    print(result.output, f"[{time.time() - started:.0f} s] kernelmosaic {' '.join(args[:3])} -> exit {result.exit_code}", flush=True)
-    if result.exit_code != 0:
-        raise SystemExit(f"failed: {result.exception!r}")
-    return result.output
+    try:
+        returned = app(list(args), standalone_mode=False)  # click returns an Exit's code here instead of raising
+        code = returned if isinstance(returned, int) else 0
+    except SystemExit as stop:
+        code = stop.code or 0
+    print(f"[{time.time() - started:.0f} s] kernelmosaic {' '.join(args[:3])} -> exit {code}", flush=True)
+    if code != 0:
+        raise SystemExit(f"failed: kernelmosaic {' '.join(args[:3])} exited {code}")
+
+
+def latest_run(db: str) -> int:
+    with open_store(db) as store:
+        return max(r.id for r in store.list_runs())
 
 
 def main(root: Path, out: Path, part: str) -> None:
@@ -60,10 +69,12 @@ def main(root: Path, out: Path, part: str) -> None:
 
     runs = []  # each run is reported as soon as it ends, so a device call cut short keeps what finished
     if part in ("gens", "all"):
-        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--generations", str(root / "gens"), *common)).group(1)))
+        kernelmosaic("evaluate", "--generations", str(root / "gens"), *common)
+        runs.append(latest_run(db))
         report(runs[-1])
     if part in ("model", "all"):
-        runs.append(int(re.search(r"evaluation run (\d+)", kernelmosaic("evaluate", "--model", "scripted:gpu-eval-kit", *common)).group(1)))
+        kernelmosaic("evaluate", "--model", "scripted:gpu-eval-kit", *common)
+        runs.append(latest_run(db))
         report(runs[-1])
     if not runs:
         with open_store(db) as store:
