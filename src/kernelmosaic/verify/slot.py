@@ -19,6 +19,7 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
+from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
@@ -27,10 +28,6 @@ __all__ = ["DeviceSlot", "InputError", "compile_stage", "cached_compile", "worke
 
 _CACHED_PROBLEMS = 4
 """Reference data kept per slot: a task's own problem and its alternatives."""
-
-
-class InputError(ValueError):
-    """An input file was unusable (exit status 2 of `verify`)."""
 
 
 def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
