@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput_cases import write_cases  # noqa: E402 - the sibling module, put on the path above
+from throughput_cases import EXPECTED, write_cases  # noqa: E402 - the sibling module, put on the path above
 
 
 def _load(path: Path, name: str):
@@ -123,18 +123,24 @@ def main() -> None:
         naive_s, naive = run_naive(cases, args.device, Path(tmp))
         ours_s, ours = run_ours(cases, args.device, Path(tmp))
     rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": ours[i]["status"],
-             "agree": naive[i]["accepted"] == ours[i]["accepted"]} for i, _, _, kind in cases]
+             "agree": naive[i]["accepted"] == ours[i]["accepted"],
+             "ours_as_expected": ours[i]["accepted"] == EXPECTED[kind]} for i, _, _, kind in cases]
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
               "cores": os.cpu_count(), "torch": torch.__version__, "candidates": len(cases),
               "naive_seconds": round(naive_s, 1), "ours_seconds": round(ours_s, 1),
               "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours_per_min": round(60 * len(cases) / ours_s, 2),
-              "agreement": sum(r["agree"] for r in rows), "rows": rows}
+              "agreement": sum(r["agree"] for r in rows),
+              "ours_as_expected": sum(r["ours_as_expected"] for r in rows), "rows": rows}
     args.out.write_text(json.dumps(result, indent=1))
     print(f"| harness | seconds | candidates/min |\n|---|---|---|\n| naive (KernelBench method) | {naive_s:.0f} | "
           f"{result['naive_per_min']} |\n| KernelMosaic verify_many | {ours_s:.0f} | {result['ours_per_min']} |")
-    print(f"accept/reject agreement: {result['agreement']}/{len(cases)}")
+    print(f"accept/reject agreement: {result['agreement']}/{len(cases)}; ours as expected: "
+          f"{result['ours_as_expected']}/{len(cases)}")
     for r in rows:
+        if not r["ours_as_expected"]:
+            print(f"  unexpected: {r['id']} ({r['kind']}): ours {r['ours']}, expected "
+                  f"{'accept' if EXPECTED[r['kind']] else 'reject'}")
         if not r["agree"]:
             print(f"  disagree: {r['id']} ({r['kind']}): naive {r['naive']}, ours {r['ours']}")
 

@@ -3,16 +3,22 @@
 Three problems; per problem one extension source holds a correct, a slow and a wrong entry point, and a second
 source does not compile. Candidates cycle through correct / slow / wrong / compile error, each with its own text
 (a variant comment), so every candidate is a distinct file while the extensions are shared as an agent's variants
-would share them. `device="cuda"` writes CUDA `load_inline` candidates and, for add+relu, Triton ones.
+would share them. `device="cuda"` writes CUDA `load_inline` candidates and, for add+relu, Triton ones, and for both
+problems fast-form ones (CuPy RawKernel on torch's current stream, built by NVRTC at import): correct, wrong, and one
+that does its work with CuPy's library instead of its RawKernel (the naive harness accepts it; ours must not).
+`EXPECTED` says which kinds our verifier should accept.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["KINDS", "write_cases"]
+__all__ = ["KINDS", "EXPECTED", "write_cases"]
 
 KINDS = ("correct", "slow", "wrong", "compile_error")
+EXPECTED = {"correct": True, "slow": True, "wrong": False, "compile_error": False, "fast_correct": True,
+            "fast_wrong": False, "fast_library": False}
+"""Kind -> whether our verifier should accept it (a slow candidate is correct, only slower)."""
 
 PROBLEMS = {
     "add_relu": ("torch.relu(a + b)", "[torch.randn(1 << 16), torch.randn(1 << 16)]", "a, b"),
@@ -116,6 +122,52 @@ class ModelNew(nn.Module):
 '''
 
 
+FAST = '''\
+import cupy as cp
+import torch
+import torch.nn as nn
+# variant {k}
+
+SRC = r"""
+extern "C" __global__ void body(const float* a, const float* b, float* o, long long n) {{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {{ {body} }}
+}}
+"""
+body = cp.RawKernel(SRC, "body")
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        out = torch.empty_like(a)
+        n = a.numel()
+        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            body(((n + 255) // 256,), (256,), (a.data_ptr(), b.data_ptr(), out.data_ptr(), cp.int64(n)))
+{tail}        return out
+'''
+# The library cheat: the RawKernel only adds; CuPy's own ufunc applies the rest in place.
+_FAST_LIBRARY_TAIL = ("        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):\n"
+                      "            view = cp.from_dlpack(out)\n            {op}\n")
+_FAST_BODIES = {"add_relu": ("o[i] = a[i] + b[i] > 0.f ? a[i] + b[i] : 0.f;", "o[i] = a[i] + b[i];",
+                             "cp.maximum(view, 0, out=view)"),
+                "axpb": ("o[i] = 2.0f * a[i] + b[i];", "o[i] = 2.0f * a[i] - b[i];", "")}
+
+
+_FAST_SLOTS = {2: "fast_correct", 6: "fast_wrong", 10: "fast_library", 14: "fast_correct"}
+"""k % 16 -> fast-form kind: add+relu at 2 and 10, axpb at 6 and 14 (the problem cycles every four candidates)."""
+
+
+def _fast(problem: str, kind: str, k: int) -> str:
+    good, bad, library_op = _FAST_BODIES[problem]
+    if kind == "fast_library" and problem == "add_relu":
+        return FAST.format(k=k, body=bad, tail=_FAST_LIBRARY_TAIL.format(op=library_op))
+    if kind == "fast_library":  # 2a + b: the kernel computes a + b, CuPy adds the other a
+        tail = ("        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):\n"
+                "            view = cp.from_dlpack(out)\n            cp.add(view, cp.from_dlpack(a), out=view)\n")
+        return FAST.format(k=k, body="o[i] = a[i] + b[i];", tail=tail)
+    return FAST.format(k=k, body=good if kind == "fast_correct" else bad, tail="")
+
+
 def _problem(name: str) -> str:
     expr, inputs, args = PROBLEMS[name]
     return (f"import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, {args}):\n"
@@ -158,6 +210,9 @@ def write_cases(root: Path, device: str, count: int) -> list[tuple[str, Path, Pa
         kind, problem = KINDS[k % len(KINDS)], problems[(k // len(KINDS)) % len(problems)]
         if device == "cuda" and problem == "add_relu" and k % 8 in (0, 1):  # Triton: correct and wrong (no relu)
             text, kind = TRITON.format(k=k, reps=1 if k % 8 == 0 else 0), "correct" if k % 8 == 0 else "wrong"
+        elif device == "cuda" and k % 16 in _FAST_SLOTS:  # the fast form, in place of some `wrong` candidates
+            kind = _FAST_SLOTS[k % 16]
+            text = _fast(problem, kind, k)
         else:
             text = _candidate(problem, device, kind, k)
         path = root / problem / f"candidate_{k:02d}_{kind}.py"

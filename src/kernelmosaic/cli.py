@@ -1,43 +1,81 @@
-"""The `kernelmosaic` command: one sub-command group per stage, each defined beside its stage."""
+"""The `kernelmosaic` command: one sub-command group per stage, each defined beside its stage.
+
+Stages are imported only when their command runs: `kernelmosaic verify` against a running verifier service is a
+socket round trip, and importing every stage's CLI (torch, the store, plotting) would cost it seconds.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
 
+import click
 import typer
+from typer.core import TyperGroup
 
 from kernelmosaic import __version__
-from kernelmosaic.agent.cli import generate_command
-from kernelmosaic.curate.cli import app as curate_app
-from kernelmosaic.curate.review.cli import app as review_app
-from kernelmosaic.evaluate.cli import evaluate_command
-from kernelmosaic.evaluate.report.cli import report_command
-from kernelmosaic.loop import loop_command
-from kernelmosaic.sft.cli import app as sft_app
-from kernelmosaic.store.cli import app as runs_app
-from kernelmosaic.tasks.cli import app as tasks_app
-from kernelmosaic.verify.cli import verify_batch_command, verify_command, verify_serve_command
 
 __all__ = ["app"]
+
+# name -> (module, attribute, kind, one-line help). kind: "command" (a function) or "group" (a typer.Typer).
+_COMMANDS: dict[str, tuple[str, str, str, str]] = {
+    "verify": ("kernelmosaic.verify.cli", "verify_command", "command", "Judge one candidate against one problem."),
+    "verify-batch": ("kernelmosaic.verify.cli", "verify_batch_command", "command",
+                     "Judge many pairs on all visible GPUs (or the CPU), resumably."),
+    "verify-serve": ("kernelmosaic.verify.cli", "verify_serve_command", "command",
+                     "Run the local verifier service until interrupted."),
+    "generate": ("kernelmosaic.agent.cli", "generate_command", "command", "Run agent episodes over a task set and record them in the store."),
+    "evaluate": ("kernelmosaic.evaluate.cli", "evaluate_command", "command", "Evaluate a model or judge existing "
+                                                                             "generations."),
+    "report": ("kernelmosaic.evaluate.report.cli", "report_command", "command", "Write an HTML report, summary.json and summary.md for a run."),
+    "loop": ("kernelmosaic.loop", "loop_command", "command", "Run the whole loop once: curate, generate, sft export, report."),
+    "tasks": ("kernelmosaic.tasks.cli", "app", "group", "List, check, audit, synthesize and convert tasks."),
+    "runs": ("kernelmosaic.store.cli", "app", "group", "Inspect and export recorded runs."),
+    "curate": ("kernelmosaic.curate.cli", "app", "group",
+               "Find duplicates and select a diverse task subset with quotas."),
+    "review": ("kernelmosaic.curate.review.cli", "app", "group",
+               "Review tasks in a web page; export the accepted set; the audit log."),
+    "sft": ("kernelmosaic.sft.cli", "app", "group", "Export verified trajectories as training data; fine-tune on them."),
+}
+
+
+class _LazyStages(TyperGroup):
+    """A group whose sub-commands are built from their stage module the first time they are looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            module, attr, kind, short = _COMMANDS[cmd_name]
+            target = getattr(importlib.import_module(module), attr)
+            if kind == "group":
+                command = typer.main.get_group(target)
+                command.help = command.help or short
+            else:
+                holder = typer.Typer(pretty_exceptions_enable=False)
+                holder.command(cmd_name)(target)
+                command = typer.main.get_command(holder)
+            command.name = cmd_name
+            self.commands[cmd_name] = command
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The listing uses the short help above, so `kernelmosaic --help` imports no stage.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, row[3]) for name, row in _COMMANDS.items()])
+
 
 app = typer.Typer(
     name="kernelmosaic",
     help="Write, verify, repair and optimize CUDA kernels; turn the loop into training data.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=_LazyStages,
+    rich_markup_mode=None,
 )
-app.command("verify")(verify_command)
-app.command("verify-batch")(verify_batch_command)
-app.command("verify-serve")(verify_serve_command)
-app.command("generate")(generate_command)
-app.command("evaluate")(evaluate_command)
-app.command("report")(report_command)
-app.command("loop")(loop_command)
-app.add_typer(tasks_app, name="tasks", help="List, check, audit, synthesize and convert tasks.")
-app.add_typer(runs_app, name="runs", help="Inspect and export recorded runs.")
-app.add_typer(curate_app, name="curate", help="Find duplicates and select a diverse task subset with quotas.")
-app.add_typer(review_app, name="review", help="Review tasks in a web page; export the accepted set; the audit log.")
-app.add_typer(sft_app, name="sft", help="Export verified trajectories as training data; fine-tune on them.")
 
 
 def _version(value: bool) -> None:

@@ -37,6 +37,8 @@ CASES = {
                                        lambda m, x: torch.log_softmax(m.fc(torch.relu(m.conv(x)).flatten(1)), dim=1)),
     "legit_helper_writes_buffer": (True, lambda: _cuda((3000,)), lambda m, x: 2.0 * x),
     "legit_pybind_definition_words": (True, lambda: _cuda((3000,)), lambda m, x: 2.0 * x),
+    "legit_cupy_relu": (True, lambda: _cuda((5000,)), lambda m, x: torch.relu(x)),
+    "legit_cupy_rowsum_module": (True, lambda: _cuda((37, 1000), (37,)), lambda m, a, b: a.sum(dim=1) + b),
 }
 
 
@@ -54,6 +56,8 @@ def test_legit_fixture_builds_and_matches_reference(name, tmp_path, monkeypatch)
             pytest.skip("needs a CUDA GPU")
         if "triton" in name:
             pytest.importorskip("triton")
+        if "cupy" in name:
+            pytest.importorskip("cupy")
     # scripts/gpu-check prebuilds the CUDA fixtures into the shared cache; elsewhere each test builds its own.
     shared = os.environ.get("KERNELMOSAIC_CACHE")
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(Path(shared) / "legit-ext" if shared and needs_cuda else tmp_path))

@@ -12,10 +12,12 @@ from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import TASK_SCHEMA, AuditReport, Forms, Task
 from kernelmosaic.tasks.toml_write import dumps_task_toml
 
-__all__ = ["load_task_folder", "save_task_folder", "find_task_folders", "TOML_KEYS"]
+__all__ = ["BUILTIN_DIR", "load_task_folder", "save_task_folder", "find_task_folders", "TOML_KEYS"]
 
 TOML_KEYS = ("schema", "id", "title", "level", "category", "tags", "dtype", "nl", "shapes", "provenance", "review")
 _TOML_LOC = re.compile(r"\(at line (\d+), column (\d+)\)")
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+"""The bundled seed task set: one task folder per task."""
 
 
 def find_task_folders(root: Path) -> list[Path]:

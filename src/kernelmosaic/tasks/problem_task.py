@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelmosaic.tasks.errors import TaskFormatError
-from kernelmosaic.tasks.folder import find_task_folders, load_task_folder
+from kernelmosaic.tasks.folder import BUILTIN_DIR, find_task_folders, load_task_folder
 from kernelmosaic.tasks.hashing import source_hash
 from kernelmosaic.tasks.schema import Task
-from kernelmosaic.tasks.sources import BUILTIN_DIR
 
 __all__ = ["ProblemTask", "task_of_problem"]
 

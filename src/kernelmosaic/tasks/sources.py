@@ -8,14 +8,13 @@ from pathlib import Path
 
 from kernelmosaic.tasks.card import dataset_card
 from kernelmosaic.tasks.errors import TaskFormatError
-from kernelmosaic.tasks.folder import find_task_folders, load_task_folder, save_task_folder
+from kernelmosaic.tasks.folder import BUILTIN_DIR, find_task_folders, load_task_folder, save_task_folder
 from kernelmosaic.tasks.formats.kernelbench import kernelbench_root, read_kernelbench, write_kernelbench
 from kernelmosaic.tasks.formats.parquet import read_parquet, tasks_from_rows, write_parquet
 from kernelmosaic.tasks.schema import Task
 
 __all__ = ["BUILTIN_DIR", "EXPORT_FORMATS", "load_tasks", "load_tasks_lenient", "export_tasks", "describe_source"]
 
-BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 EXPORT_FORMATS = ("folder", "parquet", "hf", "kernelbench", "kernelbench-hf")
 
 

@@ -14,17 +14,17 @@ __all__ = ["Verifier", "VerifyConfig", "Verdict", "Status", "Finding", "CompileR
            "DevicePeaks", "InputError", "Alternative"]
 
 _WHERE = {
-    "Verifier": "verifier", "InputError": "verifier", "VerifyConfig": "config", "Verdict": "verdict",
+    "Verifier": "verifier", "InputError": "requests", "VerifyConfig": "config", "Verdict": "verdict",
     "Status": "verdict", "Finding": "verdict", "CompileResult": "results", "ProfileReport": "results",
-    "KernelStat": "results", "DevicePeaks": "results", "Alternative": "robustness",
+    "KernelStat": "results", "DevicePeaks": "results", "Alternative": "requests",
 }
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.config import VerifyConfig
+    from kernelmosaic.verify.requests import Alternative, InputError
     from kernelmosaic.verify.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
-    from kernelmosaic.verify.robustness import Alternative
     from kernelmosaic.verify.verdict import Finding, Status, Verdict
-    from kernelmosaic.verify.verifier import InputError, Verifier
+    from kernelmosaic.verify.verifier import Verifier
 
 
 def __getattr__(name: str):

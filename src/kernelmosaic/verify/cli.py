@@ -1,4 +1,8 @@
-"""`kernelmosaic verify`, `kernelmosaic verify-batch` and `kernelmosaic verify-serve`."""
+"""`kernelmosaic verify`, `kernelmosaic verify-batch` and `kernelmosaic verify-serve`.
+
+The verifier itself (torch, workers) is imported inside the commands, only when they judge in this process: a
+`verify` that a running service answers stays a light client.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +18,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kernelmosaic.config import DEFAULT_FILE, ConfigError, read_config
-from kernelmosaic.verify.batch import discover_pairs, run_batch
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
-from kernelmosaic.verify.progress import phase_progress
-from kernelmosaic.verify.robustness import Alternative
-from kernelmosaic.verify.settings import DeviceUnavailable, verify_settings
+from kernelmosaic.verify.requests import Alternative, InputError
+from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
 from kernelmosaic.verify.verdict import Status, Verdict
-from kernelmosaic.verify.verifier import InputError, Verifier
 
 __all__ = ["verify_command", "verify_batch_command", "verify_serve_command"]
 
@@ -54,10 +55,21 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _device_seen(config: VerifyConfig) -> str:
+    """The device a running verifier service sees (no torch import here), else what torch in this process sees."""
+    if config.use_service:
+        from kernelmosaic.verify.service import service_device
+
+        seen = service_device(config.cache_dir)
+        if seen is not None:
+            return seen
+    return default_device()
+
+
 def _settings(config_file: Path | None, sets: list[str], **flags) -> VerifyConfig:
     """Defaults, then the file's [verify] section, then --set, then the flags given; exit 2 naming a bad value."""
     try:
-        return verify_settings(read_config(config_file, sets), flags)
+        return verify_settings(read_config(config_file, sets), flags, probe=_device_seen)
     except (ConfigError, DeviceUnavailable) as exc:
         raise _fail(str(exc)) from None
 
@@ -203,6 +215,9 @@ def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternative
             pass
         except ServiceError as exc:
             raise _fail(f"the verifier service could not judge: {exc}") from None
+    from kernelmosaic.verify.progress import phase_progress
+    from kernelmosaic.verify.verifier import Verifier
+
     with Verifier(config) as verifier, phase_progress(err, f"verifying {candidate.name} on {config.device}"):
         return verifier.verify(problem, candidate, alternatives=alternatives)
 
@@ -244,6 +259,8 @@ def verify_batch_command(
     """Judge many pairs on all visible GPUs (or the CPU), resumably. SOURCE is a manifest (JSON lines of
     {"id", "problem", "candidate"}, paths relative to the manifest) or a folder of <pair>/problem.py + candidate*.py;
     see docs/configuration.md. The output file is written only once a verdict exists."""
+    from kernelmosaic.verify.batch import discover_pairs, run_batch
+
     console = Console(stderr=True)
     try:
         pairs = discover_pairs(source)

@@ -138,7 +138,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
             names = ", ".join(k["name"][:60] for k in out.census["kernels"][:5]) or "none"
             raise Stop(Status.no_custom_kernel, f"no kernel of the candidate's own ran (kernels seen: {names})",
                        [Finding(rule="no-custom-kernel", severity="reject",
-                                message="every kernel that ran came from ATen/cuBLAS/cuDNN", evidence=names)])
+                                message="every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy", evidence=names)])
         if out.census["library"] > 0:
             lib = [k["name"][:80] for k in out.census["kernels"] if not k["custom"]]
             out.findings.append(Finding(rule="library-kernels", severity="flag",

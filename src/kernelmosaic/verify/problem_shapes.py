@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kernelmosaic.verify.slot import InputError
+from kernelmosaic.verify.requests import InputError
 
 __all__ = ["Shapes", "ProblemAtShapes", "problem_at_shapes"]
 

@@ -7,32 +7,15 @@ An alternative the reference itself cannot run is reported (`bad_problem`) and n
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
-
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
-from kernelmosaic.verify.config import Precision, VerifyConfig
+from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Stop, status_of_death, status_of_error
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.requests import Alternative
 from kernelmosaic.verify.slot import DeviceSlot
 from kernelmosaic.verify.verdict import AlternativeResult, Finding, Robustness, Status
 
 __all__ = ["Alternative", "check_robustness"]
-
-
-class Alternative(BaseModel):
-    """One alternative problem: the task at other sizes (a problem file with its constants changed) and/or in
-    another precision."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    label: str
-    """How reports name it, e.g. `batch_size=13, dim=3583` or `bf16`."""
-    problem: Path
-    """A KernelBench-format problem file for this alternative."""
-    precision: Precision | None = None
-    """Precision to judge it in; None: the run's own."""
 
 
 def _judge_one(worker: Worker, slot: DeviceSlot, candidate: str, alt: Alternative, sha: str,

@@ -10,7 +10,7 @@ RUNTIME_RULES: dict[str, str] = {
     "runtime-integrity": "the candidate replaced a timer, sync, checker or RNG function, or flipped a numerics flag",
     "input-mutation": "writing into the inputs can make a later comparison or timed call see different data",
     "background-threads": "threads alive after forward do work the timer never sees",
-    "no-custom-kernel": "every kernel that ran came from ATen/cuBLAS/cuDNN: the candidate wrapped the library",
+    "no-custom-kernel": "every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy: the candidate wrapped the library",
     "library-kernels": "library kernels ran beside the custom ones; part of the speed is the library's",
     "timing-escaped-work": "the device kept working after the candidate's stream finished: side-stream work escapes the time",
     "timed-output-check": "a timed call returned a wrong result: cached, stale or unfinished work",

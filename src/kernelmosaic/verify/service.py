@@ -21,10 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.robustness import Alternative
+from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["socket_path", "serve", "service_available", "ServiceUnavailable", "ServiceError", "remote_verify", "remote_verify_many"]
+__all__ = ["socket_path", "serve", "service_available", "service_device", "ServiceUnavailable", "ServiceError",
+           "remote_verify", "remote_verify_many"]
 
 log = logging.getLogger(__name__)
 _KEEP = 4
@@ -55,6 +56,11 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         try:
             request = json.loads(self.rfile.readline())
+            if request["op"] == "device":  # what the service's torch sees, so a client need not import torch
+                from kernelmosaic.verify.settings import default_device
+
+                self._send({"ok": True, "device": default_device()})
+                return
             verifier = self.server.verifier_for(request["config"], bool(request.get("seeded")))  # type: ignore[attr-defined]
             options = {k: request[k] for k in ("timing", "sanitize", "policy", "timing_profile") if request.get(k) is not None}
             if request["op"] == "verify":
@@ -66,8 +72,6 @@ class _Handler(socketserver.StreamRequestHandler):
                 for i, verdict in verifier.verify_many(pairs, **options):
                     self._send({"ok": True, "index": i, "verdict": verdict.to_dict()})
         except Exception as exc:  # noqa: BLE001 - reported to the client, which decides the exit status
-            from kernelmosaic.verify.slot import InputError
-
             log.warning("request failed: %s", exc)
             self._send({"ok": False, "kind": "input" if isinstance(exc, InputError) else "verifier", "error": str(exc)})
 
@@ -155,9 +159,20 @@ def service_available(cache_dir: Path) -> bool:
     return True
 
 
-def _exchange(config: VerifyConfig, request: dict, seeded: bool) -> Iterator[dict]:
-    sock = _connect(socket_path(config.cache_dir))
-    request = {**request, "config": config.model_dump(mode="json"), "seeded": seeded}
+def service_device(cache_dir: Path) -> str | None:
+    """The device the running service's torch sees (`cuda` or `cpu`); None when no service answers."""
+    try:
+        for reply in _exchange(None, {"op": "device"}, False, cache_dir):
+            return str(reply["device"])
+    except (ServiceUnavailable, ServiceError, OSError, ValueError, KeyError):
+        return None
+    return None
+
+
+def _exchange(config: VerifyConfig | None, request: dict, seeded: bool, cache_dir: Path | None = None) -> Iterator[dict]:
+    sock = _connect(socket_path(config.cache_dir if config is not None else cache_dir))
+    if config is not None:
+        request = {**request, "config": config.model_dump(mode="json"), "seeded": seeded}
     with sock, sock.makefile("rwb") as stream:
         stream.write((json.dumps(request) + "\n").encode())
         stream.flush()
@@ -165,8 +180,6 @@ def _exchange(config: VerifyConfig, request: dict, seeded: bool) -> Iterator[dic
             reply = json.loads(line)
             if not reply["ok"]:
                 if reply["kind"] == "input":
-                    from kernelmosaic.verify.slot import InputError
-
                     raise InputError(reply["error"])
                 raise ServiceError(reply["kind"], reply["error"])
             yield reply

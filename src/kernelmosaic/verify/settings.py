@@ -1,12 +1,14 @@
 """The verifier's settings for one command: defaults, the config file's `[verify]` section, `--set`, explicit flags.
 
 The device defaults the way `generate` picks it: CUDA when torch sees a GPU, else the CPU. A CUDA device asked for
-on a machine without one is refused before any worker starts, naming where the request came from.
+on a machine without one is refused before any worker starts, naming where the request came from. Which devices
+the machine has is asked of a `probe` (by default torch in this process; the `verify` client asks the running
+verifier service instead, so that it never imports torch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from kernelmosaic.config import build
@@ -26,16 +28,21 @@ def default_device() -> Literal["cuda", "cpu"]:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def verify_settings(tree: Mapping[str, Any], flags: Mapping[str, Any]) -> VerifyConfig:
+def verify_settings(tree: Mapping[str, Any], flags: Mapping[str, Any],
+                    probe: Callable[[VerifyConfig], str] | None = None) -> VerifyConfig:
     """VerifyConfig from `tree` (`read_config`) and explicit `flags` (None = not given), flags winning.
 
-    Raises `ConfigError` for a bad value (naming the file or option, the key and what is allowed) and
-    `DeviceUnavailable` for `cuda` on a machine where torch sees no GPU."""
+    `probe(config)` says which device the machine offers (`cuda` or `cpu`); it is asked only when no device was
+    chosen or `cuda` was. Raises `ConfigError` for a bad value (naming the file or option, the key and what is
+    allowed) and `DeviceUnavailable` for `cuda` on a machine where torch sees no GPU."""
+    probe = probe or (lambda _config: default_device())
     section = tree.get("verify")
     from_file = section.get("device") if isinstance(section, dict) else None
-    base = {} if flags.get("device") or from_file else {"device": default_device()}
-    config = build(VerifyConfig, tree, "verify", base=base, flags=flags)
-    if config.device == "cuda" and default_device() != "cuda":
+    config = build(VerifyConfig, tree, "verify", base={}, flags=flags)
+    seen = probe(config) if config.device == "cuda" or not (flags.get("device") or from_file) else "cpu"
+    if not (flags.get("device") or from_file):
+        config = build(VerifyConfig, tree, "verify", base={"device": seen}, flags=flags)
+    if config.device == "cuda" and seen != "cuda":
         import torch
 
         asked = ("--device cuda" if flags.get("device") else

@@ -19,6 +19,7 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
+from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
@@ -29,10 +30,6 @@ _CACHED_PROBLEMS = 4
 """Reference data kept per slot: a task's own problem and its alternatives."""
 
 
-class InputError(ValueError):
-    """An input file was unusable (exit status 2 of `verify`)."""
-
-
 def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     gib = 1 << 30
     env = {}
@@ -40,6 +37,8 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
         env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
         if config.device == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:
             env.update(arch_env())  # ...so they are told which architecture to build for
+    if role == "candidate":
+        env["CUPY_CACHE_DIR"] = str(config.cache_dir / "cupy")  # fast-form NVRTC builds, shared across workers
     if device == "cpu" or role == "compile":
         return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env)
     return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env)

@@ -6,6 +6,7 @@ import logging
 import re
 
 from kernelmosaic.verify.static.cuda import check_extension
+from kernelmosaic.verify.static.fastform import check_cupy, find_raw_sources
 from kernelmosaic.verify.static.forward import check_forward
 from kernelmosaic.verify.static.model_index import find_kernels
 from kernelmosaic.verify.static.module_rules import check_module
@@ -43,8 +44,8 @@ def analyze_candidate(source: str, filename: str = "candidate.py", policy: Stati
 
 
 def _analyze(idx: ModuleIndex, policy: StaticPolicy) -> list[Hit]:
-    hits = check_module(idx, policy)
-    exts = find_extensions(idx)
+    hits = check_module(idx, policy) + check_cupy(idx)
+    exts = find_extensions(idx) + find_raw_sources(idx)
     for ext in exts:
         line = ext.call.lineno
         for why in ext.opaque:

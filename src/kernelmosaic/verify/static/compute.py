@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import ast
 
-from kernelmosaic.verify.static.model_index import is_ext_value
+from kernelmosaic.verify.static.fastform import on_current_stream
+from kernelmosaic.verify.static.model_index import is_ext_value, is_raw_kernel, is_raw_module
 from kernelmosaic.verify.static.module_rules import classify_call
 from kernelmosaic.verify.static.pyscope import Hit
 from kernelmosaic.verify.static.tensors import TensorScope
@@ -82,6 +83,9 @@ class FunctionScope(TensorScope):
         f = node.func
         if self._is_kernel_call(node):
             self.launched = True
+            if self.is_raw_launch(node) and not on_current_stream(self.idx, self.fn, node):
+                self.hits.append(self.idx.hit("streams-python", node, f"`{self.fn.name}` launches a CuPy kernel outside "
+                                              "`with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)`"))
             return
         mods = self.local_modules(f) or (self.local_modules(f.value) if isinstance(f, ast.Attribute) else [])
         if mods:
@@ -225,8 +229,9 @@ class FunctionScope(TensorScope):
         for t in targets:
             for sub in ast.walk(t):
                 attr = self._self_attr(sub)
-                if attr is not None and isinstance(sub.ctx, ast.Store) and not (
-                        node.value is not None and is_ext_value(self.idx, self.k, node.value)):
+                if attr is not None and isinstance(sub.ctx, ast.Store) and not (node.value is not None and (
+                        is_ext_value(self.idx, self.k, node.value) or is_raw_kernel(self.idx, self.k, node.value)
+                        or is_raw_module(self.idx, self.k, node.value))):
                     self.hits.append(self.idx.hit("caching", sub, f"`{self.fn.name}` stores `self.{attr}` "
                                                                   "while running"))
 

@@ -302,6 +302,7 @@ def check_extension(ext: Extension, filename: str, policy: StaticPolicy) -> list
     for text in (ext.cpp, ext.cuda):
         if text.text.strip():
             _Source(text, filename, st, policy).run()
+    st.referenced.update(ext.launched)
     unlaunched = {k: line for k, line in st.kernels.items() if k not in st.referenced}
     launched_any = len(unlaunched) < len(st.kernels)
     for name, (line, snippet) in unlaunched.items():

@@ -10,10 +10,11 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from kernelmosaic.verify.static.fastform import RAW_KERNEL, RAW_MODULE
 from kernelmosaic.verify.static.pyscope import ModuleIndex
 from kernelmosaic.verify.static.sources import LOAD_FILES, LOAD_INLINE, Extension, find_triton_kernels
 
-__all__ = ["ClassInfo", "Kernels", "class_info", "find_kernels", "methods_of"]
+__all__ = ["ClassInfo", "Kernels", "class_info", "find_kernels", "methods_of", "is_raw_kernel", "is_raw_module"]
 
 _TENSOR_FACTORIES = ("torch.", )
 _CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
@@ -39,6 +40,11 @@ class Kernels:
     """`self.<attr>` names (any class) bound to an extension module."""
     py_ops: dict[str, list] = field(default_factory=dict)
     """`torch.ops` namespace -> functions registered for it in Python (`@torch.library.custom_op("ns::op")`)."""
+    raw_names: set[str] = field(default_factory=set)
+    """Names and `self.<attr>`s (as `self.attr`) bound to a CuPy RawKernel (`cupy.RawKernel(...)`,
+    `module.get_function(...)`)."""
+    raw_modules: set[str] = field(default_factory=set)
+    """Names and `self.<attr>`s (as `self.attr`) bound to a `cupy.RawModule(...)`."""
 
 
 @dataclass
@@ -83,6 +89,30 @@ def is_ext_value(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
     return False
 
 
+def _bound_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def is_raw_module(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
+    """Whether an expression evaluates to a CuPy RawModule."""
+    if isinstance(node, ast.Call):
+        return idx.resolve(node.func) == RAW_MODULE
+    return _bound_name(node) in k.raw_modules
+
+
+def is_raw_kernel(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
+    """Whether an expression evaluates to a CuPy RawKernel (calling it launches the candidate's kernel)."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        return idx.resolve(f) == RAW_KERNEL or (isinstance(f, ast.Attribute) and f.attr == "get_function"
+                                                and is_raw_module(idx, k, f.value))
+    return _bound_name(node) in k.raw_names
+
+
 def find_kernels(idx: ModuleIndex, exts: list[Extension]) -> Kernels:
     k = Kernels(triton=find_triton_kernels(idx))
     for fn in idx.functions.values():
@@ -104,6 +134,11 @@ def find_kernels(idx: ModuleIndex, exts: list[Extension]) -> Kernels:
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
+                name = _bound_name(t)
+                if name and is_raw_kernel(idx, k, node.value):
+                    k.raw_names.add(name)
+                elif name and is_raw_module(idx, k, node.value):
+                    k.raw_modules.add(name)
                 if is_ext_value(idx, k, node.value):
                     if isinstance(t, ast.Name):
                         k.ext_names.add(t.id)

@@ -15,7 +15,7 @@ Action = Literal["reject", "flag", "allow"]
 DEFAULT_IMPORTS = [
     "torch", "triton", "math", "numpy", "typing", "functools", "dataclasses", "itertools", "collections",
     "operator", "os", "sys", "time", "datetime", "textwrap", "__future__", "enum", "warnings", "logging", "abc",
-    "string", "contextlib", "hashlib", "copy", "re", "numbers",
+    "string", "contextlib", "hashlib", "copy", "re", "numbers", "cupy",
 ]
 
 
@@ -23,7 +23,8 @@ class StaticPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     torch_compute: Action = "reject"
-    """What to do with PyTorch compute reached from forward (`torch-compute`)."""
+    """What to do with library compute: PyTorch reached from forward (`torch-compute`) and CuPy's array library
+    (`cupy-compute`)."""
     allowed_torch_ops: list[str] = Field(default_factory=list)
     """Extra names not counted as compute: dotted (`torch.cumsum`, `torch.nn.functional.pad`) or bare method
     names (`sort`). Adds to the built-in allocation/layout allow-list."""
@@ -50,6 +51,6 @@ class StaticPolicy(BaseModel):
         """The effective action for a rule id under this policy."""
         if rule in self.severity:
             return self.severity[rule]
-        if rule == "torch-compute":
+        if rule in ("torch-compute", "cupy-compute"):
             return self.torch_compute
         return RULES[rule].severity

@@ -34,7 +34,7 @@ RULES: dict[str, Rule] = _rules(
     ("torch-aux-op", "flag",
      "forward builds index tensors with PyTorch (arange, linspace); small, but work the kernel did not do."),
     ("no-custom-kernel-defined", "reject",
-     "the candidate defines neither a load_inline extension nor a Triton kernel, so there is no kernel to judge."),
+     "the candidate defines no load_inline extension, Triton kernel or CuPy RawKernel/RawModule: no kernel to judge."),
     ("no-kernel-launched", "reject",
      "a custom kernel is defined but forward never reaches a call into it; the output comes from something else."),
     ("kernel-output-unused", "reject",
@@ -72,6 +72,12 @@ RULES: dict[str, Rule] = _rules(
      "the candidate reads the clock; code that knows when it is timed can behave differently when timed."),
     ("caching", "flag",
      "results keyed on data_ptr/id/hash, memoized tensor functions, or state stored on self in forward can replay old outputs."),
+    ("cupy-compute", "reject",
+     "CuPy's array library (ufuncs, reductions, cuBLAS, ElementwiseKernel) is library compute like PyTorch's; only "
+     "RawKernel/RawModule kernels are the candidate's."),
+    ("fastform-api", "reject",
+     "CuPy beyond the fast form's launch API (its runtime, driver, memory pools, private modules) can fake work, swap "
+     "allocators or escape the timer."),
     ("triton-not-allowed", "reject",
      "the policy forbids Triton kernels for this task."),
     ("syntax-error", "reject",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from kernelmosaic.verify.static.pyscope import ModuleIndex
 
-__all__ = ["Extension", "Text", "find_extensions", "find_triton_kernels", "LOAD_INLINE", "LOAD_FILES"]
+__all__ = ["Extension", "Opaque", "Text", "find_extensions", "resolve_source", "find_triton_kernels", "LOAD_INLINE", "LOAD_FILES"]
 
 LOAD_INLINE = "torch.utils.cpp_extension.load_inline"
 LOAD_FILES = "torch.utils.cpp_extension.load"
@@ -49,7 +49,7 @@ class Text:
 
 @dataclass
 class Extension:
-    """One `load_inline` (or file-based `load`) call."""
+    """One `load_inline` (or file-based `load`) call, or a CuPy RawKernel/RawModule (the fast form)."""
 
     call: ast.Call
     scope: ast.AST
@@ -60,6 +60,8 @@ class Extension:
     flags: list[str] = field(default_factory=list)
     opaque: list[str] = field(default_factory=list)
     """Why some source could not be resolved (empty when everything was literal)."""
+    launched: list[str] = field(default_factory=list)
+    """Kernels launched from Python by name (a CuPy RawKernel's name, RawModule.get_function names)."""
 
 
 class _Resolver:
@@ -178,6 +180,11 @@ def _enclosing_function(idx: ModuleIndex, node: ast.AST) -> ast.AST:
     while cur is not None and not isinstance(cur, ast.FunctionDef | ast.AsyncFunctionDef):
         cur = idx.parent(cur)
     return cur or idx.tree
+
+
+def resolve_source(idx: ModuleIndex, at: ast.AST, node: ast.AST) -> Text:
+    """The literal text an expression evaluates to, names looked up from the function around `at`; raises Opaque."""
+    return _Resolver(idx, _enclosing_function(idx, at)).text(node)
 
 
 def find_extensions(idx: ModuleIndex) -> list[Extension]:

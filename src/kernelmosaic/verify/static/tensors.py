@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, is_ext_value
+from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, is_ext_value, is_raw_kernel
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
 from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
@@ -130,8 +130,14 @@ class TensorScope:
         return False
 
     # ---- kernels ------------------------------------------------------------------------------------
+    def is_raw_launch(self, node: ast.Call) -> bool:
+        """A call of a CuPy RawKernel (the fast form): it launches the candidate's kernel."""
+        return is_raw_kernel(self.idx, self.k, node.func)
+
     def _is_kernel_call(self, node: ast.Call) -> bool:
         f = node.func
+        if self.is_raw_launch(node):
+            return True
         if isinstance(f, ast.Attribute) and is_ext_value(self.idx, self.k, f.value):
             return True
         if isinstance(f, ast.Name) and f.id in self.k.ext_functions:

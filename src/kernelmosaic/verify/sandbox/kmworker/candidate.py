@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+from pathlib import Path
 
 import torch
 
 from . import integrity
 from .census import kernel_census
 from .common import package_outputs, seed_all
+from .fastform import watch_cupy
 from .fingerprint import Fingerprinter
 from .inputs import InputTemplate, cast_model, to_device
 from .intercept import INTERCEPT
@@ -42,6 +44,8 @@ class CandidateRole:
 
     def load(self, candidate: str, cache_dir: str) -> dict:
         recorder = BuildRecorder(cache_dir)
+        if "cupy" in Path(candidate).read_text(errors="replace"):
+            INTERCEPT.cupy = watch_cupy(INTERCEPT)  # before the candidate binds cupy.RawKernel
         with recorder:
             self.module = load_module(candidate, "km_candidate")
         if not hasattr(self.module, "ModelNew"):
@@ -129,13 +133,14 @@ class CandidateRole:
         try:
             # Fresh buffers read NaN, on every device: a kernel that writes into one is seen writing even when the
             # caching allocator hands back the previous forward's block, which holds the very same values.
-            with _fresh_allocations_nan(), INTERCEPT.op_mode():
+            with _fresh_allocations_nan(), INTERCEPT.op_mode(), INTERCEPT.recording(self.model, inputs):
                 out = self.model(*inputs)
             sync()
         except Exception as exc:  # noqa: BLE001 - reported to the parent as data
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
         finally:
             INTERCEPT.active = False
+            INTERCEPT.known = []
         return {"calls": dict(INTERCEPT.calls), "host_s": dict(INTERCEPT.host_s),
                 "forward_s": time.perf_counter() - start, "error": error,
                 "outputs": package_outputs(out) if out is not None else None,

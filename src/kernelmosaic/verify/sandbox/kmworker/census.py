@@ -10,7 +10,10 @@ __all__ = ["kernel_census", "is_library_kernel"]
 _LIBRARY_MARKERS = ("at::native::", "at::cuda::", "void at::", "c10::", "cublas", "cublasLt", "cudnn", "sm90_xmma",
                     "sm80_xmma", "xmma_", "ampere_", "hopper_", "volta_", "turing_", "gemv2", "gemmk1", "splitKreduce",
                     "cutlass::Kernel", "nvjet", "CatArrayBatchedCopy", "Memcpy", "Memset", "triton_poi_", "triton_red_",
-                    "triton_per_", "triton_tem_")
+                    "triton_per_", "triton_tem_",
+                    # CuPy's own kernels (its ufuncs and reductions are named `cupy_<op>`), and the CUB/Thrust/cuTENSOR/
+                    # cuFFT code it calls: library compute, never the fast form's RawKernel/RawModule kernels.
+                    "cupy_", "cub::", "thrust::", "cutensor", "cufft", "regular_fft", "vector_fft")
 
 
 def is_library_kernel(name: str) -> bool:

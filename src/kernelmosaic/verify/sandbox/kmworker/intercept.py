@@ -1,9 +1,10 @@
 """The candidate's own kernel calls, seen from inside its worker: counted, timed on the host, and on request given
 noise instead of their outputs, so the parent can tell whether a custom kernel's output reaches what forward returns.
 
-Three doors are watched: functions of `load_inline` extensions (wrapped on the module object as it is built),
-Triton kernels among the candidate's globals (their instance `run`, which `kernel[grid](...)` calls), and operators
-an extension registered with the dispatcher while it loaded (a dispatch mode, only while a probe runs). The wrappers
+Four doors are watched: functions of `load_inline` extensions (wrapped on the module object as it is built),
+Triton kernels among the candidate's globals (their instance `run`, which `kernel[grid](...)` calls), operators
+an extension registered with the dispatcher while it loaded (a dispatch mode, only while a probe runs), and CuPy
+RawKernel/RawModule launches of the fast form (kmworker/fastform.py). The wrappers
 are installed once and stay: a candidate sees the same objects whether or not it is being probed.
 Standard library and torch only.
 """
@@ -51,6 +52,10 @@ class Interceptor:
         """Dispatcher operators registered while an extension loaded (`ns::name`)."""
         self.gen = torch.Generator().manual_seed(0)
         self.sync = lambda: None
+        self.cupy = False
+        """The fast form's launches are watched (the candidate names CuPy)."""
+        self.known: list[torch.Tensor] = []
+        """Tensors of the running probe that a fast-form pointer may point at (inputs, weights, op outputs)."""
 
     def reset(self, perturb: set[str], seed: int, sync) -> None:
         self.perturb, self.calls, self.host_s = set(perturb), {}, {}
@@ -75,6 +80,29 @@ class Interceptor:
                 if not _same(x, old):
                     x.copy_(perturb_value(x, self.gen))
             return _map_out(out, lambda t: perturb_value(t, self.gen))
+
+    def call_raw(self, name: str, launch, grid, block, args, kwargs: dict):
+        """A fast-form launch: its pointer arguments' tensors stand in as its buffers (written ones are outputs)."""
+        if not self.active:
+            return launch(grid, block, args, **kwargs)
+        from .fastform import tensors_from_pointers
+
+        buffers = tuple(tensors_from_pointers(args, self.known))
+        return self.call(name, lambda *_buffers: launch(grid, block, args, **kwargs), buffers, {})
+
+    def recording(self, model, inputs: list):
+        """While a probe runs: record the tensors a fast-form launch may point at (a no-op without the fast form)."""
+        import contextlib
+
+        self.known = []
+        if not self.cupy:
+            return contextlib.nullcontext()
+        from .fastform import recording
+
+        self.known.extend(x for x in inputs if isinstance(x, torch.Tensor))
+        self.known.extend(model.parameters())
+        self.known.extend(model.buffers())
+        return recording(self.known)
 
     def wrap(self, name: str, fn):
         # No functools.wraps: `__wrapped__` would hand the candidate the unwatched function.

@@ -1,0 +1,54 @@
+"""Runs `kernelmosaic verify` in this process against a stand-in verifier service, then reports what it imported.
+
+Usage: python light_client_driver.py CACHE_DIR PROBLEM CANDIDATE. The stand-in answers the service protocol (JSON
+lines on `<cache>/verify.sock`) with the stdlib only, so any heavy module found afterwards was imported by the client.
+Prints one JSON object: the exit status, the verdict the client printed, the service requests it saw, heavy modules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import socketserver
+import sys
+import threading
+from pathlib import Path
+
+HEAVY = ("torch", "numpy", "triton", "tree_sitter", "sqlalchemy", "matplotlib", "kernelmosaic.verify.verifier",
+         "kernelmosaic.verify.slot", "kernelmosaic.agent", "kernelmosaic.store", "kernelmosaic.evaluate")
+SEEN: list[dict] = []
+
+
+class _StandIn(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        request = json.loads(self.rfile.readline())
+        SEEN.append({"op": request["op"], "device": (request.get("config") or {}).get("device")})
+        if request["op"] == "device":
+            reply = {"ok": True, "device": "cpu"}
+        else:
+            verdict = {"accepted": False, "status": "static_reject", "message": f"judged {Path(request['candidate']).name}"}
+            reply = {"ok": True, "verdict": verdict}
+        self.wfile.write((json.dumps(reply) + "\n").encode())
+
+
+def main() -> None:
+    cache, problem, candidate = sys.argv[1:4]
+    server = socketserver.ThreadingUnixStreamServer(str(Path(cache) / "verify.sock"), _StandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    from kernelmosaic.cli import app
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            app(["verify", problem, candidate, "--json", "--no-timing"])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+    server.shutdown()
+    print(json.dumps({"exit": code, "stdout": out.getvalue(), "requests": SEEN,
+                      "heavy": [m for m in HEAVY if m in sys.modules]}))
+
+
+if __name__ == "__main__":
+    main()
