@@ -11,7 +11,7 @@ from typing import Any
 from kernelmosaic.scale.config import ScaleConfig
 
 __all__ = ["RayUnavailable", "StoreNotShared", "import_ray", "connect", "alive_nodes", "check_store_for_nodes",
-           "gpu_total"]
+           "gpu_total", "portable_url"]
 
 log = logging.getLogger(__name__)
 
@@ -66,3 +66,11 @@ def check_store_for_nodes(store_url: str, nodes: int) -> None:
         raise StoreNotShared(f"store {store_url!r} is a SQLite file, but the Ray cluster has {nodes} live nodes: "
                              "workers on other machines cannot write to it. Use a PostgreSQL URL reachable from "
                              "every node (--db postgresql://USER@HOST/DB; docs/scale.md), or a one-node cluster.")
+
+
+def portable_url(url: str) -> str:
+    """`url` as every process of the cluster reads it: a SQLite file by its absolute path (actors run elsewhere)."""
+    from kernelmosaic.store.backends import as_url, sqlite_file
+
+    path = sqlite_file(url)
+    return f"sqlite:///{path.resolve()}" if path is not None else as_url(url)

@@ -6,17 +6,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kernelmosaic.agent.runner import GenerateConfig
-from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.scale.cluster import alive_nodes, check_store_for_nodes, connect, gpu_total
 from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.scale.placement import plan_placement
-from kernelmosaic.store import Store
-from kernelmosaic.store.records import EpisodeInfo
-from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.verdict import Verdict
+
+if TYPE_CHECKING:  # the agent side is imported only when episodes run (verify-batch stays on the verifier's side)
+    from kernelmosaic.agent.runner import GenerateConfig
+    from kernelmosaic.models.base import ModelBackend
+    from kernelmosaic.store import Store
+    from kernelmosaic.store.records import EpisodeInfo
+    from kernelmosaic.tasks.schema import Task
 
 __all__ = ["RayExecutor"]
 
