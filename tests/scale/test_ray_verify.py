@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
+from kernelmosaic.cli import app
 from kernelmosaic.scale import ScaleConfig
 from kernelmosaic.scale.dispatch import Dispatcher
 from kernelmosaic.scale.ray_executor import RayExecutor
@@ -49,12 +51,14 @@ def _statuses(path) -> dict[str, tuple[bool, str]]:
     return {r["id"].split("/")[0]: (r["verdict"]["accepted"], r["verdict"]["status"]) for r in rows}
 
 
-def test_ray_verdicts_equal_the_local_pool(ray_cluster, batch, tmp_path):
-    config = _config()
-    list(run_batch(batch, config, tmp_path / "local.jsonl", executor=LocalVerifyExecutor()))
-    with RayExecutor(ScaleConfig(executor="ray"), device="cpu") as executor:
-        assert executor.placement.judges == 2 and executor.placement.judge_gpus == 1
-        rows = list(run_batch(batch, config, tmp_path / "ray.jsonl", executor=executor))
+def test_verify_batch_on_ray_gives_the_local_pools_verdicts(ray_cluster, batch, tmp_path):
+    list(run_batch(batch, _config(), tmp_path / "local.jsonl", executor=LocalVerifyExecutor()))
+    root = batch[0].problem.parent.parent  # the same settings, from the command line, on two judges (logical GPUs)
+    res = CliRunner().invoke(app, ["verify-batch", str(root), "--out", str(tmp_path / "ray.jsonl"), "--device", "cpu",
+                                   "--trials", "2", "--no-timing", "--executor", "ray", "--set", "verify.seed=7",
+                                   "--set", "verify.compile_baseline=false", "--set", "verify.use_service=false"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in (tmp_path / "ray.jsonl").read_text().splitlines()]
     local, remote = _statuses(tmp_path / "local.jsonl"), _statuses(tmp_path / "ray.jsonl")
     assert remote == local == {name: (status == Status.accepted, status.value) for name, (_, status) in CASES.items()}
     judged_by = {r["verdict"]["workers"]["served_by"] for r in rows if r["verdict"]["workers"]}
@@ -82,7 +86,9 @@ def test_a_judge_killed_mid_job_has_the_job_judged_again(ray_cluster, batch, tmp
         return index, generation, Killer
 
     monkeypatch.setattr(Dispatcher, "_take_judge", take_then_kill)
+    two = [p for p in batch if p.id.split("/")[0] in ("correct", "wrong")]
     with RayExecutor(ScaleConfig(executor="ray"), device="cpu") as executor:
-        list(run_batch(batch, _config(), tmp_path / "ray.jsonl", executor=executor))
+        assert executor.placement.judges == 2 and executor.placement.judge_gpus == 1
+        list(run_batch(two, _config(), tmp_path / "ray.jsonl", executor=executor))
         assert killed and executor.replacements() == 1
-    assert _statuses(tmp_path / "ray.jsonl") == {name: (s == Status.accepted, s.value) for name, (_, s) in CASES.items()}
+    assert _statuses(tmp_path / "ray.jsonl") == {"correct": (True, "accepted"), "wrong": (False, "output_mismatch")}
