@@ -13,6 +13,7 @@ from kernelmosaic.agent.runner import GenerateConfig
 from kernelmosaic.curate.select import Quotas, SelectConfig
 from kernelmosaic.models.hf_backend import HFConfig
 from kernelmosaic.models.openai_config import OpenAIConfig
+from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.static.policy import StaticPolicy
 
@@ -30,7 +31,7 @@ def _section(heading: str) -> str:
     ("[verify]", VerifyConfig), ("[verify.static]", StaticPolicy), ("[generate]", GenerateConfig),
     ("[generate.agent]", AgentConfig), ("[generate.agent.budgets]", Budgets),
     ("[model] for `openai:NAME`", OpenAIConfig), ("[model] for `hf:PATH`", HFConfig),
-    ("[select]", SelectConfig), ("[select.quotas]", Quotas),
+    ("[scale]", ScaleConfig), ("[select]", SelectConfig), ("[select.quotas]", Quotas),
 ])
 def test_every_field_has_a_row(heading, model):
     rows = set(re.findall(r"^\| `([a-z_0-9]+)` \|", _section(heading), flags=re.M))

@@ -48,6 +48,32 @@ def _config(resume: int | None, store, given: dict) -> tuple[int | None, EvalCon
     return resume, EvalConfig.model_validate(run.config)
 
 
+def _store_url(db: str | None) -> str:
+    from kernelmosaic.scale.cluster import portable_url
+    from kernelmosaic.store.backends import default_url
+
+    return portable_url(db or default_url())
+
+
+def _cluster(executor: str | None, address: str | None, config: EvalConfig, db: str | None):
+    """The Ray executor (`--executor ray` or `[scale]`), its store checked; None for this machine."""
+    from kernelmosaic.config import read_config
+    from kernelmosaic.scale import scale_settings
+
+    scale = scale_settings(read_config(), executor, address)
+    if scale.executor == "local":
+        return None
+    from kernelmosaic.scale.ray_executor import RayExecutor
+
+    cluster = RayExecutor(scale, device=config.device, model=config.model, concurrency=config.concurrency)
+    try:
+        cluster.check_store(_store_url(db))
+    except ValueError:
+        cluster.close()
+        raise
+    return cluster
+
+
 def evaluate_command(
     model: str | None = typer.Option(None, "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE, scripted:NAME."),
     tasks: str | None = typer.Option(None, "--tasks", help="Task source: builtin, a folder, a .parquet, kernelbench:PATH "
@@ -72,6 +98,11 @@ def evaluate_command(
     out: Path = typer.Option(Path("runs"), "--out", help="Folder for run files (problems, candidates, trajectories)."),
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
     resume: int | None = typer.Option(None, "--resume", help="Continue this evaluation run with its stored settings."),
+    executor: str | None = typer.Option(None, "--executor", help="local (default) or ray: agent episodes on a Ray "
+                                        "cluster's episode actors, every candidate judged on its per-GPU judges "
+                                        "(the [ray] extra; docs/scale.md). Default: [scale] executor."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join "
+                                           "(default RAY_ADDRESS, else a Ray instance on this machine)."),
 ) -> None:
     """Evaluate a model or judge existing generations; every verdict goes to the store; prints the run id."""
     from kernelmosaic.evaluate.generations import discover_generations
@@ -115,10 +146,11 @@ def evaluate_command(
             backend = get_model(config.model)
         if not selected:
             raise ValueError("no task to evaluate after --levels/--task/--limit")
+        cluster = _cluster(executor, ray_address, config, db)
         if run_id is None:
             config = config.model_copy(update={"task_meta": task_meta(selected, sorted(unknown))})
             run_id = store.create_run(RUN_NAME, config.model or f"generations:{config.generations}", config.tasks, config)
-    except (StoreError, TaskFormatError, ModelError, InputError, ValueError) as exc:
+    except (StoreError, TaskFormatError, ModelError, InputError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from exc
     console.print(f"evaluation run {run_id}: {config.mode}, {len(selected)} task(s) x {config.samples if config.mode != 'generations' else 'their'} "
                   f"sample(s), policy {config.policy}, device {config.device}", highlight=False)
@@ -136,10 +168,15 @@ def evaluate_command(
             counts["solved"] += info.solved
             progress.update(bar, advance=1, description=f"evaluating ({counts['solved']} of {counts['done']} solved)")
 
-        if config.mode == "generations":
-            run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done)
-        else:
-            run_model(selected, store=store, run_id=run_id, config=config, backend=backend, on_done=on_done)
+        try:
+            if config.mode == "generations":
+                run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done, executor=cluster)
+            else:
+                run_model(selected, store=store, run_id=run_id, config=config, backend=backend, on_done=on_done,
+                          executor=cluster, store_url=_store_url(db))
+        finally:
+            if cluster is not None:
+                cluster.close()
     left = store.pending_tasks(run_id, ids, ("infra_error",))
     if not left:
         store.finish_run(run_id, "done")
