@@ -4,6 +4,8 @@ cache under their content hash (the same bytes, the same path, on every node) an
 from __future__ import annotations
 
 import hashlib
+import os
+import secrets
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -25,7 +27,7 @@ class Source(BaseModel):
         path = Path(root) / digest / self.name
         if not path.is_file() or path.read_text(encoding="utf-8") != self.text:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{self.name}.{hashlib.sha256(str(id(self)).encode()).hexdigest()[:8]}")
+            tmp = path.with_name(f".{self.name}.{os.getpid()}.{secrets.token_hex(4)}")
             tmp.write_text(self.text, encoding="utf-8")
             tmp.replace(path)
         return path
