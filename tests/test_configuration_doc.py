@@ -13,6 +13,7 @@ from kernelmosaic.agent.runner import GenerateConfig
 from kernelmosaic.curate.select import Quotas, SelectConfig
 from kernelmosaic.models.hf_backend import HFConfig
 from kernelmosaic.models.openai_config import OpenAIConfig
+from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.sft.config import BalanceConfig, ExportConfig, FilterConfig
 from kernelmosaic.sft.train_config import LoraSettings, TrainConfig
 from kernelmosaic.verify.config import VerifyConfig
@@ -32,7 +33,7 @@ def _section(heading: str) -> str:
     ("[verify]", VerifyConfig), ("[verify.static]", StaticPolicy), ("[generate]", GenerateConfig),
     ("[generate.agent]", AgentConfig), ("[generate.agent.budgets]", Budgets),
     ("[model] for `openai:NAME`", OpenAIConfig), ("[model] for `hf:PATH`", HFConfig),
-    ("[select]", SelectConfig), ("[select.quotas]", Quotas), ("[sft.export]", ExportConfig),
+    ("[scale]", ScaleConfig), ("[select]", SelectConfig), ("[select.quotas]", Quotas), ("[sft.export]", ExportConfig),
     ("[sft.export.filters]", FilterConfig), ("[sft.export.balance]", BalanceConfig), ("[sft.train]", TrainConfig),
     ("[sft.train.lora]", LoraSettings),
 ])

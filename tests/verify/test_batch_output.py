@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import kernelmosaic.verify.batch as batch
+import kernelmosaic.verify.verifier as verifier_module
 from kernelmosaic.verify.batch import Pair, run_batch
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import WorkerDied
@@ -40,7 +40,7 @@ class _Verifier:
 
 @pytest.fixture
 def pairs(tmp_path, monkeypatch):
-    monkeypatch.setattr(batch, "Verifier", _Verifier)
+    monkeypatch.setattr(verifier_module, "Verifier", _Verifier)  # the local executor builds it
     (tmp_path / "problem.py").write_text("x = 1\n")
     made = []
     for name in ("a.py", "b.py"):

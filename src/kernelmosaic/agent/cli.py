@@ -101,14 +101,20 @@ def generate_command(
     live: bool = typer.Option(True, "--live/--no-live", help="Show the live view."),
     policy: str | None = typer.Option(None, "--policy", help="strict (every op of forward in custom kernels; default) or "
                                       "kernelbench (some ops may stay in PyTorch; the custom kernels' output must be used)."),
+    executor: str | None = typer.Option(None, "--executor", help="local (this machine; default) or ray (episodes on "
+                                        "a Ray cluster's episode actors, judgement on one judge actor per GPU; the "
+                                        "[ray] extra; docs/scale.md). Default: [scale] executor."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join "
+                                           "(default RAY_ADDRESS, else a Ray instance on this machine)."),
     config_file: Path | None = typer.Option(None, "--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
-                                            "present): [generate], [model], [verify] sections. See docs/configuration.md."),
+                                            "present): [generate], [model], [verify], [scale] sections. See docs/configuration.md."),
     sets: list[str] = typer.Option([], "--set", help="Override one setting: SECTION.KEY=VALUE, e.g. model.temperature=0.2, "
                                    "verify.trials=3, generate.agent.budgets.max_cost_usd=2 (repeatable)."),
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
     from kernelmosaic.curate.review import apply_review
     from kernelmosaic.models import ModelError, get_model
+    from kernelmosaic.scale import scale_settings
     from kernelmosaic.store import StoreError, open_store
     from kernelmosaic.tasks import TaskFormatError, load_tasks
 
@@ -142,10 +148,13 @@ def generate_command(
         if not selected:
             reasons = "; ".join(f"{i}: {why}" for i, why in plan.skipped.items()) or review.message
             raise ValueError(f"no task to run from {config.tasks} ({reasons})")
-        backend = get_model(config.model, **config.model_options)
+        scale = scale_settings(tree, executor, ray_address)
+        cluster = _cluster(scale, config, db) if scale.executor == "ray" else None
+        # an in-process model on Ray loads in its episode actors, on the GPUs placed for it, not here
+        backend = None if cluster and config.model.startswith("hf:") else get_model(config.model, **config.model_options)
         if not resume:  # only once the tasks and the model are known to be usable
             rid, _ = start_or_resume_run(store, config, None)
-    except (StoreError, TaskFormatError, ModelError, ValueError) as exc:
+    except (StoreError, TaskFormatError, ModelError, ValueError, RuntimeError) as exc:
         raise _fail(str(exc)) from exc
     for note in notes:
         console.print(note, highlight=False)
@@ -169,6 +178,12 @@ def generate_command(
         _say_done(console, info)
 
     resume_line = f"`kernelmosaic generate --resume {rid}` continues it"
+    if cluster is not None:
+        with cluster, display:
+            infos = _run_on_ray(cluster, store, db, selected, rid, config, done)
+        if live:
+            console.line()
+        raise typer.Exit(_finish(console, store, rid, selected, infos, config))
     try:
         with VerifierSet(config.verify_config()) as verifiers, display:
             # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
@@ -185,6 +200,38 @@ def generate_command(
     if live:
         console.line()
     raise typer.Exit(_finish(console, store, rid, selected, infos, config))
+
+
+def _cluster(scale, config: GenerateConfig, db: str | None):
+    """The Ray executor for this run, its judges and episode actors placed; a store its nodes cannot share is
+    refused here, before the run is created (`StoreNotShared`, a ValueError)."""
+    from kernelmosaic.scale.ray_executor import RayExecutor
+    from kernelmosaic.store.backends import default_url
+
+    cluster = RayExecutor(scale, device=config.agent.device, model=config.model, concurrency=config.concurrency)
+    try:
+        cluster.check_store(db or default_url())
+    except ValueError:
+        cluster.close()
+        raise
+    return cluster
+
+
+def _run_on_ray(cluster, store: Store, db: str | None, selected: list[Task], rid: int, config: GenerateConfig,
+                done) -> list[EpisodeInfo]:
+    import functools
+
+    from kernelmosaic.agent.runner import audit_failure
+    from kernelmosaic.contracts.verified import AUDIT_FAILED
+    from kernelmosaic.models import get_model
+    from kernelmosaic.scale.cluster import portable_url
+    from kernelmosaic.store.backends import default_url
+
+    url = portable_url(db or default_url())  # as given: `store.url` hides the password
+    return cluster.run_episodes(selected, store=store, store_url=url,
+                                make_backend=functools.partial(get_model, config.model, **config.model_options),
+                                run_id=rid, config=config, verify=config.verify_config(),
+                                task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [], on_done=done)
 
 
 def _stopping(rid: int, display: Live | None) -> None:

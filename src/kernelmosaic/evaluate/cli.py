@@ -48,6 +48,32 @@ def _config(resume: int | None, store, given: dict) -> tuple[int | None, EvalCon
     return resume, EvalConfig.model_validate(run.config)
 
 
+def _store_url(db: str | None) -> str:
+    from kernelmosaic.scale.cluster import portable_url
+    from kernelmosaic.store.backends import default_url
+
+    return portable_url(db or default_url())
+
+
+def _cluster(executor: str | None, address: str | None, config: EvalConfig, db: str | None, settings: dict):
+    """The Ray executor (`--executor ray` or `[scale]` of the settings file and --set), its store checked; None for
+    this machine."""
+    from kernelmosaic.scale import scale_settings
+
+    scale = scale_settings(settings, executor, address)
+    if scale.executor == "local":
+        return None
+    from kernelmosaic.scale.ray_executor import RayExecutor
+
+    cluster = RayExecutor(scale, device=config.device, model=config.model, concurrency=config.concurrency)
+    try:
+        cluster.check_store(_store_url(db))
+    except ValueError:
+        cluster.close()
+        raise
+    return cluster
+
+
 def evaluate_command(
     model: str | None = typer.Option(None, "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE, scripted:NAME."),
     tasks: str | None = typer.Option(None, "--tasks", help="Task source: builtin, a folder, a .parquet, kernelbench:PATH "
@@ -76,6 +102,11 @@ def evaluate_command(
                                             "present): its [model] section holds the backend's options."),
     sets: list[str] = typer.Option([], "--set", help="Override one model option: model.KEY=VALUE, e.g. "
                                    "model.max_new_tokens=256 (repeatable)."),
+    executor: str | None = typer.Option(None, "--executor", help="local (default) or ray: agent episodes on a Ray "
+                                        "cluster's episode actors, every candidate judged on its per-GPU judges "
+                                        "(the [ray] extra; docs/scale.md). Default: [scale] executor."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join "
+                                           "(default RAY_ADDRESS, else a Ray instance on this machine)."),
 ) -> None:
     """Evaluate a model or judge existing generations; every verdict goes to the store; prints the run id."""
     from kernelmosaic.config import ConfigError, read_config
@@ -95,11 +126,13 @@ def evaluate_command(
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
     if resume is not None and (config_file is not None or sets):
         raise fail("--resume continues a run with its stored settings; --config and --set are not taken")
-    if any(not item.startswith("model.") for item in sets):
-        raise fail(f"--set takes the model's options only: model.KEY=VALUE, e.g. --set model.max_new_tokens=256 "
-                   f"(got {', '.join(s for s in sets if not s.startswith('model.'))})")
+    taken = ("model.", "scale.")
+    if any(not item.startswith(taken) for item in sets):
+        raise fail(f"--set takes the model's options (model.KEY=VALUE, e.g. --set model.max_new_tokens=256) and where "
+                   f"the run goes (scale.KEY=VALUE) only (got {', '.join(s for s in sets if not s.startswith(taken))})")
     try:
-        options = read_config(config_file, sets).get("model", {}) if resume is None else {}
+        settings = read_config(config_file, sets)
+        options = settings.get("model", {}) if resume is None else {}
     except ConfigError as exc:
         raise fail(str(exc)) from None
     if not isinstance(options, dict):
@@ -131,10 +164,11 @@ def evaluate_command(
             backend = get_model(config.model, **config.model_options)
         if not selected:
             raise ValueError("no task to evaluate after --levels/--task/--limit")
+        cluster = _cluster(executor, ray_address, config, db, settings)
         if run_id is None:
             config = config.model_copy(update={"task_meta": task_meta(selected, sorted(unknown))})
             run_id = store.create_run(RUN_NAME, config.model or f"generations:{config.generations}", config.tasks, config)
-    except (StoreError, TaskFormatError, ModelError, InputError, ValueError) as exc:
+    except (StoreError, TaskFormatError, ModelError, InputError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from exc
     console.print(f"evaluation run {run_id}: {config.mode}, {len(selected)} task(s) x {config.samples if config.mode != 'generations' else 'their'} "
                   f"sample(s), policy {config.policy}, device {config.device}", highlight=False)
@@ -152,10 +186,15 @@ def evaluate_command(
             counts["solved"] += info.solved
             progress.update(bar, advance=1, description=f"evaluating ({counts['solved']} of {counts['done']} solved)")
 
-        if config.mode == "generations":
-            run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done)
-        else:
-            run_model(selected, store=store, run_id=run_id, config=config, backend=backend, on_done=on_done)
+        try:
+            if config.mode == "generations":
+                run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done, executor=cluster)
+            else:
+                run_model(selected, store=store, run_id=run_id, config=config, backend=backend, on_done=on_done,
+                          executor=cluster, store_url=_store_url(db))
+        finally:
+            if cluster is not None:
+                cluster.close()
     left = store.pending_tasks(run_id, ids, ("infra_error",))
     if not left:
         store.finish_run(run_id, "done")

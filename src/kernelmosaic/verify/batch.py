@@ -1,5 +1,5 @@
 """Judging many (problem, candidate) pairs: discovery, resumable JSONL output, compiles ahead on a CPU pool
-(`Verifier.verify_many`)."""
+(`Verifier.verify_many`), or on the executor given (`verify/executor.py`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from typing import TextIO
 from pydantic import BaseModel, ConfigDict
 
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.executor import LocalVerifyExecutor, VerifyExecutor
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
-from kernelmosaic.verify.service import remote_verify_many, service_available
-from kernelmosaic.verify.verdict import Verdict
-from kernelmosaic.verify.verifier import InputError, Verifier
+from kernelmosaic.verify.verifier import InputError
 
 __all__ = ["Pair", "discover_pairs", "run_batch", "settings_key"]
 
@@ -81,20 +80,12 @@ def _done_keys(out: Path) -> set[str]:
     return keys
 
 
-def _verdicts(config: VerifyConfig, todo: list[Pair], devices: list[str] | None, seeded: bool) -> Iterator[tuple[int, Verdict]]:
-    """Through the local verifier service when one runs (and `use_service`), else an in-process Verifier."""
-    pairs = [(p.problem, p.candidate) for p in todo]
-    if config.use_service and devices is None and service_available(config.cache_dir):
-        yield from remote_verify_many(config, pairs, seeded=seeded)
-        return
-    with Verifier(config, devices) as verifier:  # compiles run ahead of judgement (verify/lookahead.py)
-        yield from verifier.verify_many(pairs)
-
-
 def run_batch(pairs: list[Pair], config: VerifyConfig, out: Path, devices: list[str] | None = None,
-              on_result: Callable[[Pair, dict | None], None] | None = None, seeded: bool = False) -> Iterator[dict]:
+              on_result: Callable[[Pair, dict | None], None] | None = None, seeded: bool = False,
+              executor: VerifyExecutor | None = None) -> Iterator[dict]:
     """Judge every pair not already in `out` with these settings; append one JSON verdict per line. `seeded`: the
-    config's seed was chosen by the caller (the service then judges with it, not with its own)."""
+    config's seed was chosen by the caller (the service then judges with it, not with its own). `executor`: where
+    the judging runs (default: this machine, `LocalVerifyExecutor(devices)`)."""
     settings = settings_key(config)
     done = _done_keys(out)
     todo = [p for p in pairs if _pair_key(p, settings) not in done]
@@ -103,7 +94,8 @@ def run_batch(pairs: list[Pair], config: VerifyConfig, out: Path, devices: list[
             on_result(p, None)
     sinks: list[TextIO] = []  # `out` is opened at the first verdict: a batch that fails before one leaves no empty file
     try:
-        for i, verdict in _verdicts(config, todo, devices, seeded):
+        executor = executor or LocalVerifyExecutor(devices)
+        for i, verdict in executor.verify_many(config, [(p.problem, p.candidate) for p in todo], seeded=seeded):
             pair = todo[i]
             row = {"id": pair.id, "problem": str(pair.problem), "candidate": str(pair.candidate),
                    "batch_key": _pair_key(pair, settings), "verdict": verdict.to_dict()}

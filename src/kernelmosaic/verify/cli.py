@@ -46,6 +46,12 @@ PolicyOpt = Annotated[_PolicyName | None, typer.Option("--policy", help="strict 
 ConfigFile = Annotated[Path | None, typer.Option("--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
                                                  "present): its \\[verify] section sets any VerifyConfig field. See "
                                                  "docs/configuration.md.")]
+ExecutorOpt = Annotated[str | None, typer.Option("--executor", help="local (this machine; default) or ray (a Ray "
+                                                 "cluster: compiles on CPU tasks, one judge actor per GPU; the [ray] "
+                                                 "extra). Default: \\[scale] executor. See docs/scale.md.")]
+RayAddress = Annotated[str | None, typer.Option("--ray-address", help="With --executor ray: the cluster to join "
+                                                "(auto, HEAD:6379, ray://HEAD:10001); default RAY_ADDRESS, else a "
+                                                "Ray instance on this machine.")]
 Sets = Annotated[list[str], typer.Option("--set", help="Override one setting: verify.KEY=VALUE, e.g. verify.trials=3, "
                                          "verify.timing_rounds=2 (repeatable). Explicit flags win.")]
 
@@ -197,6 +203,39 @@ def verify_command(
     raise typer.Exit(0 if verdict.accepted else 1)
 
 
+class _Runner:
+    """The executor of a batch (None: the local pool), closed when the batch ends."""
+
+    def __init__(self, executor=None) -> None:
+        self.executor = executor
+
+    def __enter__(self) -> _Runner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.executor is not None:
+            self.executor.close()
+
+
+def _executor(config_file: Path | None, sets: list[str], name: str | None, address: str | None, device: str) -> _Runner:
+    """`--executor` / `[scale]`: the local pool (None), or the Ray executor, joined and placed; exit 2 if it cannot."""
+    from kernelmosaic.scale import scale_settings
+
+    try:
+        scale = scale_settings(read_config(config_file, sets), name, address)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    if scale.executor == "local":
+        return _Runner()
+    from kernelmosaic.scale.cluster import RayUnavailable
+    from kernelmosaic.scale.ray_executor import RayExecutor
+
+    try:
+        return _Runner(RayExecutor(scale, device=device))
+    except (RayUnavailable, ValueError) as exc:
+        raise _fail(str(exc)) from None
+
+
 def _seeded(config_file: Path | None, sets: list[str]) -> bool:
     """The settings name a seed (the service then judges with it rather than with its own)."""
     section = read_config(config_file, sets).get("verify")
@@ -253,10 +292,12 @@ def verify_batch_command(
     timing: Annotated[bool | None, typer.Option("--timing/--no-timing", help="Time against eager and torch.compile "
                                                 "(default on).")] = None,
     policy: PolicyOpt = None,
+    executor: ExecutorOpt = None,
+    ray_address: RayAddress = None,
     config_file: ConfigFile = None,
     sets: Sets = [],  # noqa: B006 - typer reads the default, never mutates it
 ) -> None:
-    """Judge many pairs on all visible GPUs (or the CPU), resumably. SOURCE is a manifest (JSON lines of
+    """Judge many pairs on all visible GPUs (or the CPU), or on a Ray cluster's GPUs, resumably. SOURCE is a manifest (JSON lines of
     {"id", "problem", "candidate"}, paths relative to the manifest) or a folder of <pair>/problem.py + candidate*.py;
     see docs/configuration.md. The output file is written only once a verdict exists."""
     from kernelmosaic.verify.batch import discover_pairs, run_batch
@@ -270,8 +311,9 @@ def verify_batch_command(
         raise _fail(f"--out {out}: the folder {out.parent} does not exist")
     config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
                        policy=policy)
+    runner = _executor(config_file, sets, executor, ray_address, config.device)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    with runner, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
         task = progress.add_task("verifying", total=len(pairs))
 
@@ -282,10 +324,13 @@ def verify_batch_command(
                                                           f"{counts['rejected']} rejected, {counts['skipped']} skipped)")
 
         try:
-            for _ in run_batch(pairs, config, out, on_result=on_result, seeded=_seeded(config_file, sets)):
+            for _ in run_batch(pairs, config, out, on_result=on_result, seeded=_seeded(config_file, sets),
+                               executor=runner.executor):
                 pass
         except InputError as exc:
             raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
         except (WorkerDied, WorkerError) as exc:
             raise _fail(f"the verifier could not run on {config.device}: {exc}") from None
+        except RuntimeError as exc:  # the Ray executor lost a job max_attempts times
+            raise _fail(f"{exc} (verdicts so far are in {out})") from None
     console.print(f"{counts['accepted']} accepted, {counts['rejected']} rejected, {counts['skipped']} already judged -> {out}")

@@ -24,6 +24,9 @@ class Stop(Exception):
         super().__init__(message)
         self.status, self.message, self.findings = status, message, findings or []
 
+    def __reduce__(self):  # a job crosses processes (the Ray executor): pickled with its arguments
+        return (Stop, (self.status, self.message, self.findings))
+
 
 def status_of_death(exc: WorkerDied) -> Status:
     return _DEATH.get(exc.kind, Status.crash)

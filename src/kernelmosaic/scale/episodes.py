@@ -1,0 +1,141 @@
+"""Agent episodes on Ray: episode actors run the package's own `run_episode`, writing every step to the store by
+URL, with their verifier calls going to the cluster's judges. The driver hands out tasks and collects results.
+
+The store is the single source of truth: an episode whose actor died (a killed process, a lost node) is started
+again on a fresh actor, and `run_episode` resumes it from its stored events (a step is committed once; replayed
+writes of the same event are no-ops), so nothing is lost or recorded twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelmosaic.agent.episode import MODEL_UNUSABLE, EpisodeContext, run_episode
+from kernelmosaic.agent.guidance import GuidanceLibrary
+from kernelmosaic.agent.runner import GenerateConfig, final_failures
+from kernelmosaic.models.base import ModelBackend
+from kernelmosaic.scale.config import ScaleConfig
+from kernelmosaic.scale.placement import Placement
+from kernelmosaic.store import Store
+from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.tasks.schema import Task
+from kernelmosaic.verify.config import VerifyConfig
+
+__all__ = ["EpisodeActor", "run_episodes"]
+
+log = logging.getLogger(__name__)
+
+
+class EpisodeActor:
+    """Runs episodes (several at once: an async actor) with its own store connection, model backend and view of
+    the judges."""
+
+    def __init__(self, store_url: str, make_backend: Callable[[], ModelBackend], registry: Any,
+                 scale: dict[str, Any], limiter: Any = None) -> None:
+        from kernelmosaic.scale.dispatch import Dispatcher
+        from kernelmosaic.scale.limits import LimitedBackend
+        from kernelmosaic.store import open_store
+
+        self.store = open_store(store_url)
+        backend = make_backend()
+        self.backend = LimitedBackend(backend, limiter) if limiter is not None else backend
+        self.dispatcher = Dispatcher(registry, ScaleConfig.model_validate(scale))
+        self.library = GuidanceLibrary.load()
+        self._verifiers: dict[str, Any] = {}
+
+    def _verifier_for(self, verify: dict[str, Any], alternatives: bool) -> Callable[[str], Any]:
+        from kernelmosaic.scale.verifier import RayVerifierSet
+
+        key = f"{sorted(verify.items())}|{alternatives}"
+        if key not in self._verifiers:
+            verifiers = RayVerifierSet(VerifyConfig.model_validate(verify), self.dispatcher)
+            if alternatives:
+                from kernelmosaic.evaluate.harness import EvalVerifier
+
+                self._verifiers[key] = lambda precision, v=verifiers: EvalVerifier(v(precision), True)
+            else:
+                self._verifiers[key] = verifiers
+        return self._verifiers[key]
+
+    async def run(self, task: Task, run_id: int, config: dict[str, Any], verify: dict[str, Any], flags: list[str],
+                  alternatives: bool = False) -> EpisodeInfo:
+        generate = GenerateConfig.model_validate(config)
+        verifier_for = self._verifier_for(verify, alternatives)
+        peaks = (lambda: verifier_for("fp32").device_peaks()) if generate.agent.device == "cuda" else None
+        ctx = EpisodeContext(store=self.store, verifier_for=verifier_for, backend=self.backend, run_id=run_id,
+                             config=generate.agent, out_dir=generate.out_dir, library=self.library, peaks=peaks,
+                             run_config=config, task_flags=lambda _t: flags)
+        return await run_episode(task, ctx)
+
+
+def _limiter(config: GenerateConfig, scale: ScaleConfig) -> Any:
+    from kernelmosaic.scale.limits import LIMITED_SCHEMES, endpoint_key, limiter_for
+
+    if not scale.model_concurrency or config.model.partition(":")[0] not in LIMITED_SCHEMES:
+        return None
+    return limiter_for(endpoint_key(config.model, config.model_options), scale.model_concurrency)
+
+
+def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str, make_backend: Callable[[], ModelBackend],
+                 run_id: int, config: GenerateConfig, verify: VerifyConfig, registry: Any, scale: ScaleConfig,
+                 placement: Placement, task_flags: Callable[[Task], list[str]],
+                 on_done: Callable[[EpisodeInfo], None] | None = None, alternatives: bool = False) -> list[EpisodeInfo]:
+    """`agent.runner.run_tasks` on the cluster: the run's unfinished episodes, `config.concurrency` at a time.
+
+    An episode that ends `model_unusable` stops the run; one that could not start is logged and left pending; one
+    whose actor died is tried again up to `scale.max_attempts` times (resumed from the store)."""
+    import ray
+    from ray.exceptions import RayError, RayTaskError
+
+    config = config.model_copy(update={"out_dir": Path(config.out_dir).resolve()})  # actors have other cwds
+    data, verify_data = config.model_dump(mode="json"), verify.model_dump(mode="json")
+    limiter = _limiter(config, scale)
+    make = ray.remote(EpisodeActor).options(num_cpus=placement.episode_cpus, num_gpus=placement.episode_gpus,
+                                            max_concurrency=placement.episodes_per_actor)
+    actors = [make.remote(store_url, make_backend, registry, scale.model_dump(mode="json"), limiter)
+              for _ in range(placement.episode_actors)]
+    busy = [0] * len(actors)
+    pending = set(store.pending_tasks(run_id, [t.id for t in tasks], final_failures(config)))
+    todo = deque(t for t in tasks if t.id in pending)
+    attempts: dict[str, int] = {}
+    flying: dict[Any, tuple[Task, int, Any]] = {}
+    infos: list[EpisodeInfo] = []
+    stop = False
+    try:
+        while flying or (todo and not stop):
+            while todo and not stop and len(flying) < config.concurrency:
+                task, k = todo.popleft(), min(range(len(actors)), key=lambda i: busy[i])
+                attempts[task.id] = attempts.get(task.id, 0) + 1
+                busy[k] += 1
+                flying[actors[k].run.remote(task, run_id, data, verify_data, task_flags(task), alternatives)] = (task, k, actors[k])
+            [ref], _ = ray.wait(list(flying), num_returns=1)
+            task, k, actor = flying.pop(ref)
+            busy[k] -= 1
+            try:
+                info = ray.get(ref)
+            except RayTaskError:  # noqa: PERF203 - the episode could not even start (a bad task file)
+                log.exception("task %s: the episode could not be started", task.id)
+                continue
+            except RayError as exc:  # the actor died with the episode in flight: resume it on a fresh actor
+                if actors[k] is actor:  # the first of its episodes to report it replaces it
+                    ray.kill(actor, no_restart=True)
+                    actors[k] = make.remote(store_url, make_backend, registry, scale.model_dump(mode="json"), limiter)
+                if attempts[task.id] >= scale.max_attempts:
+                    log.error("task %s: its episode actor died %d times (last: %s); left pending", task.id,
+                              attempts[task.id], exc)
+                else:
+                    log.warning("task %s: its episode actor died (%s); resuming it", task.id, type(exc).__name__)
+                    todo.appendleft(task)
+                continue
+            stop = stop or info.exit_reason == MODEL_UNUSABLE
+            infos.append(info)
+            if on_done is not None:
+                on_done(info)
+    finally:
+        for actor in actors:
+            ray.kill(actor, no_restart=True)
+    return infos

@@ -1,0 +1,49 @@
+"""Where a batch of verifications runs: the executor interface, and the local pool that implements it by default.
+
+An executor turns (problem, candidate) pairs into (index, verdict) pairs, yielded as each verdict is decided. The
+local one is the verifier service when one answers, else an in-process `Verifier` (compiles ahead on a CPU pool,
+one long-lived slot per device). `kernelmosaic.scale` adds one on Ray, for many GPUs and many machines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.verdict import Verdict
+
+__all__ = ["VerifyExecutor", "LocalVerifyExecutor"]
+
+
+@runtime_checkable
+class VerifyExecutor(Protocol):
+    """Judges pairs under one config; yields (index into `pairs`, verdict) in the order verdicts are decided."""
+
+    name: str
+
+    def verify_many(self, config: VerifyConfig, pairs: Sequence[tuple[Path, Path]], *,
+                    seeded: bool = False) -> Iterator[tuple[int, Verdict]]:
+        """`seeded`: the config's seed was chosen by the caller (a service then judges with it, not its own)."""
+        ...
+
+
+class LocalVerifyExecutor:
+    """This machine: the local verifier service when one runs (and `use_service`), else an in-process Verifier."""
+
+    name = "local"
+
+    def __init__(self, devices: list[str] | None = None) -> None:
+        self.devices = devices
+
+    def verify_many(self, config: VerifyConfig, pairs: Sequence[tuple[Path, Path]], *,
+                    seeded: bool = False) -> Iterator[tuple[int, Verdict]]:
+        from kernelmosaic.verify.service import remote_verify_many, service_available
+        from kernelmosaic.verify.verifier import Verifier
+
+        if config.use_service and self.devices is None and service_available(config.cache_dir):
+            yield from remote_verify_many(config, list(pairs), seeded=seeded)
+            return
+        with Verifier(config, self.devices) as verifier:  # compiles run ahead of judgement (verify/lookahead.py)
+            yield from verifier.verify_many(list(pairs))
