@@ -67,14 +67,24 @@ def main(root: Path, out: Path, part: str) -> None:
                     print(f"{info.task_id:40s} {v.status.value:20s} {v.seconds:7.1f} s  compile {v.compile.seconds:6.1f} s "
                           f"phases {v.phase_seconds}")
 
+    def evaluate(source: list[str], model: str) -> int:
+        """Evaluate, or resume the unfinished run of the same model: the work folder persists while the machine stays
+        warm, so a part cut short by one device call is finished by the next (`KM_EVAL_PART` again)."""
+        with open_store(db) as store:
+            open_runs = [r.id for r in store.list_runs() if r.model == model and r.finished is None]
+        if open_runs:
+            print(f"resuming evaluation run {max(open_runs)} ({model})", flush=True)
+            kernelmosaic("evaluate", "--resume", str(max(open_runs)), "--db", db, "--out", str(root / "runs"))
+            return max(open_runs)
+        kernelmosaic("evaluate", *source, *common)
+        return latest_run(db)
+
     runs = []  # each run is reported as soon as it ends, so a device call cut short keeps what finished
     if part in ("gens", "all"):
-        kernelmosaic("evaluate", "--generations", str(root / "gens"), *common)
-        runs.append(latest_run(db))
+        runs.append(evaluate(["--generations", str(root / "gens")], f"generations:{root / 'gens'}"))
         report(runs[-1])
     if part in ("model", "all"):
-        kernelmosaic("evaluate", "--model", "scripted:gpu-eval-kit", *common)
-        runs.append(latest_run(db))
+        runs.append(evaluate(["--model", "scripted:gpu-eval-kit"], "scripted:gpu-eval-kit"))
         report(runs[-1])
     if not runs:
         with open_store(db) as store:
