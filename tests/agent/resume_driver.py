@@ -10,7 +10,7 @@ import time
 
 from agent_kit import FakeVerifier, candidate
 
-import kernelmosaic.agent.cli as agent_cli
+import kernelmosaic.agent.verifiers as agent_verifiers
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.models.scripted import register_script
 
@@ -44,7 +44,7 @@ class FakeVerifierSet:
 
 
 register_script("resume", lambda: [next_reply] * 20)
-agent_cli.VerifierSet = FakeVerifierSet
+agent_verifiers.VerifierSet = FakeVerifierSet  # the local executor's
 
 if __name__ == "__main__":
     from kernelmosaic.cli import app
