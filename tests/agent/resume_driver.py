@@ -44,9 +44,10 @@ class FakeVerifierSet:
 
 
 register_script("resume", lambda: [next_reply] * 20)
-agent_verifiers.VerifierSet = FakeVerifierSet  # the local executor's
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # only the driver's own process: tests that import the fake patch it themselves
     from kernelmosaic.cli import app
+
+    agent_verifiers.VerifierSet = FakeVerifierSet  # the local executor's
 
     app(sys.argv[1:])
