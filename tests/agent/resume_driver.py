@@ -10,7 +10,7 @@ import time
 
 from agent_kit import FakeVerifier, candidate
 
-import kernelmosaic.agent.cli as agent_cli
+import kernelmosaic.agent.verifiers as agent_verifiers
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.models.scripted import register_script
 
@@ -44,9 +44,10 @@ class FakeVerifierSet:
 
 
 register_script("resume", lambda: [next_reply] * 20)
-agent_cli.VerifierSet = FakeVerifierSet
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # only the driver's own process: tests that import the fake patch it themselves
     from kernelmosaic.cli import app
+
+    agent_verifiers.VerifierSet = FakeVerifierSet  # the local executor's
 
     app(sys.argv[1:])

@@ -8,7 +8,7 @@ import pytest
 from resume_driver import FakeVerifierSet
 from typer.testing import CliRunner
 
-import kernelmosaic.agent.cli as agent_cli
+import kernelmosaic.agent.verifiers as agent_verifiers
 from kernelmosaic.cli import app
 from kernelmosaic.models.replay import bundled_path, load_trajectories
 from kernelmosaic.store import open_store
@@ -16,7 +16,7 @@ from kernelmosaic.store import open_store
 
 @pytest.fixture
 def fake_verifiers(monkeypatch):
-    monkeypatch.setattr(agent_cli, "VerifierSet", FakeVerifierSet)
+    monkeypatch.setattr(agent_verifiers, "VerifierSet", FakeVerifierSet)  # the local executor's
 
 
 def test_main_job_replays_every_bundled_trajectory(fake_verifiers, tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import pytest
 from resume_driver import FakeVerifierSet
 from typer.testing import CliRunner
 
-import kernelmosaic.agent.cli as agent_cli
+import kernelmosaic.agent.verifiers as agent_verifiers
 from kernelmosaic.cli import app
 from kernelmosaic.config import ConfigError, build, read_config
 from kernelmosaic.store import open_store
@@ -16,7 +16,7 @@ from kernelmosaic.verify.config import VerifyConfig
 
 @pytest.fixture
 def fake_verifiers(monkeypatch):
-    monkeypatch.setattr(agent_cli, "VerifierSet", FakeVerifierSet)
+    monkeypatch.setattr(agent_verifiers, "VerifierSet", FakeVerifierSet)  # the local executor's
 
 
 def _generate(tmp_path, *args):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from resume_driver import FakeVerifierSet
 from typer.testing import CliRunner
 
-import kernelmosaic.agent.cli as agent_cli
+import kernelmosaic.agent.verifiers as agent_verifiers
 from kernelmosaic.cli import app
 from kernelmosaic.store import open_store
 from kernelmosaic.store.reviews import ReviewLog
@@ -13,7 +13,7 @@ from kernelmosaic.tasks import load_tasks
 
 
 def test_generate_runs_only_accepted_tasks_once_reviewed(tmp_path, monkeypatch):
-    monkeypatch.setattr(agent_cli, "VerifierSet", FakeVerifierSet)
+    monkeypatch.setattr(agent_verifiers, "VerifierSet", FakeVerifierSet)  # the local executor's
     monkeypatch.chdir(tmp_path)
     url = f"sqlite:///{tmp_path / 'km.db'}"
     relu = next(t for t in load_tasks("builtin") if t.id == "l1_relu")

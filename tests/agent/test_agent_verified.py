@@ -12,7 +12,7 @@ from agent_kit import call, candidate, make_task
 from resume_driver import FakeVerifierSet
 from typer.testing import CliRunner
 
-import kernelmosaic.agent.cli as agent_cli
+import kernelmosaic.agent.verifiers as agent_verifiers
 from kernelmosaic.agent.runner import gate_on_audit
 from kernelmosaic.cli import app
 from kernelmosaic.contracts.messages import Message, ToolCall
@@ -77,7 +77,7 @@ def test_audit_failed_tasks_are_skipped_unless_included():
 
 @pytest.fixture
 def fake_verifiers(monkeypatch):
-    monkeypatch.setattr(agent_cli, "VerifierSet", FakeVerifierSet)
+    monkeypatch.setattr(agent_verifiers, "VerifierSet", FakeVerifierSet)  # the local executor's
 
 
 def test_generate_skips_an_audit_failed_task_and_says_so(fake_verifiers, tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ The store is PostgreSQL where the machine can start a throwaway cluster, else SQ
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import sys
@@ -65,9 +66,9 @@ def test_an_episode_whose_actor_died_is_resumed_and_stored_once(ray_cluster, sto
     with open_store(store_url) as store:
         run_id = store.create_run("ray", config.model, config.tasks, config)
         with RayExecutor(ScaleConfig(executor="ray"), device="cpu", model=config.model, concurrency=1) as executor:
-            infos = executor.run_episodes(tasks, store=store, store_url=store_url,
-                                          make_backend=functools.partial(ScriptedModel, script, "scripted:ray"),
-                                          run_id=run_id, config=config, verify=verify, task_flags=lambda _t: [])
+            infos = asyncio.run(executor.run_episodes(
+                tasks, store=store, store_url=store_url, make_backend=functools.partial(ScriptedModel, script, "scripted:ray"),
+                run_id=run_id, config=config, verify=verify))
         assert marker.exists()  # an actor did die mid-episode
         assert [(i.task_id, i.exit_reason) for i in infos] == [("ray_relu", "submitted")]
         episodes = store.list_episodes(run_id)

@@ -21,10 +21,8 @@ from kernelmosaic.agent.runner import (
     plan_tasks,
     recorded_device,
     recorded_models,
-    run_tasks,
     start_or_resume_run,
 )
-from kernelmosaic.agent.verifiers import VerifierSet
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
@@ -113,7 +111,7 @@ def generate_command(
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
     from kernelmosaic.curate.review import apply_review
-    from kernelmosaic.models import ModelError, get_model
+    from kernelmosaic.models import ModelError
     from kernelmosaic.scale import scale_settings
     from kernelmosaic.store import StoreError, open_store
     from kernelmosaic.tasks import TaskFormatError, load_tasks
@@ -148,12 +146,14 @@ def generate_command(
         if not selected:
             reasons = "; ".join(f"{i}: {why}" for i, why in plan.skipped.items()) or review.message
             raise ValueError(f"no task to run from {config.tasks} ({reasons})")
-        scale = scale_settings(tree, executor, ray_address)
-        cluster = _cluster(scale, config, db) if scale.executor == "ray" else None
-        # an in-process model on Ray loads in its episode actors, on the GPUs placed for it, not here
-        backend = None if cluster and config.model.startswith("hf:") else get_model(config.model, **config.model_options)
-        if not resume:  # only once the tasks and the model are known to be usable
-            rid, _ = start_or_resume_run(store, config, None)
+        runner = _executor(scale_settings(tree, executor, ray_address), config, db)
+        try:
+            make_backend = runner.model_factory(config.model, config.model_options)  # a bad model fails here
+            if not resume:  # only once the tasks and the model are known to be usable
+                rid, _ = start_or_resume_run(store, config, None)
+        except BaseException:
+            runner.close()
+            raise
     except (StoreError, TaskFormatError, ModelError, ValueError, RuntimeError) as exc:
         raise _fail(str(exc)) from exc
     for note in notes:
@@ -178,18 +178,11 @@ def generate_command(
         _say_done(console, info)
 
     resume_line = f"`kernelmosaic generate --resume {rid}` continues it"
-    if cluster is not None:
-        with cluster, display:
-            infos = _run_on_ray(cluster, store, db, selected, rid, config, done)
-        if live:
-            console.line()
-        raise typer.Exit(_finish(console, store, rid, selected, infos, config))
     try:
-        with VerifierSet(config.verify_config()) as verifiers, display:
-            # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
-            peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
-            work = run_tasks(selected, store=store, verifier_for=verifiers, backend=backend, run_id=rid,
-                             config=config, peaks=peaks, on_step=view.on_step, on_done=done)
+        with runner, display:
+            work = runner.run_episodes(selected, store=store, store_url=_store_url(db), make_backend=make_backend,
+                                       run_id=rid, config=config, verify=config.verify_config(),
+                                       on_step=view.on_step, on_done=done)
             infos = asyncio.run(run_interruptibly(
                 work, on_interrupt=lambda: _stopping(rid, display if live else None),
                 on_force=lambda: print(f"\nforced exit; {resume_line}", file=sys.stderr, flush=True)))
@@ -202,36 +195,21 @@ def generate_command(
     raise typer.Exit(_finish(console, store, rid, selected, infos, config))
 
 
-def _cluster(scale, config: GenerateConfig, db: str | None):
-    """The Ray executor for this run, its judges and episode actors placed; a store its nodes cannot share is
+def _executor(scale, config: GenerateConfig, db: str | None):
+    """Where the run's episodes go (`--executor`, `[scale]`); a store the executor's processes cannot share is
     refused here, before the run is created (`StoreNotShared`, a ValueError)."""
-    from kernelmosaic.scale.ray_executor import RayExecutor
-    from kernelmosaic.store.backends import default_url
+    from kernelmosaic.scale.executor import open_executor
 
-    cluster = RayExecutor(scale, device=config.agent.device, model=config.model, concurrency=config.concurrency)
-    try:
-        cluster.check_store(db or default_url())
-    except ValueError:
-        cluster.close()
-        raise
-    return cluster
+    return open_executor(scale, device=config.agent.device, model=config.model, concurrency=config.concurrency,
+                         store_url=_store_url(db))
 
 
-def _run_on_ray(cluster, store: Store, db: str | None, selected: list[Task], rid: int, config: GenerateConfig,
-                done) -> list[EpisodeInfo]:
-    import functools
-
-    from kernelmosaic.agent.runner import audit_failure
-    from kernelmosaic.contracts.verified import AUDIT_FAILED
-    from kernelmosaic.models import get_model
+def _store_url(db: str | None) -> str:
+    """The store as every process of the executor reads it (`store.url` hides the password)."""
     from kernelmosaic.scale.cluster import portable_url
     from kernelmosaic.store.backends import default_url
 
-    url = portable_url(db or default_url())  # as given: `store.url` hides the password
-    return cluster.run_episodes(selected, store=store, store_url=url,
-                                make_backend=functools.partial(get_model, config.model, **config.model_options),
-                                run_id=rid, config=config, verify=config.verify_config(),
-                                task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [], on_done=done)
+    return portable_url(db or default_url())
 
 
 def _stopping(rid: int, display: Live | None) -> None:

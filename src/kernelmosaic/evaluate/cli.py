@@ -55,23 +55,14 @@ def _store_url(db: str | None) -> str:
     return portable_url(db or default_url())
 
 
-def _cluster(executor: str | None, address: str | None, config: EvalConfig, db: str | None, settings: dict):
-    """The Ray executor (`--executor ray` or `[scale]` of the settings file and --set), its store checked; None for
-    this machine."""
+def _executor(executor: str | None, address: str | None, config: EvalConfig, db: str | None, settings: dict):
+    """Where the episodes and judgements go (`--executor`, or `[scale]` of the settings file and --set), the store
+    checked for it."""
     from kernelmosaic.scale import scale_settings
+    from kernelmosaic.scale.executor import open_executor
 
-    scale = scale_settings(settings, executor, address)
-    if scale.executor == "local":
-        return None
-    from kernelmosaic.scale.ray_executor import RayExecutor
-
-    cluster = RayExecutor(scale, device=config.device, model=config.model, concurrency=config.concurrency)
-    try:
-        cluster.check_store(_store_url(db))
-    except ValueError:
-        cluster.close()
-        raise
-    return cluster
+    return open_executor(scale_settings(settings, executor, address), device=config.device, model=config.model,
+                         concurrency=config.concurrency, store_url=_store_url(db))
 
 
 def evaluate_command(
@@ -111,7 +102,7 @@ def evaluate_command(
     """Evaluate a model or judge existing generations; every verdict goes to the store; prints the run id."""
     from kernelmosaic.config import ConfigError, read_config
     from kernelmosaic.evaluate.generations import discover_generations
-    from kernelmosaic.models import ModelError, get_model
+    from kernelmosaic.models import ModelError
     from kernelmosaic.store import StoreError, open_store
     from kernelmosaic.tasks import TaskFormatError, load_tasks
     from kernelmosaic.verify.verifier import InputError
@@ -158,16 +149,21 @@ def evaluate_command(
             chosen = {t.id for t in select(list({g.task.id: g.task for g in found}.values()), config.levels,
                                                 config.task_ids, config.limit)}
             found = [g for g in found if g.task.id in chosen]
-            selected, backend = list({g.task.id: g.task for g in found}.values()), None
+            selected = list({g.task.id: g.task for g in found}.values())
         else:
             selected, unknown = select(loaded, config.levels, config.task_ids, config.limit), set()
-            backend = get_model(config.model, **config.model_options)
         if not selected:
             raise ValueError("no task to evaluate after --levels/--task/--limit")
-        cluster = _cluster(executor, ray_address, config, db, settings)
-        if run_id is None:
-            config = config.model_copy(update={"task_meta": task_meta(selected, sorted(unknown))})
-            run_id = store.create_run(RUN_NAME, config.model or f"generations:{config.generations}", config.tasks, config)
+        runner = _executor(executor, ray_address, config, db, settings)
+        try:
+            make_backend = runner.model_factory(config.model, config.model_options) if config.model else None
+            if run_id is None:
+                config = config.model_copy(update={"task_meta": task_meta(selected, sorted(unknown))})
+                run_id = store.create_run(RUN_NAME, config.model or f"generations:{config.generations}", config.tasks,
+                                          config)
+        except BaseException:
+            runner.close()
+            raise
     except (StoreError, TaskFormatError, ModelError, InputError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from exc
     console.print(f"evaluation run {run_id}: {config.mode}, {len(selected)} task(s) x {config.samples if config.mode != 'generations' else 'their'} "
@@ -186,15 +182,12 @@ def evaluate_command(
             counts["solved"] += info.solved
             progress.update(bar, advance=1, description=f"evaluating ({counts['solved']} of {counts['done']} solved)")
 
-        try:
+        with runner:
             if config.mode == "generations":
-                run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done, executor=cluster)
+                run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done, executor=runner)
             else:
-                run_model(selected, store=store, run_id=run_id, config=config, backend=backend, on_done=on_done,
-                          executor=cluster, store_url=_store_url(db))
-        finally:
-            if cluster is not None:
-                cluster.close()
+                run_model(selected, store=store, run_id=run_id, config=config, make_backend=make_backend,
+                          on_done=on_done, executor=runner, store_url=_store_url(db))
     left = store.pending_tasks(run_id, ids, ("infra_error",))
     if not left:
         store.finish_run(run_id, "done")

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.episode import EpisodeContext
 from kernelmosaic.agent.guidance import GuidanceLibrary
-from kernelmosaic.agent.runner import GenerateConfig, audit_failure, final_failures, run_tasks
-from kernelmosaic.agent.verifiers import VerifierSet
+from kernelmosaic.agent.runner import GenerateConfig, audit_failure, final_failures
 from kernelmosaic.contracts.verified import AUDIT_FAILED
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
@@ -24,8 +21,8 @@ from kernelmosaic.evaluate.judging import judge_generation
 from kernelmosaic.evaluate.oneshot import run_one_shot
 from kernelmosaic.evaluate.records import TaskMeta, load_records
 from kernelmosaic.evaluate.samples import sample_id, sample_tasks
-from kernelmosaic.models import get_model
 from kernelmosaic.models.base import ModelBackend
+from kernelmosaic.scale.executor import Executor
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
@@ -59,13 +56,12 @@ def pending(store: Store, run_id: int, episode_ids: Sequence[str]) -> list[str]:
     return store.pending_tasks(run_id, list(episode_ids), ("infra_error",))
 
 
-def _verifiers(config: EvalConfig, stack: contextlib.ExitStack, seeds: int = 1,
-               executor: Any = None) -> list[Callable[[str], EvalVerifier]]:
-    """One verifier source per seed: this process's Verifiers, or the cluster's judges (`executor`, scale/)."""
+def _verifiers(config: EvalConfig, stack: contextlib.ExitStack, executor: Executor,
+               seeds: int = 1) -> list[Callable[[str], EvalVerifier]]:
+    """One verifier source per seed, on `executor` (this process's Verifiers, or the cluster's judges)."""
     out = []
     for _ in range(seeds):  # each VerifyConfig draws its own random base seed
-        source = executor.verifier_set(config.verify_config()) if executor is not None else VerifierSet(config.verify_config())
-        verifiers = stack.enter_context(source)
+        verifiers = stack.enter_context(executor.verifier_set(config.verify_config()))
         out.append(lambda precision, v=verifiers: EvalVerifier(v(precision), config.alternatives))
     return out
 
@@ -89,30 +85,24 @@ async def _one_shot_all(tasks: Sequence[Task], ctx: EpisodeContext, todo: set[st
     return [i for i in infos if i is not None]
 
 
-def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalConfig, backend: ModelBackend,
-              on_done: OnDone | None = None, executor: Any = None, store_url: str = "") -> list[EpisodeInfo]:
-    """Every sample of every task through the agent harness (`agent`) or the one-shot loop (`one-shot`).
-
-    `executor` (the Ray one, scale/): agent episodes run on its episode actors (writing to `store_url`), one-shot
-    candidates are judged on its judges; None: everything in this process."""
+def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalConfig,
+              make_backend: Callable[[], ModelBackend], executor: Executor, on_done: OnDone | None = None,
+              store_url: str = "") -> list[EpisodeInfo]:
+    """Every sample of every task through the agent harness (`agent`: episodes on `executor`, writing to
+    `store_url`) or the one-shot loop (`one-shot`: in this process, candidates judged on `executor`)."""
     episodes = sample_tasks(list(tasks), config.samples)
     agent = AgentConfig(device=config.device, budgets=Budgets(max_turns=config.max_turns))
-    generate = GenerateConfig(tasks=config.tasks, model=config.model, concurrency=config.concurrency,
-                              out_dir=config.out_dir, agent=agent, compile_baseline=config.compile_baseline,
-                              include_flagged=True)
-    if executor is not None and config.mode == "agent":
-        return executor.run_episodes(episodes, store=store, store_url=store_url,
-                                     make_backend=functools.partial(get_model, config.model), run_id=run_id,
-                                     config=generate, verify=config.verify_config(), on_done=on_done,
-                                     task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [],
-                                     alternatives=config.alternatives)
+    if config.mode == "agent":
+        generate = GenerateConfig(tasks=config.tasks, model=config.model, model_options=config.model_options,
+                                  concurrency=config.concurrency, out_dir=config.out_dir, agent=agent,
+                                  compile_baseline=config.compile_baseline, include_flagged=True)
+        return asyncio.run(executor.run_episodes(episodes, store=store, store_url=store_url, make_backend=make_backend,
+                                                 run_id=run_id, config=generate, verify=config.verify_config(),
+                                                 on_done=on_done, alternatives=config.alternatives))
     with contextlib.ExitStack() as stack:
-        [verifier_for] = _verifiers(config, stack, executor=executor)
-        if config.mode == "agent":
-            return asyncio.run(run_tasks(episodes, store=store, verifier_for=verifier_for, backend=backend,
-                                         run_id=run_id, config=generate, on_done=on_done))
-        ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=agent,
-                             out_dir=config.out_dir, library=GuidanceLibrary.load(),
+        [verifier_for] = _verifiers(config, stack, executor)
+        ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=make_backend(), run_id=run_id,
+                             config=agent, out_dir=config.out_dir, library=GuidanceLibrary.load(),
                              run_config=config.model_dump(mode="json"),
                              task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [])
         todo = set(store.pending_tasks(run_id, [t.id for t in episodes], final_failures(GenerateConfig())))
@@ -120,12 +110,11 @@ def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalC
 
 
 def run_generations(generations: Sequence[Generation], *, store: Store, run_id: int, config: EvalConfig,
-                    on_done: OnDone | None = None, executor: Any = None) -> list[EpisodeInfo]:
-    """Judge every candidate not yet judged in the run, `config.concurrency` at a time (on `executor`'s judges
-    when given: the Ray one, scale/)."""
+                    executor: Executor, on_done: OnDone | None = None) -> list[EpisodeInfo]:
+    """Judge every candidate not yet judged in the run, `config.concurrency` at a time, on `executor`."""
     todo = set(pending(store, run_id, [sample_id(g.task.id, g.sample) for g in generations]))
     with contextlib.ExitStack() as stack:
-        verifiers = _verifiers(config, stack, config.seeds, executor)
+        verifiers = _verifiers(config, stack, executor, config.seeds)
 
         def one(gen: Generation) -> EpisodeInfo:
             info = judge_generation(gen, store=store, run_id=run_id, out_dir=config.out_dir, device=config.device,

@@ -8,6 +8,7 @@ writes of the same event are no-ops), so nothing is lost or recorded twice.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -16,7 +17,8 @@ from typing import Any
 
 from kernelmosaic.agent.episode import MODEL_UNUSABLE, EpisodeContext, run_episode
 from kernelmosaic.agent.guidance import GuidanceLibrary
-from kernelmosaic.agent.runner import GenerateConfig, final_failures
+from kernelmosaic.agent.runner import GenerateConfig, audit_failure, final_failures
+from kernelmosaic.contracts.verified import AUDIT_FAILED
 from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.scale.placement import Placement
@@ -80,14 +82,16 @@ def _limiter(config: GenerateConfig, scale: ScaleConfig) -> Any:
     return limiter_for(endpoint_key(config.model, config.model_options), scale.model_concurrency)
 
 
-def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str, make_backend: Callable[[], ModelBackend],
-                 run_id: int, config: GenerateConfig, verify: VerifyConfig, registry: Any, scale: ScaleConfig,
-                 placement: Placement, task_flags: Callable[[Task], list[str]],
-                 on_done: Callable[[EpisodeInfo], None] | None = None, alternatives: bool = False) -> list[EpisodeInfo]:
+async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
+                       make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
+                       verify: VerifyConfig, registry: Any, scale: ScaleConfig, placement: Placement,
+                       on_done: Callable[[EpisodeInfo], None] | None = None,
+                       alternatives: bool = False) -> list[EpisodeInfo]:
     """`agent.runner.run_tasks` on the cluster: the run's unfinished episodes, `config.concurrency` at a time.
 
     An episode that ends `model_unusable` stops the run; one that could not start is logged and left pending; one
-    whose actor died is tried again up to `scale.max_attempts` times (resumed from the store)."""
+    whose actor died is tried again up to `scale.max_attempts` times (resumed from the store). Cancelling it (the
+    first Ctrl-C) stops the actors with their episodes: each committed step stays committed."""
     import ray
     from ray.exceptions import RayError, RayTaskError
 
@@ -102,7 +106,7 @@ def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str, make_ba
     pending = set(store.pending_tasks(run_id, [t.id for t in tasks], final_failures(config)))
     todo = deque(t for t in tasks if t.id in pending)
     attempts: dict[str, int] = {}
-    flying: dict[Any, tuple[Task, int, Any]] = {}
+    flying: dict[asyncio.Future, tuple[Task, int, Any]] = {}
     infos: list[EpisodeInfo] = []
     stop = False
     try:
@@ -111,30 +115,34 @@ def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str, make_ba
                 task, k = todo.popleft(), min(range(len(actors)), key=lambda i: busy[i])
                 attempts[task.id] = attempts.get(task.id, 0) + 1
                 busy[k] += 1
-                flying[actors[k].run.remote(task, run_id, data, verify_data, task_flags(task), alternatives)] = (task, k, actors[k])
-            [ref], _ = ray.wait(list(flying), num_returns=1)
-            task, k, actor = flying.pop(ref)
-            busy[k] -= 1
-            try:
-                info = ray.get(ref)
-            except RayTaskError:  # noqa: PERF203 - the episode could not even start (a bad task file)
-                log.exception("task %s: the episode could not be started", task.id)
-                continue
-            except RayError as exc:  # the actor died with the episode in flight: resume it on a fresh actor
-                if actors[k] is actor:  # the first of its episodes to report it replaces it
-                    ray.kill(actor, no_restart=True)
-                    actors[k] = make.remote(store_url, make_backend, registry, scale.model_dump(mode="json"), limiter)
-                if attempts[task.id] >= scale.max_attempts:
-                    log.error("task %s: its episode actor died %d times (last: %s); left pending", task.id,
-                              attempts[task.id], exc)
-                else:
-                    log.warning("task %s: its episode actor died (%s); resuming it", task.id, type(exc).__name__)
-                    todo.appendleft(task)
-                continue
-            stop = stop or info.exit_reason == MODEL_UNUSABLE
-            infos.append(info)
-            if on_done is not None:
-                on_done(info)
+                flags = [AUDIT_FAILED] if audit_failure(task) else []
+                ref = actors[k].run.remote(task, run_id, data, verify_data, flags, alternatives)
+                flying[asyncio.wrap_future(ref.future())] = (task, k, actors[k])
+            done, _ = await asyncio.wait(list(flying), return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                task, k, actor = flying.pop(future)
+                busy[k] -= 1
+                try:
+                    info = future.result()
+                except RayTaskError:  # the episode could not even start (a bad task file)
+                    log.exception("task %s: the episode could not be started", task.id)
+                    continue
+                except RayError as exc:  # the actor died with the episode in flight: resume it on a fresh actor
+                    if actors[k] is actor:  # the first of its episodes to report it replaces it
+                        ray.kill(actor, no_restart=True)
+                        actors[k] = make.remote(store_url, make_backend, registry, scale.model_dump(mode="json"),
+                                                limiter)
+                    if attempts[task.id] >= scale.max_attempts:
+                        log.error("task %s: its episode actor died %d times (last: %s); left pending", task.id,
+                                  attempts[task.id], exc)
+                    else:
+                        log.warning("task %s: its episode actor died (%s); resuming it", task.id, type(exc).__name__)
+                        todo.appendleft(task)
+                    continue
+                stop = stop or info.exit_reason == MODEL_UNUSABLE
+                infos.append(info)
+                if on_done is not None:
+                    on_done(info)
     finally:
         for actor in actors:
             ray.kill(actor, no_restart=True)

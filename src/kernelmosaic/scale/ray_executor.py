@@ -3,10 +3,12 @@ verification jobs (`Dispatcher`) and episodes (`episodes.run_episodes`) on it.""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernelmosaic.scale.cluster import alive_nodes, check_store_for_nodes, connect, gpu_total
 from kernelmosaic.scale.config import ScaleConfig
@@ -16,6 +18,7 @@ from kernelmosaic.verify.verdict import Verdict
 
 if TYPE_CHECKING:  # the agent side is imported only when episodes run (verify-batch stays on the verifier's side)
     from kernelmosaic.agent.runner import GenerateConfig
+    from kernelmosaic.agent.state import EpisodeState
     from kernelmosaic.models.base import ModelBackend
     from kernelmosaic.store import Store
     from kernelmosaic.store.records import EpisodeInfo
@@ -65,19 +68,29 @@ class RayExecutor:
 
         return RayVerifierSet(base, self.dispatcher)
 
-    def run_episodes(self, tasks: Sequence[Task], *, store: Store, store_url: str,
-                     make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
-                     verify: VerifyConfig, task_flags: Callable[[Task], list[str]],
-                     on_done: Callable[[EpisodeInfo], None] | None = None,
-                     alternatives: bool = False) -> list[EpisodeInfo]:
+    def model_factory(self, spec: str, options: dict[str, Any]) -> Callable[[], ModelBackend]:
+        """A factory each episode actor calls; a model served elsewhere is built here once first, so a bad spec
+        fails before the run is created (an in-process `hf:` one loads only in its actors, on their GPUs)."""
+        from kernelmosaic.models import get_model
+
+        if spec.partition(":")[0] != "hf":
+            get_model(spec, **options)
+        return functools.partial(get_model, spec, **options)
+
+    async def run_episodes(self, tasks: Sequence[Task], *, store: Store, store_url: str,
+                           make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
+                           verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
+                           on_done: Callable[[EpisodeInfo], None] | None = None,
+                           alternatives: bool = False) -> list[EpisodeInfo]:
+        """`on_step` is not called: the actors report finished episodes only."""
         from kernelmosaic.scale.episodes import run_episodes
 
         self.check_store(store_url)
-        self.dispatcher  # noqa: B018 - the judges are up before the first episode asks for one
-        return run_episodes(tasks, store=store, store_url=store_url, make_backend=make_backend, run_id=run_id,
-                            config=config, verify=verify, registry=self.registry, scale=self.scale,
-                            placement=self.placement, task_flags=task_flags, on_done=on_done,
-                            alternatives=alternatives)
+        await asyncio.to_thread(lambda: self.dispatcher)  # the judges are up before the first episode asks for one
+        return await run_episodes(tasks, store=store, store_url=store_url, make_backend=make_backend,
+                                  run_id=run_id, config=config, verify=verify, registry=self.registry,
+                                  scale=self.scale, placement=self.placement, on_done=on_done,
+                                  alternatives=alternatives)
 
     def replacements(self) -> int:
         """Judges replaced so far (died, or saw a CUDA error)."""

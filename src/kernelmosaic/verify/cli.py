@@ -203,36 +203,15 @@ def verify_command(
     raise typer.Exit(0 if verdict.accepted else 1)
 
 
-class _Runner:
-    """The executor of a batch (None: the local pool), closed when the batch ends."""
-
-    def __init__(self, executor=None) -> None:
-        self.executor = executor
-
-    def __enter__(self) -> _Runner:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.executor is not None:
-            self.executor.close()
-
-
-def _executor(config_file: Path | None, sets: list[str], name: str | None, address: str | None, device: str) -> _Runner:
-    """`--executor` / `[scale]`: the local pool (None), or the Ray executor, joined and placed; exit 2 if it cannot."""
+def _executor(config_file: Path | None, sets: list[str], name: str | None, address: str | None, device: str):
+    """`--executor` / `[scale]`: this machine's pool, or the Ray executor, joined and placed; exit 2 if it cannot."""
     from kernelmosaic.scale import scale_settings
-
-    try:
-        scale = scale_settings(read_config(config_file, sets), name, address)
-    except ConfigError as exc:
-        raise _fail(str(exc)) from None
-    if scale.executor == "local":
-        return _Runner()
     from kernelmosaic.scale.cluster import RayUnavailable
-    from kernelmosaic.scale.ray_executor import RayExecutor
+    from kernelmosaic.scale.executor import open_executor
 
     try:
-        return _Runner(RayExecutor(scale, device=device))
-    except (RayUnavailable, ValueError) as exc:
+        return open_executor(scale_settings(read_config(config_file, sets), name, address), device=device)
+    except (ConfigError, RayUnavailable, ValueError) as exc:
         raise _fail(str(exc)) from None
 
 
@@ -325,7 +304,7 @@ def verify_batch_command(
 
         try:
             for _ in run_batch(pairs, config, out, on_result=on_result, seeded=_seeded(config_file, sets),
-                               executor=runner.executor):
+                               executor=runner):
                 pass
         except InputError as exc:
             raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
