@@ -104,3 +104,26 @@ def test_wall_clock_bound_on_synthetic_bursts():
     assert wall_clock_finding(slow_clock, eager).rule == "timing-wall-clock"
     lies_in_timed_calls = Burst(wall_ms=600.0, reported_ms=598.0, calls=5000, host_median_ms=0.01)
     assert "predicts" in wall_clock_finding(lies_in_timed_calls, eager).evidence
+
+
+def test_a_busy_host_lengthens_the_burst_so_a_slow_clock_still_shows():
+    """CI saw it (2026-12-01, two cores shared with other test runs): the eager burst's fixed cost grew so large that
+    its slack hid a 10x slow clock over a 50 ms burst. The candidate's burst is sized from the slack, so the cost
+    that grows with the burst outruns the fixed one."""
+    from kernelmosaic.verify.call_checks import burst_calls, burst_target_ms
+
+    eager = Burst(wall_ms=315.0, reported_ms=15.0, calls=500, host_median_ms=0.1)  # 300 ms of fixed cost: slack 620 ms
+    median = 0.001  # what the slowed clock reports per call (0.01 ms in truth)
+    fixed_length = burst_calls(50.0, median)
+    hidden = Burst(wall_ms=10 * fixed_length * median + 40, reported_ms=fixed_length * median, calls=fixed_length,
+                   host_median_ms=median)
+    assert wall_clock_finding(hidden, eager) is None  # what the bound alone lets through on a busy host
+    target = burst_target_ms(50.0, eager)
+    assert target == 2000.0  # 4 x 600 ms of load, capped
+    sized = burst_calls(target, median)
+    slowed = Burst(wall_ms=10 * sized * median + 40, reported_ms=sized * median, calls=sized, host_median_ms=median)
+    assert wall_clock_finding(slowed, eager).rule == "timing-wall-clock"
+    honest = Burst(wall_ms=sized * median + 40, reported_ms=sized * median, calls=sized, host_median_ms=median)
+    assert wall_clock_finding(honest, eager) is None
+    quiet = Burst(wall_ms=20.0, reported_ms=15.0, calls=500, host_median_ms=0.1)
+    assert burst_target_ms(50.0, quiet) == 50.0  # a quiet host keeps the configured length

@@ -11,7 +11,8 @@ from typing import NamedTuple
 from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "Burst", "WallRatios", "pick_calls",
-           "fingerprint_mismatch", "burst_calls", "ratios", "wall_clock_finding"]
+           "fingerprint_mismatch", "burst_calls", "ratios", "wall_clock_finding", "slack_ms",
+           "burst_target_ms"]
 
 FINGERPRINT_Z = 8.0
 """Honest rounding moves a fingerprint (a Gaussian-weighted sum) by at most sqrt(Σ w_i² b_i²) standard deviations,
@@ -62,7 +63,7 @@ def fingerprint_mismatch(got: list[dict], want: list[dict], atol: float, rtol: f
 
 def burst_calls(target_ms: float, host_median_ms: float) -> int:
     """How many back-to-back calls should take `target_ms` if the reported host-inclusive median is true."""
-    return int(min(max(math.ceil(target_ms / max(host_median_ms, 1e-4)), 3), 20_000))
+    return int(min(max(math.ceil(target_ms / max(host_median_ms, 1e-4)), 3), 200_000))
 
 
 class Burst(NamedTuple):
@@ -88,12 +89,25 @@ def ratios(b: Burst) -> WallRatios:
                       round(b.wall_ms / max(b.calls * b.host_median_ms, 1e-6), 3))
 
 
+def slack_ms(baseline: Burst) -> float:
+    """The additive slack of the bound: a request's fixed cost (messages, bookkeeping, a busy host), taken as twice
+    the baseline's wall time beyond its own report, plus SLACK_MS."""
+    return SLACK_MS + 2 * max(baseline.wall_ms - baseline.reported_ms, 0.0)
+
+
+def burst_target_ms(configured_ms: float, baseline: Burst) -> float:
+    """How long the candidate's burst should run: long enough that a clock slowed by a factor of a few shows above
+    the additive slack however busy the host is (a fixed cost cannot hide a cost that grows with the burst), at
+    most 2 s. The configured length already outweighs SLACK_MS; what the host's load adds on top is what scales it."""
+    return min(max(configured_ms, 4 * (slack_ms(baseline) - SLACK_MS)), 2000.0)
+
+
 def wall_clock_finding(subject: Burst, baseline: Burst) -> Finding | None:
     """A finding when the candidate's burst took far longer on the parent's clock than its worker reported, or than
     its reported single-call time predicts beyond what the eager baseline's own clock shows for the same ratio.
     Both bounds carry an additive slack: the request's fixed cost (messages, bookkeeping, a busy host), taken
     as twice the baseline's wall time beyond its own report plus SLACK_MS."""
-    slack = SLACK_MS + 2 * max(baseline.wall_ms - baseline.reported_ms, 0.0)
+    slack = slack_ms(baseline)
     warm_over_cold = baseline.reported_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
     cold_limit = WALL_RATIO_LIMIT * max(warm_over_cold, 1.0)
     clock_ok = subject.wall_ms <= CLOCK_RATIO_LIMIT * subject.reported_ms + slack

@@ -87,7 +87,7 @@ class VerifyConfig(BaseModel):
     probability 0.9^24 ≈ 8%, all three with 0.05%."""
     wall_check_ms: float = Field(50.0, gt=0.0)
     """Length of each round's wall-clock burst as the reported host-inclusive time predicts it; the parent times it
-    with its own clock (`timing-wall-clock`)."""
+    with its own clock (`timing-wall-clock`). On a busy host the candidate's burst is lengthened (docs/threat-model.md)."""
     compile_timeout_s: float = 600.0
     """Building the candidate's extensions."""
     load_timeout_s: float = 120.0

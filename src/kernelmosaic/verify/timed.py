@@ -16,6 +16,7 @@ from kernelmosaic.verify.call_checks import (
     Burst,
     WallRatios,
     burst_calls,
+    burst_target_ms,
     fingerprint_mismatch,
     pick_calls,
     ratios,
@@ -69,10 +70,10 @@ def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int
     return len(picked) + 1
 
 
-def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, **kind) -> Burst:
+def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float, **kind) -> Burst:
     status = Status.bad_problem if kind else Status.runtime_error
     _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed)
-    calls = burst_calls(config.wall_check_ms, host_median_ms)
+    calls = burst_calls(target_ms, host_median_ms)
     t0 = time.perf_counter()
     res = _call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind)
     wall_ms = (time.perf_counter() - t0) * 1e3
@@ -87,8 +88,9 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
     attempts (one burst slowed by a busy host is not a verdict)."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     for attempt in range(3):
-        eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, kind="eager")
-        subject = _burst(cand, config, c_med, seed + 10 * attempt)
+        eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, kind="eager")
+        # A busy host widens the slack (a fixed cost per request); the candidate's burst grows with it.
+        subject = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager))
         if (finding := wall_clock_finding(subject, eager)) is None:
             return ratios(subject), ratios(eager)
     raise Stop(Status.timing_anomaly, finding.evidence, [finding])
