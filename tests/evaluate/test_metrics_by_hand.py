@@ -141,3 +141,24 @@ def test_pass_at_k_and_rate_helpers():
     assert r.value == 0.5 and r.measured
     assert not rate({}, "nothing here").measured and rate({}, "nothing here").note == "nothing here"
     assert np.isfinite([r.ci_low, r.ci_high]).all()
+
+
+def test_peak_memory_is_the_candidate_over_reference_ratio_of_correct_answers(tmp_path):
+    """Verdicts judged on CUDA carry each forward's peak memory (verify/judge.py); the metric is their ratio's
+    distribution over correct answers only (a wrong answer's memory says nothing)."""
+    from kernelmosaic.verify.verdict import MemoryUse
+
+    def with_memory(v: Verdict, cand: int, ref: int) -> Verdict:
+        return v.model_copy(update={"memory": MemoryUse(candidate_peak_bytes=cand, reference_peak_bytes=ref,
+                                                        ratio=cand / ref)})
+
+    with open_store(f"sqlite:///{tmp_path / 'km.db'}") as store:
+        meta = {t: TaskMeta(level=1, category="gemm") for t in "xyz"}
+        config = EvalConfig(mode="one-shot", model="scripted:x", device="cuda", task_meta=meta)
+        rid = store.create_run("evaluate", "scripted:x", "hand", config)
+        _episode(store, rid, "x", [("x0", [with_memory(_verdict(Status.accepted, 2.0), 3 << 20, 4 << 20)])])
+        _episode(store, rid, "y", [("y0", [with_memory(_verdict(Status.accepted, 1.5), 8 << 20, 4 << 20)])])
+        _episode(store, rid, "z", [("z0", [with_memory(_verdict(Status.output_mismatch), 1 << 20, 4 << 20)])])
+        o = summarize_run(store, rid, BaselineCache(tmp_path / "none.json")).overall
+    assert o.peak_memory.measured and sorted(o.peak_memory.values) == [0.75, 2.0]
+    assert o.peak_memory.p50 == pytest.approx(1.375)

@@ -65,3 +65,4 @@ def test_the_honest_candidate_from_the_same_extension_passes(unguarded, problem,
     t = v.timing
     assert t.clock_ratio > 0 and t.wall_ratio > 0 and t.wall_ratio_eager > 0  # measured, and within the bound
     assert v.env.gpu_index == v.env.gpu_uuid == v.env.gpu_name == ""  # CPU: no GPU judged it
+    assert v.memory is None  # peak memory is measured on CUDA only

@@ -56,6 +56,9 @@ def test_correct_cuda_kernel_accepted_with_both_speedups(gpu_verifier, problems,
     assert 0 <= v.timing.escaped_ms < 0.03
     assert v.census.custom >= 1
     assert v.env.device_name and v.env.capability and v.env.driver
+    # add+relu allocates one output like its inputs; eager allocates a + b and then relu's output.
+    assert v.memory is not None and v.memory.candidate_peak_bytes > 0 and v.memory.reference_peak_bytes > 0
+    assert v.memory.ratio == pytest.approx(v.memory.candidate_peak_bytes / v.memory.reference_peak_bytes)
 
 
 def test_illegal_access_is_cuda_error_and_next_candidate_is_judged_correctly(gpu_verifier, problems, tmp_path):

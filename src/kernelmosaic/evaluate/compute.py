@@ -108,6 +108,7 @@ def gate_metrics(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_
                                   ("speedup_eager_host", "eager", "host"), ("speedup_compile_host", "compile", "host")):
         fast += _fast_p(rows, field, baseline, time)
     errors = [by_id[r.episode_id].answer_verdict() for r in rows]
+    answers = [by_id[r.episode_id].answer_verdict() for r in correct]
     ran = [v for v in errors if v is not None and v.correctness.trials > 0]
     return GateMetrics(
         episodes=len(rows), tasks=len({r.task_id for r in rows}),
@@ -131,6 +132,8 @@ def gate_metrics(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_
         repair_rounds=distribution([float(r.repair_rounds) for r in rows if r.repair_rounds is not None],
                                    "no episode reached an accepted verdict"),
         pass_at_k=_pass_at_k(rows),
-        peak_memory=not_measured("verdicts do not record peak memory (kernelmosaic.verdict/1 has no memory field)"),
+        peak_memory=distribution([v.memory.ratio for v in answers if v is not None and v.memory is not None
+                                  and v.memory.ratio is not None],
+                                 "no correct answer's verdict records peak memory (measured on CUDA only)"),
         cost=_cost(records, rows, has_model),
     )

@@ -103,7 +103,8 @@ class GateMetrics(_Model):
     """`eager_device`, `compile_device`, `eager_host`, `compile_host`: over correct, timed episodes."""
     repair_rounds: Distribution = Field(default_factory=Distribution)
     pass_at_k: list[PassAtK] = Field(default_factory=list)
-    peak_memory: Rate = Field(default_factory=Rate)
+    peak_memory: Distribution = Field(default_factory=Distribution)
+    """Candidate / reference peak device memory of one forward, over correct answers (CUDA verdicts carry it)."""
     cost: Cost = Field(default_factory=Cost)
 
 

@@ -57,6 +57,7 @@ def finish(job: Job) -> Verdict:
     verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
     if out.census:
         verdict.census = Census.model_validate(out.census)
+    verdict.memory = out.memory
     if out.weights:
         verdict.weights = WeightCopy.model_validate(out.weights)
     if verdict.status == Status.accepted and verdict.rejected_by:

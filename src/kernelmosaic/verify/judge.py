@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
-from kernelmosaic.verify.verdict import Correctness, Finding, Status, Timing
+from kernelmosaic.verify.verdict import Correctness, Finding, MemoryUse, Status, Timing
 
 __all__ = ["Stop", "ReferenceData", "judge_candidate", "status_of_death", "status_of_error"]
 
@@ -58,6 +58,7 @@ class Outcome:
     timing: Timing | None = None
     census: dict = field(default_factory=dict)
     weights: dict = field(default_factory=dict)
+    memory: MemoryUse | None = None
     builds: list[dict] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
     baseline_key: str = ""
@@ -147,6 +148,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
             out.findings.append(Finding(rule="library-kernels", severity="flag",
                                         message=f"{out.census['library']} library kernel launch(es) beside the custom ones",
                                         evidence="; ".join(lib[:5])))
+        out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
     if timing:
         from kernelmosaic.verify.devlock import timing_lock
         from kernelmosaic.verify.timed import time_candidate
@@ -158,6 +160,19 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
             out.phase_seconds["timing_lock_wait"] = waited
             out.timing = time_candidate(cand, ref, refdata, config, out, extra, out.baseline_key)
             out.phase_seconds["timing"] = time.perf_counter() - t
+
+
+def _peak_memory(cand: Worker, ref: Worker, host_inputs: list, config: VerifyConfig) -> MemoryUse | None:
+    """Peak device memory of one forward of the candidate and of the reference on the same inputs (a metric)."""
+    mine = _call(cand, "peak_memory", config.run_timeout_s, Status.runtime_error, "measuring peak memory",
+                 host_inputs=host_inputs)
+    _integrity(mine["integrity"], "forward")
+    theirs = _call(ref, "peak_memory", config.run_timeout_s, Status.bad_problem, "the reference's peak memory",
+                   inputs=host_inputs)
+    if mine["peak_bytes"] is None or theirs["peak_bytes"] is None:
+        return None
+    c, r = int(mine["peak_bytes"]), int(theirs["peak_bytes"])
+    return MemoryUse(candidate_peak_bytes=c, reference_peak_bytes=r, ratio=round(c / r, 4) if r > 0 else None)
 
 
 def _refill_check(cand: Worker, usable: list[dict], config: VerifyConfig) -> None:

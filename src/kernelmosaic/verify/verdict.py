@@ -18,6 +18,7 @@ __all__ = [
     "Severity",
     "Finding",
     "Correctness",
+    "MemoryUse",
     "Timing",
     "Stat",
     "CompileInfo",
@@ -195,6 +196,16 @@ class Census(_Model):
     """Launches of ATen/cuBLAS/cuDNN/generated kernels."""
 
 
+class MemoryUse(_Model):
+    """Peak device memory of one forward on trial 0's inputs, beyond what was allocated before the call (CUDA only;
+    measured in the candidate's own process: a metric, never a gate)."""
+
+    candidate_peak_bytes: int
+    reference_peak_bytes: int
+    ratio: float | None = None
+    """candidate / reference; None when the reference allocated nothing."""
+
+
 class WeightCopy(_Model):
     copied: int = 0
     """Parameters and buffers copied from the reference by name and shape."""
@@ -278,6 +289,8 @@ class Verdict(_Model):
     census: Census | None = None
     """GPU kernels of one forward (CUDA only)."""
     weights: WeightCopy | None = None
+    memory: MemoryUse | None = None
+    """Peak device memory against the reference's (CUDA; None where not measured)."""
     sanitizer: dict[str, Any] = Field(default_factory=dict)
     """compute-sanitizer results per tool, when `--sanitize` ran."""
     policy: Literal["strict", "kernelbench"] = "strict"

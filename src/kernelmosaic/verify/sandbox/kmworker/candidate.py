@@ -19,6 +19,7 @@ from .fingerprint import Fingerprinter
 from .inputs import InputTemplate, cast_model, to_device
 from .intercept import INTERCEPT
 from .loader import BuildRecorder, load_module
+from .memory import forward_peak_bytes
 from .timing import Timer, burst
 
 __all__ = ["CandidateRole"]
@@ -144,6 +145,10 @@ class CandidateRole:
         return {"calls": dict(INTERCEPT.calls), "host_s": dict(INTERCEPT.host_s),
                 "forward_s": time.perf_counter() - start, "error": error,
                 "outputs": package_outputs(out) if out is not None else None,
+                "integrity": integrity.diff(self.before)}
+
+    def peak_memory(self, host_inputs: list) -> dict:
+        return {"peak_bytes": forward_peak_bytes(self.model, to_device(host_inputs, self.device), self.device),
                 "integrity": integrity.diff(self.before)}
 
     @torch.no_grad()

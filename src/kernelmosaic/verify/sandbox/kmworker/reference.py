@@ -11,6 +11,7 @@ from .common import package_outputs, seed_all
 from .fingerprint import Fingerprinter
 from .inputs import InputTemplate, apply_distribution, cast_model, cast_precision, to_device
 from .loader import load_module
+from .memory import forward_peak_bytes
 from .oracle import Oracle
 from .timing import Timer, burst
 
@@ -105,6 +106,9 @@ class ReferenceRole:
         inputs = to_device(inputs, self.device)
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         return {"outputs": package_outputs(self.model(*inputs)), "oracle": self._oracle(before)}
+
+    def peak_memory(self, inputs: list) -> dict:
+        return {"peak_bytes": forward_peak_bytes(self.model, to_device(inputs, self.device), self.device)}
 
     def _compiled(self):
         if self.compiled is None:
