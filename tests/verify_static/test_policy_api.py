@@ -42,6 +42,11 @@ def test_allow_streams_accepts_side_streams_but_not_threads():
     assert _run("streams_python_side_stream.py", allow_streams=True) == set()
     assert _run("streams_cuda_private_stream.py", allow_streams=True) == set()
     assert _run("streams_cuda_host_thread.py", allow_streams=True) == {("streams-cuda", "reject")}
+    # the fast form's streams go by the same switch: a CuPy side stream, and a stream handle taken at init
+    assert _run("streams_python_cupy_side_stream.py") == {("streams-python", "reject")}
+    assert _run("streams_python_cupy_side_stream.py", allow_streams=True) == set()
+    assert ("streams-python", "reject") in _run("streams_python_cupy_stream_taken_at_init.py")
+    assert _run("streams_python_cupy_stream_taken_at_init.py", allow_streams=True) == set()
 
 
 def test_severity_override_and_env_allow_list():

@@ -44,7 +44,7 @@ def analyze_candidate(source: str, filename: str = "candidate.py", policy: Stati
 
 
 def _analyze(idx: ModuleIndex, policy: StaticPolicy) -> list[Hit]:
-    hits = check_module(idx, policy) + check_cupy(idx)
+    hits = check_module(idx, policy) + check_cupy(idx, policy.allow_streams)
     exts = find_extensions(idx) + find_raw_sources(idx)
     for ext in exts:
         line = ext.call.lineno

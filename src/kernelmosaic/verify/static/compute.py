@@ -83,7 +83,7 @@ class FunctionScope(TensorScope):
         f = node.func
         if self._is_kernel_call(node):
             self.launched = True
-            if self.is_raw_launch(node) and not on_current_stream(self.idx, self.fn, node):
+            if self.is_raw_launch(node) and not self.policy.allow_streams and not on_current_stream(self.idx, self.fn, node):
                 self.hits.append(self.idx.hit("streams-python", node, f"`{self.fn.name}` launches a CuPy kernel outside "
                                               "`with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)`"))
             return
