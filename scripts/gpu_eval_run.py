@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import collections
 import json
+import os
 import re
 import sys
 import time
@@ -56,16 +58,22 @@ def main(root: Path, out: Path, part: str) -> None:
     register_script("gpu-eval-kit", lambda: [reply])
     common = ["--tasks", f"kernelbench:{root / 'kb'}", "--device", "cuda", "--db", db, "--out", str(root / "runs"),
               "--concurrency", "8"]
+    if executor := os.environ.get("KM_EVAL_EXECUTOR"):  # `ray`: judged on the cluster's per-GPU judges
+        common += ["--executor", executor]
+
     def report(rid: int) -> None:
         kernelmosaic("report", str(rid), "--db", db, "--out", str(out / f"report-run-{rid}"))
         print(f"# wall time per candidate, run {rid}")
+        per_gpu: collections.Counter = collections.Counter()
         with open_store(db) as store:
             for info in store.list_episodes(rid):
                 verdicts = [e.verdict for e in store.load_trajectory(info.id).events
                             if isinstance(e, ToolResultEvent) and e.verdict is not None]
                 for v in verdicts:
+                    per_gpu[v.env.gpu_uuid or "(judged on no GPU)"] += 1
                     print(f"{info.task_id:40s} {v.status.value:20s} {v.seconds:7.1f} s  compile {v.compile.seconds:6.1f} s "
                           f"phases {v.phase_seconds}")
+        print(f"# verdicts per GPU, run {rid}: {dict(per_gpu)}", flush=True)
 
     def evaluate(source: list[str], model: str) -> int:
         """Evaluate, or resume the unfinished run of the same model: the work folder persists while the machine stays
