@@ -10,8 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.verify.robustness import Alternative
-from kernelmosaic.verify.slot import InputError
+from kernelmosaic.verify.requests import Alternative, read_input
 
 __all__ = ["Sources", "read_sources"]
 
@@ -48,10 +47,7 @@ class Sources(BaseModel):
 
 
 def _read(path: Path, what: str) -> Source:
-    try:
-        return Source(name=Path(path).name, text=Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{what} {path}: cannot be read ({exc})") from exc
+    return Source(name=Path(path).name, text=read_input(path, what))
 
 
 def read_sources(problem: Path, candidate: Path, alternatives: list[Alternative] = ()) -> Sources:

@@ -12,11 +12,19 @@ from pydantic import BaseModel, ConfigDict
 
 from kernelmosaic.verify.config import Precision
 
-__all__ = ["Alternative", "InputError"]
+__all__ = ["Alternative", "InputError", "read_input"]
 
 
 class InputError(ValueError):
     """An input file was unusable (exit status 2 of `verify`)."""
+
+
+def read_input(path: Path, what: str) -> str:
+    """The text of an input file; an unreadable one is an `InputError` naming `what` and the path."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{what} {path}: cannot be read ({exc})") from exc
 
 
 class Alternative(BaseModel):

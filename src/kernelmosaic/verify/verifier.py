@@ -25,6 +25,7 @@ from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
+from kernelmosaic.verify.requests import read_input
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer
@@ -57,13 +58,6 @@ def visible_devices(kind: str) -> list[str]:
     return [f"cuda:{i}" for i in range(torch.cuda.device_count())] or ["cuda:0"]
 
 
-def _read(path: Path, what: str) -> str:
-    try:
-        return Path(path).read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{what} {path}: cannot be read ({exc})") from exc
-
-
 class Verifier:
     def __init__(self, config: VerifyConfig | None = None, devices: list[str] | None = None) -> None:
         self.config = config or VerifyConfig()
@@ -93,7 +87,7 @@ class Verifier:
             slot.close()
 
     def compile(self, candidate: Path) -> CompileResult:
-        source = _read(candidate, "candidate")
+        source = read_input(candidate, "candidate")
         with self._compile_gate:
             status, message, info = compile_stage(str(Path(candidate).resolve()), source, self.config)
         return CompileResult(ok=status == Status.accepted, status=status, message=message or "compiled", info=info)
@@ -155,8 +149,8 @@ class Verifier:
               policy: Policy | None = None, alternatives: Sequence[Alternative] = (),
               timing_profile: TimingProfile | None = None) -> Job:
         """Read and hash the inputs, run the static checks and look the build up in the cache (no worker)."""
-        problem_src, candidate_src = _read(problem, "problem"), _read(candidate, "candidate")
-        alt_shas = [problem_hash(_read(a.problem, f"alternative {a.label!r}")) for a in alternatives]
+        problem_src, candidate_src = read_input(problem, "problem"), read_input(candidate, "candidate")
+        alt_shas = [problem_hash(read_input(a.problem, f"alternative {a.label!r}")) for a in alternatives]
         update = {k: v for k, v in (("policy", policy), ("timing_profile", timing_profile)) if v is not None}
         config = self.config.model_copy(update=update) if update else self.config
         verdict = Verdict(accepted=False, status=Status.crash, message="", problem_sha256=problem_hash(problem_src),
