@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["GenerateConfig", "without_secrets", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
-           "start_or_resume_run", "audit_failure", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
+           "start_or_resume_run", "audit_failure", "task_flags", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
            "spec_problem"]
 
 log = logging.getLogger(__name__)
@@ -134,6 +134,11 @@ def audit_failure(task: Task) -> str:
     return "audit failed: " + ", ".join(rules)
 
 
+def task_flags(task: Task) -> list[str]:
+    """The flags an episode of `task` carries into the store: `task-audit-failed` when its audit failed."""
+    return [AUDIT_FAILED] if audit_failure(task) else []
+
+
 def gate_on_audit(tasks: Sequence[Task], include_flagged: bool) -> tuple[list[Task], dict[str, str]]:
     """The tasks to run, and the skipped ones with the reason (failed audits, unless `include_flagged`)."""
     failed = {t.id: why for t in tasks if (why := audit_failure(t))}
@@ -224,7 +229,7 @@ async def run_tasks(tasks: Sequence[Task], *, store: Store, verifier_for: Callab
     ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=config.agent,
                          out_dir=config.out_dir, library=GuidanceLibrary.load(), peaks=peaks, on_step=on_step,
                          run_config=config.model_dump(mode="json"),
-                         task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [])
+                         task_flags=task_flags)
     pending = set(store.pending_tasks(run_id, [t.id for t in tasks], final_failures(config)))
     gate = asyncio.Semaphore(config.concurrency)
     stop = asyncio.Event()

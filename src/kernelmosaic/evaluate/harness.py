@@ -7,6 +7,7 @@ robustness section without any change to the agent; correctness-only calls (test
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from kernelmosaic.tasks.shapes import apply_shape_overrides, derive_alternatives
 from kernelmosaic.verify.robustness import Alternative
 from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["alternatives_for", "EvalVerifier"]
+__all__ = ["alternatives_for", "EvalVerifier", "for_evaluation"]
 
 log = logging.getLogger(__name__)
 
@@ -50,3 +51,8 @@ class EvalVerifier:
 
     def __getattr__(self, name: str) -> Any:  # compile, profile, device_peaks, config, close
         return getattr(self.inner, name)
+
+
+def for_evaluation(verifiers: Callable[[str], Any], alternatives: bool) -> Callable[[str], EvalVerifier]:
+    """`verifiers(precision)` (a VerifierSet, local or on the cluster) as evaluation judges with it."""
+    return lambda precision: EvalVerifier(verifiers(precision), alternatives)

@@ -11,12 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.episode import EpisodeContext
 from kernelmosaic.agent.guidance import GuidanceLibrary
-from kernelmosaic.agent.runner import GenerateConfig, audit_failure, final_failures
-from kernelmosaic.contracts.verified import AUDIT_FAILED
+from kernelmosaic.agent.runner import GenerateConfig, final_failures, task_flags
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.generations import Generation
-from kernelmosaic.evaluate.harness import EvalVerifier
+from kernelmosaic.evaluate.harness import EvalVerifier, for_evaluation
 from kernelmosaic.evaluate.judging import judge_generation
 from kernelmosaic.evaluate.oneshot import run_one_shot
 from kernelmosaic.evaluate.records import TaskMeta, load_records
@@ -62,7 +61,7 @@ def _verifiers(config: EvalConfig, stack: contextlib.ExitStack, executor: Execut
     out = []
     for _ in range(seeds):  # each VerifyConfig draws its own random base seed
         verifiers = stack.enter_context(executor.verifier_set(config.verify_config()))
-        out.append(lambda precision, v=verifiers: EvalVerifier(v(precision), config.alternatives))
+        out.append(for_evaluation(verifiers, config.alternatives))
     return out
 
 
@@ -104,7 +103,7 @@ def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalC
         ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=make_backend(), run_id=run_id,
                              config=agent, out_dir=config.out_dir, library=GuidanceLibrary.load(),
                              run_config=config.model_dump(mode="json"),
-                             task_flags=lambda t: [AUDIT_FAILED] if audit_failure(t) else [])
+                             task_flags=task_flags)
         todo = set(store.pending_tasks(run_id, [t.id for t in episodes], final_failures(GenerateConfig())))
         return asyncio.run(_one_shot_all(episodes, ctx, todo, config.concurrency, on_done))
 

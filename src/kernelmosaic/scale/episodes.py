@@ -17,8 +17,7 @@ from typing import Any
 
 from kernelmosaic.agent.episode import MODEL_UNUSABLE, EpisodeContext, run_episode
 from kernelmosaic.agent.guidance import GuidanceLibrary
-from kernelmosaic.agent.runner import GenerateConfig, audit_failure, final_failures
-from kernelmosaic.contracts.verified import AUDIT_FAILED
+from kernelmosaic.agent.runner import GenerateConfig, final_failures, task_flags
 from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.scale.placement import Placement
@@ -54,13 +53,10 @@ class EpisodeActor:
 
         key = f"{sorted(verify.items())}|{alternatives}"
         if key not in self._verifiers:
-            verifiers = RayVerifierSet(VerifyConfig.model_validate(verify), self.dispatcher)
-            if alternatives:
-                from kernelmosaic.evaluate.harness import EvalVerifier
+            from kernelmosaic.evaluate.harness import for_evaluation
 
-                self._verifiers[key] = lambda precision, v=verifiers: EvalVerifier(v(precision), True)
-            else:
-                self._verifiers[key] = verifiers
+            verifiers = RayVerifierSet(VerifyConfig.model_validate(verify), self.dispatcher)
+            self._verifiers[key] = for_evaluation(verifiers, True) if alternatives else verifiers
         return self._verifiers[key]
 
     async def run(self, task: Task, run_id: int, config: dict[str, Any], verify: dict[str, Any], flags: list[str],
@@ -115,8 +111,7 @@ async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
                 task, k = todo.popleft(), min(range(len(actors)), key=lambda i: busy[i])
                 attempts[task.id] = attempts.get(task.id, 0) + 1
                 busy[k] += 1
-                flags = [AUDIT_FAILED] if audit_failure(task) else []
-                ref = actors[k].run.remote(task, run_id, data, verify_data, flags, alternatives)
+                ref = actors[k].run.remote(task, run_id, data, verify_data, task_flags(task), alternatives)
                 flying[asyncio.wrap_future(ref.future())] = (task, k, actors[k])
             done, _ = await asyncio.wait(list(flying), return_when=asyncio.FIRST_COMPLETED)
             for future in done:

@@ -78,10 +78,10 @@ class LocalExecutor(LocalVerifyExecutor):
                            alternatives: bool = False) -> list[EpisodeInfo]:
         from kernelmosaic.agent.runner import run_tasks
         from kernelmosaic.agent.verifiers import VerifierSet
-        from kernelmosaic.evaluate.harness import EvalVerifier
+        from kernelmosaic.evaluate.harness import for_evaluation
 
         with VerifierSet(verify) as verifiers:
-            verifier_for = (lambda precision: EvalVerifier(verifiers(precision), True)) if alternatives else verifiers
+            verifier_for = for_evaluation(verifiers, True) if alternatives else verifiers
             # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
             peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
             return await run_tasks(tasks, store=store, verifier_for=verifier_for, backend=make_backend(),
