@@ -24,6 +24,8 @@ from kernelmosaic.agent.runner import (
     start_or_resume_run,
 )
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
+from kernelmosaic.scale.cluster import portable_url
+from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
@@ -102,8 +104,7 @@ def generate_command(
     executor: str | None = typer.Option(None, "--executor", help="local (this machine; default) or ray (episodes on "
                                         "a Ray cluster's episode actors, judgement on one judge actor per GPU; the "
                                         "[ray] extra; docs/scale.md). Default: [scale] executor."),
-    ray_address: str | None = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join "
-                                           "(default RAY_ADDRESS, else a Ray instance on this machine)."),
+    ray_address: RayAddress = None,
     config_file: Path | None = typer.Option(None, "--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
                                             "present): [generate], [model], [verify], [scale] sections. See docs/configuration.md."),
     sets: list[str] = typer.Option([], "--set", help="Override one setting: SECTION.KEY=VALUE, e.g. model.temperature=0.2, "
@@ -180,7 +181,7 @@ def generate_command(
     resume_line = f"`kernelmosaic generate --resume {rid}` continues it"
     try:
         with runner, display:
-            work = runner.run_episodes(selected, store=store, store_url=_store_url(db), make_backend=make_backend,
+            work = runner.run_episodes(selected, store=store, store_url=portable_url(db), make_backend=make_backend,
                                        run_id=rid, config=config, verify=config.verify_config(),
                                        on_step=view.on_step, on_done=done)
             infos = asyncio.run(run_interruptibly(
@@ -201,15 +202,7 @@ def _executor(scale, config: GenerateConfig, db: str | None):
     from kernelmosaic.scale.executor import open_executor
 
     return open_executor(scale, device=config.agent.device, model=config.model, concurrency=config.concurrency,
-                         store_url=_store_url(db))
-
-
-def _store_url(db: str | None) -> str:
-    """The store as every process of the executor reads it (`store.url` hides the password)."""
-    from kernelmosaic.scale.cluster import portable_url
-    from kernelmosaic.store.backends import default_url
-
-    return portable_url(db or default_url())
+                         store_url=portable_url(db))
 
 
 def _stopping(rid: int, display: Live | None) -> None:

@@ -19,6 +19,8 @@ from kernelmosaic.evaluate.runner import (
 )
 from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.evaluate.summary import summarize_run
+from kernelmosaic.scale.cluster import portable_url
+from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store.records import EpisodeInfo
 
 __all__ = ["evaluate_command", "fail"]
@@ -48,13 +50,6 @@ def _config(resume: int | None, store, given: dict) -> tuple[int | None, EvalCon
     return resume, EvalConfig.model_validate(run.config)
 
 
-def _store_url(db: str | None) -> str:
-    from kernelmosaic.scale.cluster import portable_url
-    from kernelmosaic.store.backends import default_url
-
-    return portable_url(db or default_url())
-
-
 def _executor(executor: str | None, address: str | None, config: EvalConfig, db: str | None, settings: dict):
     """Where the episodes and judgements go (`--executor`, or `[scale]` of the settings file and --set), the store
     checked for it."""
@@ -62,7 +57,7 @@ def _executor(executor: str | None, address: str | None, config: EvalConfig, db:
     from kernelmosaic.scale.executor import open_executor
 
     return open_executor(scale_settings(settings, executor, address), device=config.device, model=config.model,
-                         concurrency=config.concurrency, store_url=_store_url(db))
+                         concurrency=config.concurrency, store_url=portable_url(db))
 
 
 def evaluate_command(
@@ -96,8 +91,7 @@ def evaluate_command(
     executor: str | None = typer.Option(None, "--executor", help="local (default) or ray: agent episodes on a Ray "
                                         "cluster's episode actors, every candidate judged on its per-GPU judges "
                                         "(the [ray] extra; docs/scale.md). Default: [scale] executor."),
-    ray_address: str | None = typer.Option(None, "--ray-address", help="With --executor ray: the cluster to join "
-                                           "(default RAY_ADDRESS, else a Ray instance on this machine)."),
+    ray_address: RayAddress = None,
 ) -> None:
     """Evaluate a model or judge existing generations; every verdict goes to the store; prints the run id."""
     from kernelmosaic.config import ConfigError, read_config
@@ -187,7 +181,7 @@ def evaluate_command(
                 run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done, executor=runner)
             else:
                 run_model(selected, store=store, run_id=run_id, config=config, make_backend=make_backend,
-                          on_done=on_done, executor=runner, store_url=_store_url(db))
+                          on_done=on_done, executor=runner, store_url=portable_url(db))
     left = store.pending_tasks(run_id, ids, ("infra_error",))
     if not left:
         store.finish_run(run_id, "done")

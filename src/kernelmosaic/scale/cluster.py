@@ -68,9 +68,11 @@ def check_store_for_nodes(store_url: str, nodes: int) -> None:
                              "every node (--db postgresql://USER@HOST/DB; docs/scale.md), or a one-node cluster.")
 
 
-def portable_url(url: str) -> str:
-    """`url` as every process of the cluster reads it: a SQLite file by its absolute path (actors run elsewhere)."""
-    from kernelmosaic.store.backends import as_url, sqlite_file
+def portable_url(url: str | None) -> str:
+    """The store `url` (None: the default, `./kernelmosaic.db`) as every process of an executor reads it: a SQLite
+    file by its absolute path (actors run elsewhere); `store.url` would hide a password."""
+    from kernelmosaic.store.backends import as_url, default_url, sqlite_file
 
+    url = url or default_url()
     path = sqlite_file(url)
     return f"sqlite:///{path.resolve()}" if path is not None else as_url(url)

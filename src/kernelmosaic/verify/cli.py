@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kernelmosaic.config import DEFAULT_FILE, ConfigError, read_config
+from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
@@ -49,9 +50,6 @@ ConfigFile = Annotated[Path | None, typer.Option("--config", help=f"Settings fil
 ExecutorOpt = Annotated[str | None, typer.Option("--executor", help="local (this machine; default) or ray (a Ray "
                                                  "cluster: compiles on CPU tasks, one judge actor per GPU; the [ray] "
                                                  "extra). Default: \\[scale] executor. See docs/scale.md.")]
-RayAddress = Annotated[str | None, typer.Option("--ray-address", help="With --executor ray: the cluster to join "
-                                                "(auto, HEAD:6379, ray://HEAD:10001); default RAY_ADDRESS, else a "
-                                                "Ray instance on this machine.")]
 Sets = Annotated[list[str], typer.Option("--set", help="Override one setting: verify.KEY=VALUE, e.g. verify.trials=3, "
                                          "verify.timing_rounds=2 (repeatable). Explicit flags win.")]
 
