@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["Verification", "TASK_FLAG_PREFIX", "AUDIT_FAILED", "task_flags_of", "check_candidate", "rank"]
+__all__ = ["Verification", "TASK_FLAG_PREFIX", "AUDIT_FAILED", "task_flags_of", "passed_every_trial", "check_candidate",
+           "rank"]
 
 TASK_FLAG_PREFIX = "task-"
 """Findings whose rule starts with this are about the task, not the candidate: the verdict is not evidence."""
@@ -65,6 +66,12 @@ def _sanitized(verdict: Verdict) -> bool:
                                                for f in verdict.findings)
 
 
+def passed_every_trial(verdict: Verdict) -> bool:
+    """This one verdict accepted the candidate on every one of at least one correctness trial."""
+    c = verdict.correctness
+    return verdict.accepted and c.trials > 0 and c.passed == c.trials
+
+
 def check_candidate(history: Sequence[Verdict], task_flags: Sequence[str] = ()) -> Verification:
     """Judge a candidate from every verdict it received, in order, and the flags recorded for its task."""
     flags = set(task_flags)
@@ -94,8 +101,7 @@ def check_candidate(history: Sequence[Verdict], task_flags: Sequence[str] = ()) 
     if latest.accepted and required and not sanitized:
         reasons.append("not sanitized (compute-sanitizer memcheck/racecheck/initcheck) on CUDA")
     reasons += [f"task flag {flag}" for flag in sorted(flags)]
-    ok = latest.accepted and not rejecting and timed and (sanitized or not required) and c.trials > 0 \
-        and c.passed == c.trials
+    ok = passed_every_trial(latest) and not rejecting and timed and (sanitized or not required)
     return Verification(candidate_ok=ok, task_flags=sorted(flags), timed=timed, sanitized=sanitized,
                         sanitizer_required=required, rests_on=since, reasons=reasons)
 

@@ -10,6 +10,7 @@ from typing import Literal
 
 from kernelmosaic.contracts.messages import Message
 from kernelmosaic.contracts.trajectory import FinalCheckEvent, ToolCallEvent, ToolResultEvent, Trajectory
+from kernelmosaic.contracts.verified import passed_every_trial
 from kernelmosaic.sft.conversation import ConversationError, episode_messages
 from kernelmosaic.verify.verdict import Verdict
 
@@ -20,8 +21,7 @@ VARIANTS: tuple[Variant, ...] = ("full", "final_answer", "first_timed_pass")
 
 
 def _timed_pass(verdict: Verdict) -> bool:
-    c = verdict.correctness
-    return (verdict.accepted and verdict.timing is not None and c.trials > 0 and c.passed == c.trials
+    return (passed_every_trial(verdict) and verdict.timing is not None
             and not any(f.severity == "reject" for f in verdict.findings))
 
 
