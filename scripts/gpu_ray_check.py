@@ -17,6 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput_cases import _candidate, write_cases  # noqa: E402
 
+from kernelmosaic.verify.verdict import Verdict  # noqa: E402
+
 ILLEGAL = "if (i < n) { po[i + (1LL << 40)] = 0.f; "
 
 
@@ -41,18 +43,19 @@ def _run(manifest: Path, out: Path, executor: str, log: Path, profile: str, env:
     with open(log, "w") as f:
         rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}).returncode
     wall = time.perf_counter() - started
-    rows = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    rows = [(r["id"], Verdict.model_validate(r["verdict"]))
+            for r in map(json.loads, out.read_text().splitlines())] if out.exists() else []
     return {"executor": executor, "rc": rc, "wall_s": round(wall, 1), "verdicts": len(rows),
             "per_min": round(60 * len(rows) / wall, 2) if wall else 0.0,
-            "statuses": {r["id"]: r["verdict"]["status"] for r in rows}, "rows": rows}
+            "statuses": {pid: v.status.value for pid, v in rows}, "rows": rows}
 
 
-def _per_gpu(rows: list[dict]) -> dict[str, dict[str, int]]:
+def _per_gpu(rows: list[tuple[str, Verdict]]) -> dict[str, dict[str, int]]:
     counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    for r in rows:
-        env, workers = r["verdict"]["env"], r["verdict"].get("workers") or {}
-        gpu = env.get("gpu_uuid") or "no device (decided before judging)"
-        counts[f"{gpu} {env.get('gpu_name', '')} [{workers.get('served_by', 'in-process')}]".strip()][r["verdict"]["status"]] += 1
+    for _, v in rows:
+        gpu = v.env.gpu_uuid or "no device (decided before judging)"
+        served = v.workers.served_by if v.workers is not None else "in-process"
+        counts[f"{gpu} {v.env.gpu_name} [{served}]".strip()][v.status.value] += 1
     return {k: dict(v) for k, v in sorted(counts.items())}
 
 
