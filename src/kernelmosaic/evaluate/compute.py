@@ -108,7 +108,7 @@ def gate_metrics(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_
                                   ("speedup_eager_host", "eager", "host"), ("speedup_compile_host", "compile", "host")):
         fast += _fast_p(rows, field, baseline, time)
     errors = [by_id[r.episode_id].answer_verdict() for r in rows]
-    answers = [by_id[r.episode_id].answer_verdict() for r in correct]
+    answers = [v for r, v in zip(rows, errors, strict=True) if r.correct]
     ran = [v for v in errors if v is not None and v.correctness.trials > 0]
     return GateMetrics(
         episodes=len(rows), tasks=len({r.task_id for r in rows}),
