@@ -11,6 +11,7 @@ from kernelmosaic.verify import Status, Verifier, VerifyConfig
 
 from . import gpu_kit as gk
 from . import harness_kit as hk
+from . import kit
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -75,12 +76,6 @@ def problems(tmp_path_factory):
     return d
 
 
-def _write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 def _stateful(body: str, init: str = "") -> str:
     src = gk.cuda_candidate("self._fwd(a, b)")
     head = ("\n    def __init__(self):\n        super().__init__()\n        self.calls = 0\n        self.last = None\n"
@@ -92,12 +87,12 @@ def test_block_tree_row_sum_passes_the_budget_on_every_trial(build_cache, proble
     for seed in (1, 2, 3):
         config = VerifyConfig(device="cuda", trials=6, seed=seed, cache_dir=build_cache, timing=False)
         with Verifier(config) as v:
-            verdict = v.verify(problems / "rowsum.py", _write(tmp_path, "row_sum.py", ROW_SUM_CANDIDATE))
+            verdict = v.verify(problems / "rowsum.py", kit.write(tmp_path, "row_sum.py", ROW_SUM_CANDIDATE))
         assert verdict.accepted and verdict.correctness.passed == 6, verdict.message
 
 
 def test_both_times_and_the_judging_gpu_are_reported(unguarded, problems, tmp_path):
-    v = unguarded.verify(problems / "add.py", _write(tmp_path, "ok.py", gk.cuda_candidate("ext.add_relu(a, b)")))
+    v = unguarded.verify(problems / "add.py", kit.write(tmp_path, "ok.py", gk.cuda_candidate("ext.add_relu(a, b)")))
     assert v.accepted, v.message
     t = v.timing
     assert t.candidate_host is not None and t.eager_host is not None and t.speedup_vs_eager_host > 0
@@ -110,14 +105,14 @@ def test_both_times_and_the_judging_gpu_are_reported(unguarded, problems, tmp_pa
 def test_stale_after_n_calls_is_rejected_on_cuda(unguarded, problems, tmp_path, n):
     body = (f"if self.calls > {n} and self.last is not None:\n            return self.last\n"
             "        self.last = ext.add_relu(a, b)\n        return self.last")
-    v = unguarded.verify(problems / "add.py", _write(tmp_path, f"stale_{n}.py", _stateful(body)))
+    v = unguarded.verify(problems / "add.py", kit.write(tmp_path, f"stale_{n}.py", _stateful(body)))
     assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
 
 
 def test_skipping_a_fifth_of_the_calls_is_rejected_on_cuda(unguarded, problems, tmp_path):
     body = ("if self.calls > 8 and self.calls % 5 == 0:\n            return self.last\n"
             "        self.last = ext.add_relu(a, b)\n        return self.last")
-    v = unguarded.verify(problems / "add.py", _write(tmp_path, "skips.py", _stateful(body)))
+    v = unguarded.verify(problems / "add.py", kit.write(tmp_path, "skips.py", _stateful(body)))
     assert v.status == Status.output_mismatch and TIMED_RULES & {f.rule for f in v.findings}, v.message
 
 
@@ -125,13 +120,13 @@ def test_a_cache_keyed_on_buffer_identity_is_rejected_on_cuda(unguarded, problem
     body = ("key = (a.data_ptr(), b.data_ptr(), tuple(a.shape), a._version, b._version)\n"
             "        if key not in self.cache:\n            self.cache[key] = ext.add_relu(a, b)\n"
             "        return self.cache[key]")
-    v = unguarded.verify(problems / "add.py", _write(tmp_path, "cache.py", _stateful(body, "        self.cache = {}")))
+    v = unguarded.verify(problems / "add.py", kit.write(tmp_path, "cache.py", _stateful(body, "        self.cache = {}")))
     assert v.status == Status.output_mismatch and "stale-buffer-check" in {f.rule for f in v.findings}, v.message
 
 
 def test_a_clock_slowed_in_native_code_is_caught_on_cuda(unguarded, problems, tmp_path):
     prelude = (f'clock = load_inline(name="km_harness_ext", cpp_sources=r"""{hk.CPP}""", '
                f'functions={hk.FUNCTIONS!r}, extra_cflags=["-O2"])\nclock.slow_native_clock(10.0)\n')
-    v = unguarded.verify(problems / "add.py", _write(tmp_path, "clock.py", gk.cuda_candidate("ext.add_relu(a, b)",
+    v = unguarded.verify(problems / "add.py", kit.write(tmp_path, "clock.py", gk.cuda_candidate("ext.add_relu(a, b)",
                                                                                          prelude=prelude)))
     assert v.status == Status.timing_anomaly and "timing-wall-clock" in {f.rule for f in v.findings}, v.message

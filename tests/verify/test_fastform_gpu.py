@@ -13,6 +13,7 @@ from kernelmosaic.verify import Status, Verifier, VerifyConfig
 
 from . import fastform_kit as fk
 from . import gpu_kit as gk
+from . import kit
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 cupy = pytest.importorskip("cupy")
@@ -50,14 +51,8 @@ def problems(tmp_path_factory):
     return d
 
 
-def _write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 def test_fast_form_add_relu_is_accepted_and_its_kernel_is_the_custom_one(strict, problems, tmp_path):
-    v = strict.verify(problems / "add.py", _write(tmp_path, "fast.py", fk.CORRECT))
+    v = strict.verify(problems / "add.py", kit.write(tmp_path, "fast.py", fk.CORRECT))
     assert v.accepted, (v.status, v.message, v.findings)
     custom = [k.name for k in v.census.kernels if k.custom]
     assert any("add_relu" in name for name in custom), v.census
@@ -67,13 +62,13 @@ def test_fast_form_add_relu_is_accepted_and_its_kernel_is_the_custom_one(strict,
 
 
 def test_fast_form_row_reduction_module_is_accepted(strict, problems, tmp_path):
-    v = strict.verify(problems / "rowsum.py", _write(tmp_path, "rowsum.py", fk.ROWSUM))
+    v = strict.verify(problems / "rowsum.py", kit.write(tmp_path, "rowsum.py", fk.ROWSUM))
     assert v.accepted, (v.status, v.message, v.findings)
     assert [k.name for k in v.custom.kernels] == ["cupy.row_sum"]
 
 
 def test_cupy_library_work_is_not_a_custom_kernel(strict, unguarded, problems, tmp_path):
-    path = _write(tmp_path, "library.py", fk.LIBRARY_ONLY)
+    path = kit.write(tmp_path, "library.py", fk.LIBRARY_ONLY)
     guarded = strict.verify(problems / "add.py", path)
     # Static analysis rejects it before anything runs: the module's kernels are never launched (the status) and the
     # work is CuPy's library (named too). The H200 run of 2026-12-01 showed the status is no_custom_kernel here.
@@ -85,13 +80,13 @@ def test_cupy_library_work_is_not_a_custom_kernel(strict, unguarded, problems, t
 
 
 def test_decoy_raw_kernel_output_unused_is_caught_by_the_probe(kernelbench, problems, tmp_path):
-    v = kernelbench.verify(problems / "add.py", _write(tmp_path, "decoy.py", fk.DECOY))
+    v = kernelbench.verify(problems / "add.py", kit.write(tmp_path, "decoy.py", fk.DECOY))
     assert v.status == Status.output_mismatch, (v.status, v.message)
     assert any(f.rule == "kernel-output-unused" and f.severity == "reject" for f in v.findings), v.findings
 
 
 def test_work_left_on_a_cupy_side_stream_is_caught(strict, unguarded, problems, tmp_path):
-    path = _write(tmp_path, "side.py", fk.TRAILING_SIDE_WORK)
+    path = kit.write(tmp_path, "side.py", fk.TRAILING_SIDE_WORK)
     guarded = strict.verify(problems / "add.py", path)
     assert guarded.status == Status.static_reject and {f.rule for f in guarded.rejected_by} == {"streams-python"}
     v = unguarded.verify(problems / "add.py", path)

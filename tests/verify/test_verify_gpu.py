@@ -10,6 +10,7 @@ import torch
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
 
 from . import gpu_kit as gk
+from . import kit
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
@@ -40,14 +41,8 @@ def problems(tmp_path_factory):
     return d
 
 
-def _write(tmp_path, name, text):
-    p = tmp_path / name
-    p.write_text(text)
-    return p
-
-
 def test_correct_cuda_kernel_accepted_with_both_speedups(gpu_verifier, problems, tmp_path):
-    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "ok.py", gk.cuda_candidate("ext.add_relu(a, b)")))
+    v = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "ok.py", gk.cuda_candidate("ext.add_relu(a, b)")))
     assert v.accepted, v.message
     assert v.timing.timer == "cuda_events"
     assert v.timing.compile is not None, v.timing.compile_baseline_error
@@ -62,44 +57,44 @@ def test_correct_cuda_kernel_accepted_with_both_speedups(gpu_verifier, problems,
 
 
 def test_illegal_access_is_cuda_error_and_next_candidate_is_judged_correctly(gpu_verifier, problems, tmp_path):
-    bad = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "oob.py", gk.cuda_candidate("ext.out_of_bounds(a, b)")))
+    bad = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "oob.py", gk.cuda_candidate("ext.out_of_bounds(a, b)")))
     assert bad.status == Status.cuda_error, bad.message
-    good = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "ok2.py", gk.cuda_candidate("ext.add_relu(a, b) ")),
+    good = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "ok2.py", gk.cuda_candidate("ext.add_relu(a, b) ")),
                                timing=False)
     assert good.accepted, good.message
 
 
 def test_device_out_of_memory_is_resource_error_and_next_is_fine(gpu_verifier, problems, tmp_path):
     src = gk.cuda_candidate("ext.add_relu(a, b) if torch.empty(1 << 38, device=a.device) is not None else None")
-    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "oom.py", src))
+    v = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "oom.py", src))
     assert v.status == Status.resource_error, v.message
-    ok = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "ok3.py", gk.cuda_candidate("ext.add_relu(a, b)  ")),
+    ok = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "ok3.py", gk.cuda_candidate("ext.add_relu(a, b)  ")),
                              timing=False)
     assert ok.accepted, ok.message
 
 
 def test_uninitialised_output_is_caught(gpu_verifier, problems, tmp_path):
-    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "half.py", gk.cuda_candidate("ext.half_written(a, b)")))
+    v = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "half.py", gk.cuda_candidate("ext.half_written(a, b)")))
     assert v.status == Status.output_mismatch, v.message
     assert "NaN" in v.message  # the unwritten half reads the poison, not a stale earlier result
 
 
 def test_side_stream_gets_no_false_speedup(unguarded_verifier, gpu_verifier, problems, tmp_path):
-    side = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "side.py", gk.matmul_candidate("ext.matmul_side_stream(a, b)")))
-    same = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "same.py", gk.matmul_candidate("ext.matmul(a, b)")))
+    side = unguarded_verifier.verify(problems / "mm.py", kit.write(tmp_path, "side.py", gk.matmul_candidate("ext.matmul_side_stream(a, b)")))
+    same = unguarded_verifier.verify(problems / "mm.py", kit.write(tmp_path, "same.py", gk.matmul_candidate("ext.matmul(a, b)")))
     assert same.accepted, same.message
     if side.accepted:  # the device-wide sync inside the timed window puts the side-stream work in the measurement
         assert side.timing.candidate.median_ms >= 0.8 * same.timing.candidate.median_ms
     else:
         assert side.status in (Status.output_mismatch, Status.nondeterministic, Status.timing_anomaly), side.message
-    guarded = gpu_verifier.verify(problems / "mm.py", _write(tmp_path, "side2.py", gk.matmul_candidate("ext.matmul_side_stream(a, b)")))
+    guarded = gpu_verifier.verify(problems / "mm.py", kit.write(tmp_path, "side2.py", gk.matmul_candidate("ext.matmul_side_stream(a, b)")))
     assert guarded.status == Status.static_reject and any(f.rule.startswith("streams") for f in guarded.findings)
 
 
 def test_work_left_running_on_a_side_stream_is_a_timing_anomaly(unguarded_verifier, problems, tmp_path):
     """The answer is right (computed on the current stream), but 8 ms of work keeps the device busy afterwards."""
     src = gk.matmul_candidate("ext.matmul_trailing_side_work(a, b)")
-    v = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "trail.py", src))
+    v = unguarded_verifier.verify(problems / "mm.py", kit.write(tmp_path, "trail.py", src))
     assert v.status == Status.timing_anomaly, v.message
     # Either defence may speak first: the device stays busy past the candidate's stream (escaped work), and the
     # parent's own clock sees calls far longer than the reported time (wall clock).
@@ -108,35 +103,35 @@ def test_work_left_running_on_a_side_stream_is_a_timing_anomaly(unguarded_verifi
 
 def test_aten_behind_a_dead_kernel(unguarded_verifier, gpu_verifier, problems, tmp_path):
     src = gk.dead_kernel_candidate()
-    assert unguarded_verifier.verify(problems / "add.py", _write(tmp_path, "dead.py", src)).status == Status.no_custom_kernel
-    assert gpu_verifier.verify(problems / "add.py", _write(tmp_path, "dead2.py", src)).status == Status.static_reject
+    assert unguarded_verifier.verify(problems / "add.py", kit.write(tmp_path, "dead.py", src)).status == Status.no_custom_kernel
+    assert gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "dead2.py", src)).status == Status.static_reject
 
 
 def test_tf32_switch(unguarded_verifier, gpu_verifier, problems, tmp_path):
     src = gk.matmul_candidate("ext.matmul(a, b)", prelude="torch.backends.cuda.matmul.allow_tf32 = True\n")
-    assert unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "tf32.py", src)).status == Status.integrity_violation
-    assert gpu_verifier.verify(problems / "mm.py", _write(tmp_path, "tf32b.py", src)).status == Status.static_reject
+    assert unguarded_verifier.verify(problems / "mm.py", kit.write(tmp_path, "tf32.py", src)).status == Status.integrity_violation
+    assert gpu_verifier.verify(problems / "mm.py", kit.write(tmp_path, "tf32b.py", src)).status == Status.static_reject
 
 
 def test_persisting_l2_window(unguarded_verifier, gpu_verifier, problems, tmp_path):
     src = gk.matmul_candidate("ext.matmul_pinned_l2(a, b)")
-    guarded = gpu_verifier.verify(problems / "mm.py", _write(tmp_path, "l2.py", src))
+    guarded = gpu_verifier.verify(problems / "mm.py", kit.write(tmp_path, "l2.py", src))
     assert guarded.status == Status.static_reject
-    unguarded = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "l2b.py", src))
+    unguarded = unguarded_verifier.verify(problems / "mm.py", kit.write(tmp_path, "l2b.py", src))
     assert unguarded.status in (Status.accepted, Status.output_mismatch), unguarded.message
 
 
 def test_race_is_not_accepted(unguarded_verifier, problems, tmp_path):
-    v = unguarded_verifier.verify(problems / "mm.py", _write(tmp_path, "race.py", gk.matmul_candidate("ext.matmul_racy(a, b)")))
+    v = unguarded_verifier.verify(problems / "mm.py", kit.write(tmp_path, "race.py", gk.matmul_candidate("ext.matmul_racy(a, b)")))
     assert v.status in (Status.output_mismatch, Status.nondeterministic), v.message
 
 
 def test_sanitize_catches_an_over_read_the_plain_run_misses(gpu_verifier, build_cache, tmp_path):
     if shutil.which("compute-sanitizer") is None:
         pytest.skip("compute-sanitizer is not installed")
-    problem = _write(tmp_path, "odd.py", gk.PROBLEM_ADD_RELU_ODD)
-    over = _write(tmp_path, "over.py", gk.cuda_candidate("ext.add_relu_overread(a, b)"))
-    honest = _write(tmp_path, "honest.py", gk.cuda_candidate("ext.add_relu(a, b)"))
+    problem = kit.write(tmp_path, "odd.py", gk.PROBLEM_ADD_RELU_ODD)
+    over = kit.write(tmp_path, "over.py", gk.cuda_candidate("ext.add_relu_overread(a, b)"))
+    honest = kit.write(tmp_path, "honest.py", gk.cuda_candidate("ext.add_relu(a, b)"))
     plain = gpu_verifier.verify(problem, over, timing=False)
     assert plain.accepted, plain.message  # correct values, no fault: only a memory checker sees the over-read
     with Verifier(_config(build_cache, sanitize=True)) as sanitizing:
@@ -151,13 +146,13 @@ def test_sanitize_catches_an_over_read_the_plain_run_misses(gpu_verifier, build_
 
 def test_triton_candidate_is_accepted(gpu_verifier, problems, tmp_path):
     pytest.importorskip("triton")
-    v = gpu_verifier.verify(problems / "add.py", _write(tmp_path, "tri.py", gk.TRITON_ADD_RELU))
+    v = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "tri.py", gk.TRITON_ADD_RELU))
     assert v.accepted, v.message
     assert not v.rejected_by
 
 
 def test_profile_lists_kernels_and_ncu_metrics_where_ncu_works(gpu_verifier, problems, tmp_path):
-    report = gpu_verifier.profile(problems / "add.py", _write(tmp_path, "prof.py", gk.cuda_candidate("ext.add_relu(a, b)")))
+    report = gpu_verifier.profile(problems / "add.py", kit.write(tmp_path, "prof.py", gk.cuda_candidate("ext.add_relu(a, b)")))
     assert any(k.custom and "add_relu" in k.name for k in report.kernels), report
     if report.ncu_metrics:
         metrics = next(iter(report.ncu_metrics.values()))
