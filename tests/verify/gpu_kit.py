@@ -304,3 +304,59 @@ class ModelNew(nn.Module):
         add_relu_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
         return out
 '''
+
+
+PROBLEM_ROWSUM = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a):
+        return a.sum(dim=1)
+
+
+def get_inputs():
+    return [torch.randn(2048, 1024)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+ROWSUM_KERNELS = _HEAD + r"""
+// One block of 256 threads per row; a shared-memory tree over the per-thread partial sums.
+template <bool BARRIER>
+__global__ void rowsum_tree(const float* __restrict__ a, float* __restrict__ out, int cols) {
+    __shared__ float part[256];
+    const float* row = a + (long)blockIdx.x * cols;
+    float s = 0.f;
+    for (int j = threadIdx.x; j < cols; j += blockDim.x) s += row[j];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half >>= 1) {
+        if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
+        if (BARRIER) __syncthreads();  // without it, warps read partial sums other warps have not written yet
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = part[0];
+}
+
+torch::Tensor rowsum(torch::Tensor a) {
+    auto out = torch::empty({a.size(0)}, a.options());
+    rowsum_tree<true><<<a.size(0), 256, 0, at::cuda::getCurrentCUDAStream()>>>(a.data_ptr<float>(), out.data_ptr<float>(), a.size(1));
+    return out;
+}
+
+torch::Tensor rowsum_no_barrier(torch::Tensor a) {
+    auto out = torch::empty({a.size(0)}, a.options());
+    rowsum_tree<false><<<a.size(0), 256, 0, at::cuda::getCurrentCUDAStream()>>>(a.data_ptr<float>(), out.data_ptr<float>(), a.size(1));
+    return out;
+}
+"""
+
+
+def rowsum_candidate(function: str) -> str:
+    """`function`: rowsum (a barrier after each tree step) or rowsum_no_barrier (the barrier missing)."""
+    decl = "torch::Tensor rowsum(torch::Tensor a);\ntorch::Tensor rowsum_no_barrier(torch::Tensor a);\n"
+    return cuda_candidate(f"ext.{function}(a)", kernels=ROWSUM_KERNELS, decl=decl, name="km_gpu_rowsum_tree") \
+        .replace("def forward(self, a, b):", "def forward(self, a):")

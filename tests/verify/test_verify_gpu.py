@@ -144,6 +144,28 @@ def test_sanitize_catches_an_over_read_the_plain_run_misses(gpu_verifier, build_
     assert "overread_kernel" in caught.rejected_by[0].evidence or caught.sanitizer["memcheck"]["errors"] >= 1
 
 
+def test_missing_barrier_reduction_is_rejected_once_sanitized(gpu_verifier, build_cache, tmp_path):
+    """A block tree reduction without __syncthreads() between its steps often gives right sums (warps run in step
+    often enough), so trials and timing may pass it; racecheck sees the shared-memory hazard whatever the values."""
+    if shutil.which("compute-sanitizer") is None:
+        pytest.skip("compute-sanitizer is not installed")
+    problem = kit.write(tmp_path, "rowsum.py", gk.PROBLEM_ROWSUM)
+    racy = kit.write(tmp_path, "racy.py", gk.rowsum_candidate("rowsum_no_barrier"))
+    honest = kit.write(tmp_path, "honest.py", gk.rowsum_candidate("rowsum"))
+    plain = gpu_verifier.verify(problem, racy, timing=False)
+    assert plain.status in (Status.accepted, Status.output_mismatch, Status.nondeterministic), plain.message
+    with Verifier(_config(build_cache, sanitize=True)) as sanitizing:
+        clean = sanitizing.verify(problem, honest, timing=False)
+        caught = sanitizing.verify(problem, racy, timing=False)
+    assert clean.accepted and clean.sanitizer["racecheck"]["errors"] == 0, (clean.message, clean.sanitizer)
+    if plain.accepted:  # the race only shows under the tool: rejected as a CUDA error with racecheck's rule
+        assert caught.status == Status.cuda_error, (caught.message, caught.sanitizer)
+        assert "sanitizer-racecheck" in [f.rule for f in caught.rejected_by], caught.findings
+    else:  # wrong sums already: rejected before the sanitizer runs
+        assert not caught.accepted, caught.message
+    print(f"missing barrier: plain {plain.status.value}, sanitized {caught.status.value}, racecheck {caught.sanitizer}")
+
+
 def test_triton_candidate_is_accepted(gpu_verifier, problems, tmp_path):
     pytest.importorskip("triton")
     v = gpu_verifier.verify(problems / "add.py", kit.write(tmp_path, "tri.py", gk.TRITON_ADD_RELU))
