@@ -105,6 +105,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     ran = _call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
                 trials=[tr["inputs"] for tr in usable], poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])])
     out.phase_seconds["correctness"] = time.perf_counter() - t
+    t = time.perf_counter()
     corr = out.correctness
     corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
     corr.distributions = sorted({tr["distribution"] for tr in usable})
@@ -130,11 +131,13 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         corr.passed += 1
     _integrity(ran["integrity"], "forward")
     _refill_check(cand, usable, config)
+    out.phase_seconds["compare"] = time.perf_counter() - t  # the trials' outputs against the oracle, the refill check
     if ran["extra_threads"] > 0:
         raise Stop(Status.timing_anomaly, f"{ran['extra_threads']} thread(s) left running after forward",
                    [Finding(rule="background-threads", severity="reject",
                             message="threads outlive forward: their work escapes timing", evidence=str(ran["extra_threads"]))])
 
+    t = time.perf_counter()
     if cand.device.startswith("cuda"):
         out.census = _call(cand, "census", config.run_timeout_s, Status.runtime_error, "kernel census",
                            host_inputs=usable[0]["inputs"])
@@ -149,6 +152,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
                                         message=f"{out.census['library']} library kernel launch(es) beside the custom ones",
                                         evidence="; ".join(lib[:5])))
         out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
+    out.phase_seconds["checks"] = time.perf_counter() - t  # kernel census and peak memory (CUDA)
     if timing:
         from kernelmosaic.verify.devlock import timing_lock
         from kernelmosaic.verify.timed import time_candidate

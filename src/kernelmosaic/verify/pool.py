@@ -110,8 +110,17 @@ class Worker:
         self.channel = None
         self.env: dict = {}
         self.poisoned = False
+        self.deferred = False
+        """Spawned with `defer_device` and not yet activated."""
 
     def start(self, timeout: float = 120.0) -> dict:
+        """Start the worker and wait until it is ready on its device; returns its environment."""
+        self.spawn()
+        return self._ready(timeout)
+
+    def spawn(self, defer_device: bool = False) -> None:
+        """Launch the process without waiting for it. With `defer_device` it loads Python and torch and then waits,
+        touching no device, until `activate()`: a spare that can start while another candidate is timed."""
         from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
 
         parent_sock, child_sock = socket.socketpair()
@@ -123,13 +132,26 @@ class Worker:
         with open(self.log_path, "wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "kmworker", "--fd", str(child_sock.fileno()), "--role", self.role,
-                 "--device", device],
+                 "--device", device, *(["--defer-device"] if defer_device else [])],
                 pass_fds=(child_sock.fileno(),), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_preexec(self.limits),
             )
         child_sock.close()
         _LIVE.add(self)
         self.channel = Channel(parent_sock)
+        self.deferred = defer_device
+
+    def activate(self, timeout: float = 120.0) -> dict:
+        """A worker spawned with `defer_device`: let it set up its device and wait until it is ready."""
+        if self.deferred:
+            try:
+                self.channel.send({"op": "begin"})
+            except OSError as exc:
+                raise self._died(f"could not start the spare {self.role} worker: {exc}") from exc
+            self.deferred = False
+        return self._ready(timeout)
+
+    def _ready(self, timeout: float) -> dict:
         hello = self._wait(timeout, "start")
         self.env = hello.get("env", {})
         return self.env

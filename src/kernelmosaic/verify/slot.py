@@ -1,4 +1,4 @@
-"""A device slot (reference worker + warm spare candidate worker) and the compile stage.
+"""A device slot (reference worker + a spare candidate worker launched ahead) and the compile stage.
 
 The reference worker is long-lived: problems are trusted more than candidates, and its per-problem setup and
 reference outputs are cached, so an agent that verifies twenty candidates for one task pays for them once.
@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 
 import torch
 
@@ -143,7 +142,6 @@ class DeviceSlot:
         self._data: dict[tuple, ReferenceData] = {}
         self._loaded: tuple | None = None
         self._spare: Worker | None = None
-        self._spare_thread: threading.Thread | None = None
         self.reference_reused = False
         """The last `reference()` found the problem already set up."""
         self.spare_used = False
@@ -194,35 +192,41 @@ class DeviceSlot:
         return self._data[key]
 
     def take_candidate_worker(self) -> Worker:
-        """A fresh candidate worker (the spare warmed after the previous verdict, when there is one)."""
-        if self._spare_thread is not None:
-            self._spare_thread.join()
-            self._spare_thread = None
+        """A fresh candidate worker: the spare, brought up on the device now (it has loaded Python and torch
+        already), else a new one. On a GPU the next spare is launched at once: loading Python and torch is host work
+        beside this candidate's judgement, and the spare touches the device only when it is handed out."""
         worker, self._spare = self._spare, None
-        self.spare_used = worker is not None and worker.alive
+        self.spare_used = False
+        if worker is not None and worker.alive:
+            try:
+                worker.activate(self.config.load_timeout_s)
+                self.spare_used = True
+            except WorkerDied:
+                worker.kill()
         if not self.spare_used:
             try:
                 worker = self.new_worker("candidate")
             except WorkerDied as exc:
                 raise Stop(status_of_death(exc), f"starting a candidate worker: {exc.detail}") from exc
+        if self.device.startswith("cuda"):
+            self.warm_spare()
         return worker
 
     def warm_spare(self) -> None:
-        """Start the next candidate worker in the background. Called when the slot goes idle, never while a
-        candidate is being judged: a process starting up beside a timed kernel skews its numbers."""
-        if self._spare is None and self._spare_thread is None:
-            self._spare_thread = threading.Thread(target=self._warm_spare, daemon=True)
-            self._spare_thread.start()
-
-    def _warm_spare(self) -> None:
-        try:
-            self._spare = self.new_worker("candidate")
-        except WorkerDied:
-            self._spare = None
+        """Launch the next candidate worker, which loads Python and torch and then waits without touching the device.
+        On the CPU device this is called only when the slot goes idle: a process loading torch beside a candidate
+        timed on host timers would skew its numbers."""
+        if self._spare is None or not self._spare.alive:
+            spare = Worker("candidate", self.device, worker_limits(self.config, self.device, "candidate"),
+                           keep_scratch=self.config.keep_scratch)
+            try:
+                spare.spawn(defer_device=True)
+            except OSError:
+                spare.kill()
+                return
+            self._spare = spare
 
     def close(self) -> None:
-        if self._spare_thread is not None:
-            self._spare_thread.join()
         for w in (self.ref, self._spare):
             if w is not None:
                 w.close()

@@ -284,6 +284,10 @@ class Verdict(_Model):
     seconds: float = 0.0
     """Wall time of the whole verification."""
     phase_seconds: dict[str, float] = Field(default_factory=dict)
+    """Seconds per phase: `compile`; `judge` (everything on the device slot) and inside it `device_lock_wait`,
+    `reference` (the problem set up in the reference worker, or reused), `worker_start` (waiting for a fresh candidate
+    worker), `load_init`, `correctness` (the candidate's trials), `compare` (against the oracle, refill check),
+    `checks` (census, peak memory), `timing`, `custom_work` (data-flow probes), `robustness`; then `sanitize`."""
     candidate_output_tail: str = ""
     """Last lines the candidate printed (stdout+stderr), for people; never parsed."""
     census: Census | None = None

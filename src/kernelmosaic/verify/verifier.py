@@ -208,7 +208,9 @@ class Verifier:
         t = job.mark("judge")
         try:
             with _gpu_lock(slot, self.config, out):
+                t_ref = time.perf_counter()
                 refdata = slot.reference(str(job.problem), verdict.problem_sha256)
+                out.phase_seconds["reference"] = time.perf_counter() - t_ref
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
                                               served_by=self.served_by)
                 out.findings += audit_reference(refdata, *self.config.tolerances())
@@ -218,19 +220,25 @@ class Verifier:
                                   gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
                 if config.baseline_cache:
                     out.baseline_key = baseline_key(verdict.problem_sha256, refdata.env, slot.device, config)
+                t_worker = time.perf_counter()
                 cand = slot.take_candidate_worker()
+                out.phase_seconds["worker_start"] = time.perf_counter() - t_worker
                 verdict.workers.candidate_prestarted = slot.spare_used
                 try:
                     judge_candidate(cand, slot.ref, refdata, str(job.candidate), config, job.timing, out)
                     if out.timing and slot.device.startswith("cuda"):
                         out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
+                    t_custom = time.perf_counter()
                     verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
+                    out.phase_seconds["custom_work"] = time.perf_counter() - t_custom
                 finally:
                     verdict.candidate_output_tail = cand.output_tail()
                     cand.kill()
                 if verdict.robustness is not None:
+                    t_alt = time.perf_counter()
                     check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
                                      verdict.robustness, out.findings)
+                    out.phase_seconds["robustness"] = time.perf_counter() - t_alt
         finally:
             out.phase_seconds["judge"] = time.perf_counter() - t
             slot.warm_spare()
@@ -238,7 +246,9 @@ class Verifier:
         verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
         if job.sanitize and self.config.device == "cuda":
             with _gpu_lock(slot, self.config, out):  # its kernels would count as another candidate's escaped work
+                t_san = time.perf_counter()
                 found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
+                out.phase_seconds["sanitize"] = time.perf_counter() - t_san
             out.findings += found
 
 

@@ -18,6 +18,8 @@ def main() -> None:
     parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--role", choices=["reference", "candidate", "compile"], required=True)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--defer-device", action="store_true",
+                        help="import, then wait for `begin` before touching the device (a spare started early)")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
 
@@ -30,6 +32,12 @@ def main() -> None:
 
     channel = Channel(sock)
     device = args.device
+    if args.defer_device:  # a spare: Python and torch are loaded; the device is touched only when it is handed out
+        request = _recv_or_none(channel)
+        if request is None or request.get("op") != "begin":
+            if request is not None:
+                channel.send({"ok": True})
+            return
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device).index or 0)
         torch.cuda.init()
@@ -51,6 +59,13 @@ def main() -> None:
             channel.send({"ok": False, "error": describe_error(exc)})
         sys.stdout.flush()
         sys.stderr.flush()
+
+
+def _recv_or_none(channel):
+    try:
+        return channel.recv()
+    except EOFError:
+        return None
 
 
 def _make_role(name: str, device: str):

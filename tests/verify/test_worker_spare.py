@@ -1,0 +1,56 @@
+"""A spare candidate worker loads Python and torch ahead of time and touches no device until it is handed out."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kernelmosaic.verify import VerifyConfig
+from kernelmosaic.verify.pool import Worker, WorkerError, WorkerLimits
+from kernelmosaic.verify.slot import DeviceSlot
+
+
+def test_a_deferred_worker_says_nothing_until_activated_then_serves(tmp_path):
+    worker = Worker("candidate", "cpu", WorkerLimits(), scratch_root=tmp_path)
+    worker.spawn(defer_device=True)
+    try:
+        assert not worker.channel.poll(3.0), "a spare must not set up its device or greet before `begin`"
+        assert worker.alive and worker.deferred
+        env = worker.activate()
+        assert env["device"] == "cpu" and env["torch"] and not worker.deferred
+        with pytest.raises(WorkerError) as refused:  # served after `begin`: the role answers, here with a refusal
+            worker.call("no_such_op", 30)
+        assert "unknown op" in refused.value.error["message"]
+    finally:
+        worker.close()
+    assert not worker.alive
+
+
+def test_a_deferred_worker_closed_before_activation_exits_cleanly(tmp_path):
+    worker = Worker("candidate", "cpu", WorkerLimits(), scratch_root=tmp_path)
+    worker.spawn(defer_device=True)
+    worker.channel.send({"op": "exit"})
+    assert worker._wait(60, "exit") == {"ok": True}  # answered while waiting for `begin`, not left to a timeout
+    assert worker.proc.wait(timeout=30) == 0
+    worker.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_slot_hands_out_the_spare_and_the_cpu_slot_launches_none_while_judging(tmp_path):
+    slot = DeviceSlot("cpu", VerifyConfig(device="cpu", cache_dir=tmp_path))
+    try:
+        first = slot.take_candidate_worker()
+        assert not slot.spare_used and slot._spare is None  # CPU: no spare loads torch beside a timed candidate
+        first.kill()
+        slot.warm_spare()  # the slot went idle
+        spare = slot._spare
+        assert spare is not None and spare.deferred
+        t = time.perf_counter()
+        second = slot.take_candidate_worker()
+        assert second is spare and slot.spare_used and not second.deferred
+        assert second.env["device"] == "cpu", second.env
+        assert time.perf_counter() - t < 60
+        second.kill()
+    finally:
+        slot.close()
