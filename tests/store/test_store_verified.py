@@ -82,7 +82,14 @@ def test_cuda_solution_needs_the_sanitizer(store: Store) -> None:
     sha = store.record_candidate(episode, CANDIDATE)
     store.record_verdict(episode, sha, accepted_verdict(sha=sha, device="cuda"))
     assert store.solutions(episode) == []
-    sanitized = accepted_verdict(sha=sha, device="cuda").model_copy(update={"sanitizer": {"ran": True}})
+    clean = {"errors": 0, "exit": 0}
+    for claims_nothing in ({"ran": True},  # the tools printed no summary: nothing is claimed, so no pass
+                           {"ran": True, "memcheck": clean, "racecheck": {"errors": 0, "exit": 1}, "initcheck": clean}):
+        store.record_verdict(episode, sha, accepted_verdict(sha=sha, device="cuda").model_copy(
+            update={"sanitizer": claims_nothing}))
+        assert store.solutions(episode) == [], claims_nothing
+    sanitized = accepted_verdict(sha=sha, device="cuda").model_copy(
+        update={"sanitizer": {"ran": True, "memcheck": clean, "racecheck": clean, "initcheck": {"errors": 2, "exit": 0}}})
     store.record_verdict(episode, sha, sanitized)
     [solution] = store.solutions(episode)
     assert solution.verified and solution.verification.sanitized

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["Verification", "TASK_FLAG_PREFIX", "AUDIT_FAILED", "task_flags_of", "passed_every_trial", "check_candidate",
+__all__ = ["Verification", "TASK_FLAG_PREFIX", "sanitizer_passed", "SANITIZER_GATES", "AUDIT_FAILED", "task_flags_of", "passed_every_trial", "check_candidate",
            "rank"]
 
 TASK_FLAG_PREFIX = "task-"
@@ -60,10 +60,25 @@ def task_flags_of(verdict: Verdict) -> list[str]:
     return sorted({f.rule for f in verdict.findings if f.rule.startswith(TASK_FLAG_PREFIX)})
 
 
-def _sanitized(verdict: Verdict) -> bool:
+SANITIZER_GATES = ("memcheck", "racecheck")
+"""The compute-sanitizer tools whose errors reject; initcheck only flags (verify/sanitize.py)."""
+
+
+def sanitizer_passed(verdict: Verdict) -> bool | None:
+    """Did this verdict's compute-sanitizer run pass? None when it never ran. A pass needs every rejecting tool to
+    have finished the forward (its summary read, exit status 0) with no error: a tool that printed nothing, timed
+    out or saw the program fail claims nothing, and that is not a pass."""
     report = verdict.sanitizer or {}
-    return bool(report.get("ran")) and not any(f.rule.startswith("sanitizer-") and f.severity == "reject"
-                                               for f in verdict.findings)
+    if not report.get("ran"):
+        return None
+    if any(f.rule.startswith("sanitizer-") and f.severity == "reject" for f in verdict.findings):
+        return False
+    return all(isinstance(report.get(tool), dict) and report[tool].get("errors") == 0 and report[tool].get("exit") == 0
+               for tool in SANITIZER_GATES)
+
+
+def _sanitized(verdict: Verdict) -> bool:
+    return sanitizer_passed(verdict) is True
 
 
 def passed_every_trial(verdict: Verdict) -> bool:

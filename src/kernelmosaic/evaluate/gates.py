@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kernelmosaic.contracts.verified import sanitizer_passed
 from kernelmosaic.evaluate.metrics import TaskRow
 from kernelmosaic.evaluate.records import EpisodeRecord
 from kernelmosaic.verify.verdict import Status, Verdict
@@ -80,10 +81,11 @@ def alternative_results(record: EpisodeRecord) -> list[bool]:
 
 
 def sanitizer_result(record: EpisodeRecord) -> bool | None:
-    """Did the answer's latest compute-sanitizer run pass? None when it never ran."""
+    """Did the answer's latest compute-sanitizer run pass (`contracts.verified.sanitizer_passed`)? None when it
+    never ran."""
     for verdict in reversed(record.history(record.answer_sha256)):
-        if verdict.sanitizer.get("ran"):
-            return not any(f.rule.startswith("sanitizer-") and f.severity == "reject" for f in verdict.findings)
+        if (passed := sanitizer_passed(verdict)) is not None:
+            return passed
     return None
 
 

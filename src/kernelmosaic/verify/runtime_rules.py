@@ -27,4 +27,5 @@ RUNTIME_RULES: dict[str, str] = {
     "sanitizer-memcheck": "compute-sanitizer found out-of-bounds or misaligned memory accesses",
     "sanitizer-racecheck": "compute-sanitizer found a shared-memory data race",
     "sanitizer-initcheck": "compute-sanitizer found reads of uninitialised device memory",
+    "sanitizer-small-shapes": "compute-sanitizer found errors at the small shapes only; the problem's own shapes were clean",
 }
