@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from resume_driver import FakeVerifierSet
@@ -38,6 +39,11 @@ def test_main_job_replays_every_bundled_trajectory(fake_verifiers, tmp_path, mon
     files = sorted((tmp_path / "runs" / f"run-{run.id}" / "trajectories").glob("*.json"))
     assert [json.loads(f.read_text())["exit_reason"] for f in files] == ["submitted"] * len(recorded)
     assert f"run {run.id}: {len(recorded)} done" in result.output
+    # captured output is not a terminal: one line per finished episode, before the summary
+    lines = re.findall(r"^\[(\d+)/(\d+)\] (\S+)  solved  [\d.]+ s  \(submitted, .*turn\(s\)\)$", result.output, re.M)
+    assert [(int(n), int(t)) for n, t, _ in lines] == [(k, len(recorded)) for k in range(1, len(recorded) + 1)]
+    assert sorted(task for *_, task in lines) == sorted(recorded)
+    assert result.output.index(f"[{len(recorded)}/") < result.output.index(f"run {run.id}: {len(recorded)} done")
 
 
 def test_bundled_recordings_include_a_repair_after_a_compile_error():

@@ -44,10 +44,14 @@ class Session:
         self.db = f"sqlite:///{root / 'km.db'}"
         self.tasks = make_tasks(root / "tasks")
         self.runs = root / "runs"
+        self.output: dict[int, str] = {}
+        """What each run's command printed (captured: not a terminal)."""
 
     def evaluate(self, *args: str) -> int:
-        return run_id_of(invoke("evaluate", *args, "--device", "cpu", "--db", self.db, "--out", str(self.runs),
-                                "--concurrency", "2"))
+        output = invoke("evaluate", *args, "--device", "cpu", "--db", self.db, "--out", str(self.runs),
+                        "--concurrency", "2")
+        self.output[run_id_of(output)] = output
+        return run_id_of(output)
 
 
 @pytest.fixture(scope="session")

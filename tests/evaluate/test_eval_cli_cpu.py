@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 
 import pytest
@@ -77,9 +78,28 @@ def test_one_shot_report_matches_hand_computation(session, one_shot_run):
     assert s["run"]["policies"] == ["kernelbench"] and s["run"]["env"][0]["device"] == "cpu"
 
 
+def _done_lines(output: str) -> list[tuple[int, int, str, str]]:
+    """(n, total, episode, status) of each `[n/total] EPISODE  STATUS  S s  (DETAIL)` line, in printed order."""
+    return [(int(m[1]), int(m[2]), m[3], m[4]) for m in re.finditer(r"^\[(\d+)/(\d+)\] (\S+)  (\S+)  [\d.]+ s", output, re.M)]
+
+
+@pytest.mark.parametrize("run", ["one_shot_run", "generations_run"])
+def test_a_line_per_finished_episode_when_not_a_terminal(session, run, request):
+    run_id = request.getfixturevalue(run)
+    output = session.output[run_id]
+    lines = _done_lines(output)
+    v = _final_verdicts(session.db, run_id)
+    assert [n for n, *_ in lines] == list(range(1, len(v) + 1)) and {t for _, t, *_ in lines} == {len(v)}
+    assert {episode: status for _, _, episode, status in lines} == {k: x.status.value for k, x in v.items()}
+    summary = output.index(f"run {run_id}: correct")
+    assert all(output.index(f"] {episode}  ") < summary for _, _, episode, _ in lines)
+    accepted = [line for line in output.splitlines() if "  accepted  " in line]
+    assert accepted and all(re.search(r"\((\d+\.\d\dx vs eager|untimed)", line) for line in accepted), accepted
+
+
 def test_one_shot_resume_asks_nothing_again(session, one_shot_run):
     out = invoke("evaluate", "--resume", str(one_shot_run), "--db", session.db, "--device", "cpu")
-    assert f"evaluation run {one_shot_run}" in out and "0 pending" in out
+    assert f"evaluation run {one_shot_run}" in out and "0 pending" in out and not _done_lines(out)
 
 
 def test_agent_mode_repairs_and_robustness(session):

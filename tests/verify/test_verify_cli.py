@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -46,8 +47,14 @@ def test_verify_batch_writes_jsonl_and_resumes(env, tmp_path):
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["id"]: r["verdict"]["status"] for r in rows} == {"p1/candidate": "accepted", "p2/candidate": "output_mismatch"}
+    # captured output is not a terminal: a line per verdict as it is written, in that order, before the summary
+    lines = re.findall(r"^\[(\d)/2\] (\S+)  (\S+)  [\d.]+ s  \((.*)\)$", res.output, re.M)
+    assert [(n, pair, status) for n, pair, status, _ in lines] == [(str(k + 1), r["id"], r["verdict"]["status"])
+                                                                  for k, r in enumerate(rows)]
+    assert {pair: why for _, pair, _, why in lines}["p1/candidate"] == "untimed"
+    assert res.output.index("[2/2]") < res.output.index("1 accepted, 1 rejected")
     res = CliRunner().invoke(app, args)
-    assert res.exit_code == 0 and "2 already judged" in res.output
+    assert res.exit_code == 0 and "2 already judged" in res.output and "[1/2]" not in res.output
     assert len(out.read_text().splitlines()) == 2
 
 

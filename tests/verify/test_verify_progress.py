@@ -1,4 +1,5 @@
-"""`verify`'s progress line follows the worker requests (their DEBUG records) and leaves the logging as it found it."""
+"""Progress on screen: `verify`'s phase line follows the worker requests (their DEBUG records) and leaves the logging
+as it found it; long commands print one line per finished item where the console is not a terminal."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 from rich.console import Console
 
 from kernelmosaic.verify.pool import calls_log
-from kernelmosaic.verify.progress import phase_progress
+from kernelmosaic.verify.progress import DoneLines, phase_progress
 
 
 def test_the_line_names_the_phase_and_logging_is_restored():
@@ -29,4 +30,22 @@ def test_nothing_is_drawn_when_the_console_is_not_a_terminal():
     out = io.StringIO()
     with phase_progress(Console(file=out, force_terminal=False), "verifying"):
         calls_log.debug("candidate run")
+    assert out.getvalue() == ""
+
+
+def test_done_lines_one_per_finished_item_where_not_a_terminal():
+    out = io.StringIO()
+    lines = DoneLines(Console(file=out, force_terminal=False, width=40), total=4, done=1)
+    lines.say("level1/problem_3/sample_0", "accepted", 18.44, "1.60x vs eager")
+    lines.skip()  # finished before a resume: counted, no line
+    lines.say("p2/candidate", "output_mismatch", 3.0, "max abs error 1.5\n  at index 7 " + "x" * 300)
+    text = out.getvalue().splitlines()
+    assert text[0] == "[2/4] level1/problem_3/sample_0  accepted  18.4 s  (1.60x vs eager)"  # no wrap at width 40
+    assert text[1].startswith("[4/4] p2/candidate  output_mismatch  3.0 s  (max abs error 1.5 at index 7 xxx")
+    assert text[1].endswith("...)") and len(text) == 2
+
+
+def test_done_lines_leave_a_terminal_to_the_live_display():
+    out = io.StringIO()
+    DoneLines(Console(file=out, force_terminal=True), total=1).say("t", "accepted", 1.0)
     assert out.getvalue() == ""

@@ -30,6 +30,7 @@ from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.pool import kill_all_workers
+from kernelmosaic.verify.progress import DoneLines
 from kernelmosaic.verify.settings import default_device
 
 __all__ = ["generate_command"]
@@ -70,8 +71,16 @@ def _new_config(tree: dict, flags: dict, device: str | None, max_turns: int | No
     return config
 
 
-def _say_done(console: Console, info: EpisodeInfo) -> None:
-    if info.status == "failed" or info.exit_reason == "model_error":
+def _say_done(console: Console, lines: DoneLines, info: EpisodeInfo) -> None:
+    """A line per episode where no live view shows them; on a terminal, only the episodes that could not run."""
+    if lines.enabled:
+        outcome = "failed" if info.status == "failed" else (
+            "solved" if info.solved else "flagged" if info.best_candidate_sha256 and info.task_flags else "not solved")
+        speed = f", {info.best_speedup_vs_eager:.2f}x vs eager" if info.best_speedup_vs_eager > 0 else ""
+        why = f": {info.exit_detail}" if info.exit_detail and not info.solved else ""  # a solved one's is "Submitted..."
+        lines.say(info.task_id, outcome, info.totals.wall_seconds,
+                  f"{info.exit_reason}{speed}, {info.totals.turns} turn(s){why}")
+    elif info.status == "failed" or info.exit_reason == "model_error":
         console.print(f"[red]task {info.task_id}: {info.status} ({info.exit_reason})[/red]: {info.exit_detail or 'no detail'}",
                       highlight=False, soft_wrap=True)
 
@@ -173,10 +182,12 @@ def generate_command(
     pending = store.pending_tasks(rid, [t.id for t in selected], finals)
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
     display = Live(view, console=console, refresh_per_second=4) if live else contextlib.nullcontext()
+    lines = DoneLines(console, len(selected), done=len(selected) - len(pending),
+                      enabled=not (live and console.is_terminal))
 
     def done(info: EpisodeInfo) -> None:
         view.on_done(info)
-        _say_done(console, info)
+        _say_done(console, lines, info)
 
     resume_line = f"`kernelmosaic generate --resume {rid}` continues it"
     try:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kernelmosaic.evaluate.config import EvalConfig
+from kernelmosaic.evaluate.records import TaskMeta, episode_record
 from kernelmosaic.evaluate.runner import (
     RUN_NAME,
     record_baselines,
@@ -21,7 +22,9 @@ from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.scale.cluster import portable_url
 from kernelmosaic.scale.options import RayAddress
+from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.verify.progress import DoneLines
 
 __all__ = ["evaluate_command", "fail"]
 
@@ -48,6 +51,25 @@ def _config(resume: int | None, store, given: dict) -> tuple[int | None, EvalCon
     if run.name != RUN_NAME:
         raise fail(f"--resume {resume}: run {resume} is a {run.name!r} run, not an evaluation")
     return resume, EvalConfig.model_validate(run.config)
+
+
+def _say_done(lines: DoneLines, store: Store, info: EpisodeInfo, meta: dict[str, TaskMeta]) -> None:
+    """The episode's line: its answer's latest verdict (status, and the speedup or why not), else how it ended."""
+    if not lines.enabled:  # a terminal shows the bar; the read below is for the line only
+        return
+    record = episode_record(store, info, meta)
+    verdict = record.answer_verdict()
+    if info.status == "failed" or verdict is None:
+        status, detail = info.exit_reason or info.status, info.exit_detail
+    elif verdict.accepted:
+        timed = record.answer_timing()
+        status = verdict.status.value
+        detail = f"{timed.timing.speedup_vs_eager:.2f}x vs eager" if timed else "untimed"
+        if info.task_flags:
+            detail += f"; task flagged: {', '.join(info.task_flags)}"
+    else:
+        status, detail = verdict.status.value, verdict.message
+    lines.say(info.task_id, status, info.totals.wall_seconds, detail)
 
 
 def _executor(executor: str | None, address: str | None, config: EvalConfig, db: str | None, settings: dict):
@@ -161,7 +183,7 @@ def evaluate_command(
     except (StoreError, TaskFormatError, ModelError, InputError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from exc
     console.print(f"evaluation run {run_id}: {config.mode}, {len(selected)} task(s) x {config.samples if config.mode != 'generations' else 'their'} "
-                  f"sample(s), policy {config.policy}, device {config.device}", highlight=False)
+                  f"sample(s), policy {config.policy}, device {config.device}", highlight=False, soft_wrap=True)
     total = len(found) if config.mode == "generations" else len(selected) * config.samples
     counts = {"done": 0, "solved": 0}
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -169,12 +191,15 @@ def evaluate_command(
         bar = progress.add_task("evaluating", total=total)
         ids = [sample_id(g.task.id, g.sample) for g in found] if config.mode == "generations" else \
             [sample_id(t.id, k) for k in range(config.samples) for t in selected]
-        progress.update(bar, completed=total - len(store.pending_tasks(run_id, ids, ("infra_error",))))
+        already = total - len(store.pending_tasks(run_id, ids, ("infra_error",)))
+        progress.update(bar, completed=already)
+        lines = DoneLines(console, total, done=already)
 
         def on_done(info: EpisodeInfo) -> None:
             counts["done"] += 1
             counts["solved"] += info.solved
             progress.update(bar, advance=1, description=f"evaluating ({counts['solved']} of {counts['done']} solved)")
+            _say_done(lines, store, info, config.task_meta)
 
         with runner:
             if config.mode == "generations":
@@ -190,4 +215,4 @@ def evaluate_command(
     console.print(f"run {run_id}: correct {overall.correct.value:.0%} of {overall.episodes} episode(s), "
                   f"compile/interface {overall.gate1_compile.value:.0%}; "
                   f"{len(left)} pending (resume: --resume {run_id}); report: kernelmosaic report {run_id} --out DIR",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)  # one line each in a log, for grep

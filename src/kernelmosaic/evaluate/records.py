@@ -15,7 +15,7 @@ from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo, RunInfo
 from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["Judged", "TaskMeta", "EpisodeRecord", "load_records", "task_meta_of"]
+__all__ = ["Judged", "TaskMeta", "EpisodeRecord", "episode_record", "load_records", "task_meta_of"]
 
 
 class _Model(BaseModel):
@@ -80,7 +80,8 @@ def task_meta_of(run: RunInfo) -> dict[str, TaskMeta]:
     return {task_id: TaskMeta.model_validate(meta) for task_id, meta in raw.items()}
 
 
-def _record(store: Store, info: EpisodeInfo, meta: dict[str, TaskMeta]) -> EpisodeRecord:
+def episode_record(store: Store, info: EpisodeInfo, meta: dict[str, TaskMeta]) -> EpisodeRecord:
+    """One episode's verdicts and answer, read from its stored events."""
     trajectory = store.load_trajectory(info.id)
     writes: list[str] = []
     judged: list[Judged] = []
@@ -105,4 +106,4 @@ def load_records(store: Store, run_id: int) -> tuple[RunInfo, list[EpisodeRecord
     """The run and every episode of it, in episode order."""
     run = store.get_run(run_id)
     meta = task_meta_of(run)
-    return run, [_record(store, info, meta) for info in store.list_episodes(run_id)]
+    return run, [episode_record(store, info, meta) for info in store.list_episodes(run_id)]

@@ -22,6 +22,7 @@ from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
+from kernelmosaic.verify.progress import DoneLines
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
 from kernelmosaic.verify.verdict import Status, Verdict
@@ -260,6 +261,14 @@ def verify_serve_command(
         pass
 
 
+def _say_verdict(lines: DoneLines, item: str, verdict: Verdict) -> None:
+    if verdict.accepted:
+        detail = f"{verdict.timing.speedup_vs_eager:.2f}x vs eager" if verdict.timing else "untimed"
+    else:
+        detail = verdict.message
+    lines.say(item, verdict.status.value, verdict.seconds, detail)
+
+
 def verify_batch_command(
     source: Annotated[Path, typer.Argument(help="A manifest (.jsonl) or a folder of <pair>/problem.py + candidate*.py.")],
     out: Annotated[Path, typer.Option("--out", help="JSONL of verdicts; pairs already in it are skipped.")] = Path("verdicts.jsonl"),
@@ -293,12 +302,17 @@ def verify_batch_command(
     with runner, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
         task = progress.add_task("verifying", total=len(pairs))
+        lines = DoneLines(console, len(pairs))
 
         def on_result(pair, row) -> None:
             key = "skipped" if row is None else ("accepted" if row["verdict"]["accepted"] else "rejected")
             counts[key] += 1
             progress.update(task, advance=1, description=f"verifying ({counts['accepted']} accepted, "
                                                           f"{counts['rejected']} rejected, {counts['skipped']} skipped)")
+            if row is None:
+                lines.skip()
+            elif lines.enabled:
+                _say_verdict(lines, pair.id, Verdict.model_validate(row["verdict"]))
 
         try:
             for _ in run_batch(pairs, config, out, on_result=on_result, seeded=_seeded(config_file, sets),

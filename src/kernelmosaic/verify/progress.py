@@ -1,4 +1,5 @@
-"""A one-line progress display for a verification: a spinner, the phase the workers are in, the elapsed time.
+"""Progress on screen: a one-line display of one verification (spinner, worker phase, elapsed time), and one plain
+line per finished item of a long command where the console is not a terminal.
 
 The phase comes from the worker pool's per-request DEBUG records (`kernelmosaic.verify.pool.calls`), so the
 verifier itself knows nothing about screens.
@@ -7,6 +8,7 @@ verifier itself knows nothing about screens.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,7 +17,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelmosaic.verify.pool import calls_log
 
-__all__ = ["PHASES", "phase_progress"]
+__all__ = ["PHASES", "DoneLines", "phase_progress"]
 
 PHASES = {
     "compile": "compiling the candidate", "setup": "setting up the reference", "trials": "running the reference",
@@ -57,3 +59,36 @@ def phase_progress(console: Console, label: str) -> Iterator[None]:
             calls_log.removeHandler(handler)
             calls_log.setLevel(saved[0])
             calls_log.propagate = saved[1]
+
+
+class DoneLines:
+    """One line per finished item, `[12/42] ITEM  STATUS  18.4 s  (DETAIL)`, printed (and flushed) as it finishes.
+
+    For consoles that are not a terminal (a log file, a pipe, a device call's captured output): there a rich live
+    display draws nothing until it stops, so a long run would look stuck. Callers may be on several threads."""
+
+    DETAIL_CHARS = 160
+    """A longer detail (a compiler error, a traceback) is cut: the store holds the full text."""
+
+    def __init__(self, console: Console, total: int, done: int = 0, enabled: bool | None = None) -> None:
+        self.console, self.total, self.count = console, total, done
+        self.enabled = not console.is_terminal if enabled is None else enabled
+        """Whether lines are printed (default: only where the console is not a terminal)."""
+        self._lock = threading.Lock()
+
+    def skip(self) -> None:
+        """Count an item finished before this run (a resume), without a line."""
+        with self._lock:
+            self.count += 1
+
+    def say(self, item: str, status: str, seconds: float, detail: str = "") -> None:
+        if not self.enabled:
+            return
+        detail = " ".join(detail.split())
+        if len(detail) > self.DETAIL_CHARS:
+            detail = detail[: self.DETAIL_CHARS - 3] + "..."
+        with self._lock:
+            self.count += 1
+            line = f"[{self.count}/{self.total}] {item}  {status}  {seconds:.1f} s" + (f"  ({detail})" if detail else "")
+            # soft_wrap: one line whatever the width; rich flushes the file after each print outside a `with console`
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
