@@ -6,9 +6,12 @@ Usage:
 
 Both harnesses judge the same candidates (`throughput_cases.py`: correct, slow, wrong, failing to compile) from
 empty build caches. The naive harness follows KernelBench's method in one process: import each candidate (its
-`load_inline` builds there), 5 correctness trials with `allclose(atol=rtol=1e-2)`, then 100 timed calls. Ours is
-`Verifier.verify_many` with the default settings (compiles ahead of judgement, isolated workers, every check).
-Reports candidates per minute for each and where accept/reject disagree.
+`load_inline` builds there, in a build folder of its own, as KernelBench's `eval_from_generations.py` gives every
+sample `<build dir>/<run>/<problem>/<sample>`), 5 correctness trials with `allclose(atol=rtol=1e-2)`, then 100 timed
+calls. Ours is `Verifier.verify_many` with the default settings (compiles ahead of judgement, isolated workers,
+every check; its build cache is keyed on the extension's content, so candidates sharing a source build it once).
+`--distinct` gives every candidate its own extension source (an agent's successive kernels), so neither harness
+builds anything twice. Reports candidates per minute for each and where accept/reject disagree.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ def naive_one(problem: Path, candidate: Path, device: str, k: int) -> dict:
     """KernelBench's method: import, construct both models with one seed, 5 trials, 100 timed calls."""
     import torch
 
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(Path(os.environ["KM_NAIVE_BUILD_ROOT"]) / f"sample_{k}")  # per sample
     try:
         new_cls = _load(candidate, f"naive_cand_{k}").ModelNew
     except Exception as exc:  # noqa: BLE001 - a candidate that fails to import or build is a compile failure
@@ -88,7 +92,7 @@ def run_naive(cases: list, device: str, tmp: Path) -> tuple[float, dict]:
     manifest, out = tmp / "naive_manifest.json", tmp / "naive_results.json"
     manifest.write_text(json.dumps([{"id": i, "problem": str(p), "candidate": str(c), "device": device}
                                     for i, p, c, _ in cases]))
-    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(tmp / "naive-extensions")}  # cold, private
+    env = {**os.environ, "KM_NAIVE_BUILD_ROOT": str(tmp / "naive-extensions")}  # cold, private, a folder per sample
     t0 = time.perf_counter()
     subprocess.run([sys.executable, __file__, "--naive-run", str(manifest), str(out)], check=True, env=env)
     return time.perf_counter() - t0, json.loads(out.read_text())
@@ -111,6 +115,8 @@ def main() -> None:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--count", type=int, default=32)
     parser.add_argument("--out", type=Path, default=Path("bench_throughput.json"))
+    parser.add_argument("--distinct", action="store_true",
+                        help="every candidate its own extension source (nothing is built twice by either harness)")
     parser.add_argument("--naive-run", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.naive_run:
@@ -119,7 +125,7 @@ def main() -> None:
     import torch
 
     with tempfile.TemporaryDirectory(prefix="km-bench-throughput-") as tmp:
-        cases = write_cases(Path(tmp) / "cases", args.device, args.count)
+        cases = write_cases(Path(tmp) / "cases", args.device, args.count, args.distinct)
         naive_s, naive = run_naive(cases, args.device, Path(tmp))
         ours_s, ours = run_ours(cases, args.device, Path(tmp))
     rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": ours[i]["status"],
@@ -128,6 +134,7 @@ def main() -> None:
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
               "cores": os.cpu_count(), "torch": torch.__version__, "candidates": len(cases),
+              "distinct_sources": args.distinct,
               "naive_seconds": round(naive_s, 1), "ours_seconds": round(ours_s, 1),
               "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours_per_min": round(60 * len(cases) / ours_s, 2),
               "agreement": sum(r["agree"] for r in rows),

@@ -183,11 +183,13 @@ def _source(problem: str, device: str, broken: bool) -> str:
     return src.replace("return out;\n}\n", "return out  // missing semicolon\n}\n", 1) if broken else src
 
 
-def _candidate(problem: str, device: str, kind: str, k: int) -> str:
+def _candidate(problem: str, device: str, kind: str, k: int, distinct: bool = False) -> str:
     broken = kind == "compile_error"
     src = _source(problem, device, broken)
     fn = {"correct": "good", "slow": "slow", "wrong": "wrong", "compile_error": "good"}[kind]
     name = f"km_bench_{problem}_{device}{'_broken' if broken else ''}"
+    if distinct:  # the variant inside the extension's source: every candidate is its own build, in any harness
+        src, name = f"// variant {k}\n{src}", f"{name}_v{k}"
     if device == "cuda":
         build = f'ext = load_inline(name="{name}", cpp_sources=DECLS, cuda_sources=SRC, functions=["good", "slow", "wrong"])'
         head = f'DECLS = """{DECLS}"""\n'
@@ -199,8 +201,10 @@ def _candidate(problem: str, device: str, kind: str, k: int) -> str:
             f"        return ext.{fn}(a, b)\n")
 
 
-def write_cases(root: Path, device: str, count: int) -> list[tuple[str, Path, Path, str]]:
-    """(id, problem, candidate, kind) for `count` candidates under `root`."""
+def write_cases(root: Path, device: str, count: int, distinct: bool = False) -> list[tuple[str, Path, Path, str]]:
+    """(id, problem, candidate, kind) for `count` candidates under `root`. `distinct`: every `load_inline`
+    candidate's extension source differs (as an agent's successive kernels do), so nothing is built twice; otherwise
+    the candidates of a problem share one extension source and differ only in their Python."""
     problems = list(PROBLEMS) if device == "cpu" else ["add_relu", "axpb"]
     out = []
     for name in problems:
@@ -214,7 +218,7 @@ def write_cases(root: Path, device: str, count: int) -> list[tuple[str, Path, Pa
             kind = _FAST_SLOTS[k % 16]
             text = _fast(problem, kind, k)
         else:
-            text = _candidate(problem, device, kind, k)
+            text = _candidate(problem, device, kind, k, distinct)
         path = root / problem / f"candidate_{k:02d}_{kind}.py"
         path.write_text(text)
         out.append((f"{problem}/{path.stem}", root / problem / "problem.py", path, kind))
