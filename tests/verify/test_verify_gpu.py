@@ -126,6 +126,12 @@ def test_race_is_not_accepted(unguarded_verifier, problems, tmp_path):
     assert v.status in (Status.output_mismatch, Status.nondeterministic), v.message
 
 
+def _sanitized(build_cache, problem, honest, bad):
+    """The honest and the bad candidate judged untimed with compute-sanitizer on: (clean, caught)."""
+    with Verifier(_config(build_cache, sanitize=True)) as sanitizing:
+        return sanitizing.verify(problem, honest, timing=False), sanitizing.verify(problem, bad, timing=False)
+
+
 def test_sanitize_catches_an_over_read_the_plain_run_misses(gpu_verifier, build_cache, tmp_path):
     if shutil.which("compute-sanitizer") is None:
         pytest.skip("compute-sanitizer is not installed")
@@ -134,9 +140,7 @@ def test_sanitize_catches_an_over_read_the_plain_run_misses(gpu_verifier, build_
     honest = kit.write(tmp_path, "honest.py", gk.cuda_candidate("ext.add_relu(a, b)"))
     plain = gpu_verifier.verify(problem, over, timing=False)
     assert plain.accepted, plain.message  # correct values, no fault: only a memory checker sees the over-read
-    with Verifier(_config(build_cache, sanitize=True)) as sanitizing:
-        clean = sanitizing.verify(problem, honest, timing=False)
-        caught = sanitizing.verify(problem, over, timing=False)
+    clean, caught = _sanitized(build_cache, problem, honest, over)
     assert clean.accepted, (clean.message, clean.sanitizer)
     assert clean.sanitizer["memcheck"]["errors"] == 0 and clean.sanitizer["racecheck"]["errors"] == 0, clean.sanitizer
     assert caught.status == Status.cuda_error, (caught.message, caught.sanitizer)
@@ -154,9 +158,7 @@ def test_missing_barrier_reduction_is_rejected_once_sanitized(gpu_verifier, buil
     honest = kit.write(tmp_path, "honest.py", gk.rowsum_candidate("rowsum"))
     plain = gpu_verifier.verify(problem, racy, timing=False)
     assert plain.status in (Status.accepted, Status.output_mismatch, Status.nondeterministic), plain.message
-    with Verifier(_config(build_cache, sanitize=True)) as sanitizing:
-        clean = sanitizing.verify(problem, honest, timing=False)
-        caught = sanitizing.verify(problem, racy, timing=False)
+    clean, caught = _sanitized(build_cache, problem, honest, racy)
     assert clean.accepted and clean.sanitizer["racecheck"]["errors"] == 0, (clean.message, clean.sanitizer)
     if plain.accepted:  # the race only shows under the tool: rejected as a CUDA error with racecheck's rule
         assert caught.status == Status.cuda_error, (caught.message, caught.sanitizer)
