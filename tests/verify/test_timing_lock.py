@@ -74,3 +74,54 @@ def test_two_verifiers_never_time_at_once(build_cache, tmp_path):
     assert len(spans) == 2
     (s1, e1), (s2, e2) = sorted(spans)
     assert e1 <= s2 + 0.5, (spans, waits)  # the second timing phase starts after the first ends (closing slack)
+
+
+def _spans(tmp_path, modes: list[bool], hold_s: float = 0.3) -> list[tuple[float, float, bool]]:
+    """Threads taking the lock in `modes` (True = shared), started together; (start, end, shared) of each hold."""
+    spans: list[tuple[float, float, bool]] = []
+    go = threading.Barrier(len(modes))
+
+    def hold(shared: bool):
+        go.wait()
+        with timing_lock(tmp_path, "cuda:0", shared=shared):
+            start = time.monotonic()
+            time.sleep(hold_s)
+            spans.append((start, time.monotonic(), shared))
+
+    threads = [threading.Thread(target=hold, args=(m,)) for m in modes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(spans)
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_sanitizer_runs_share_the_device_with_each_other(tmp_path):
+    spans = _spans(tmp_path, [True, True, True])
+    assert all(_overlap(a, b) for a in spans for b in spans if a is not b), spans
+
+
+def test_a_judgement_and_a_sanitizer_run_never_overlap(tmp_path):
+    for modes in ([False, True, True], [True, False, True, False]):
+        spans = _spans(tmp_path, modes)
+        exclusive = [s for s in spans if not s[2]]
+        assert len(spans) == len(modes)
+        assert not any(_overlap(x, s) for x in exclusive for s in spans if s is not x), spans
+
+
+def test_a_judgement_in_another_process_waits_for_a_sanitizer_run(tmp_path):
+    path = lock_path(tmp_path, "cuda:0")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    reader = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f.fileno(), fcntl.LOCK_SH)\n"
+        "print('held', flush=True)\ntime.sleep(1.0)\n"), str(path)], stdout=subprocess.PIPE, text=True)
+    assert reader.stdout.readline().strip() == "held"
+    with timing_lock(tmp_path, "cuda:0", shared=True) as waited:  # another reader goes straight in
+        assert waited < 0.5
+    with timing_lock(tmp_path, "cuda:0") as waited:  # a judgement waits for the reader to finish
+        assert waited > 0.5
+    reader.wait(timeout=30)

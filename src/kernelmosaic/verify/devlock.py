@@ -2,7 +2,12 @@
 
 Two verifiers that time on one GPU at once (the agent keeps one per precision) skew each other's numbers. The lock
 is an `flock` on a file per device under the build cache (shared by every process that uses that cache), held only
-around the timing phase; compiles, correctness runs and the other devices go on meanwhile.
+around the timing phase (on CUDA, the whole judgement); compiles and the other devices go on meanwhile.
+
+`shared=True` takes it as a reader: compute-sanitizer runs, whose kernels must not land in another candidate's
+timing but may overlap each other (most of each run is starting Python and torch under the tool). A judgement
+waits until every reader is done, and readers wait for a judgement; a reader arriving while a judgement waits can
+still go first (`flock` is not fair), so a long stream of sanitizer runs delays judgements, never breaks them.
 """
 
 from __future__ import annotations
@@ -28,15 +33,17 @@ def lock_path(cache_dir: Path, key: str) -> Path:
 
 
 @contextlib.contextmanager
-def timing_lock(cache_dir: Path, key: str) -> Iterator[float]:
-    """Hold the device's timing lock; yields the seconds spent waiting for it."""
+def timing_lock(cache_dir: Path, key: str, shared: bool = False) -> Iterator[float]:
+    """Hold the device's timing lock (as one of several readers with `shared`); yields the seconds spent waiting."""
     path = lock_path(cache_dir, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     with _local:
         thread_lock = _by_path.setdefault(str(path), threading.Lock())
     started = time.perf_counter()
-    with thread_lock, open(path, "a+") as f:  # threads of one process queue here, processes on the flock
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+    # Exclusive holders of one process queue on the thread lock, processes on the flock; every holder opens the
+    # file itself, so readers and writers of one process exclude each other through the flock too.
+    with thread_lock if not shared else contextlib.nullcontext(), open(path, "a+") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield round(time.perf_counter() - started, 3)
         finally:

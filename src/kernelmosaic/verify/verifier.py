@@ -245,7 +245,8 @@ class Verifier:
             self._slots.put(slot)
         verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
         if job.sanitize and self.config.device == "cuda":
-            with _gpu_lock(slot, self.config, out):  # its kernels would count as another candidate's escaped work
+            # shared: its kernels must not land in another candidate's judgement, but sanitizer runs may overlap
+            with _gpu_lock(slot, self.config, out, shared=True):
                 t_san = time.perf_counter()
                 found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
                 out.phase_seconds["sanitize"] = time.perf_counter() - t_san
@@ -253,18 +254,19 @@ class Verifier:
 
 
 @contextlib.contextmanager
-def _gpu_lock(slot: DeviceSlot, config: VerifyConfig, out: Outcome) -> Iterator[None]:
+def _gpu_lock(slot: DeviceSlot, config: VerifyConfig, out: Outcome, shared: bool = False) -> Iterator[None]:
     """On CUDA, the whole judgement holds the device (across Verifiers and processes): another candidate's reference
     run, trials or probes on the same GPU would be seen by the device-wide end event as this candidate's escaped work
-    and would skew its timing. The CPU keeps its lock around timing only (judge.py), so CPU batches stay parallel."""
+    and would skew its timing. The CPU keeps its lock around timing only (judge.py), so CPU batches stay parallel.
+    `shared`: a compute-sanitizer run, which excludes judgements but not other sanitizer runs (devlock.py)."""
     if not slot.device.startswith("cuda"):
         yield
         return
     from kernelmosaic.verify.devlock import timing_lock
 
     key = f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{slot.device}"
-    with timing_lock(config.cache_dir, key) as waited:
-        out.phase_seconds["device_lock_wait"] = waited
+    with timing_lock(config.cache_dir, key, shared=shared) as waited:
+        out.phase_seconds["sanitize_lock_wait" if shared else "device_lock_wait"] = waited
         yield
 
 
