@@ -287,7 +287,9 @@ class Verdict(_Model):
     """Seconds per phase: `compile`; `judge` (everything on the device slot) and inside it `device_lock_wait`,
     `reference` (the problem set up in the reference worker, or reused), `worker_start` (waiting for a fresh candidate
     worker), `load_init`, `correctness` (the candidate's trials), `compare` (against the oracle, refill check),
-    `checks` (census, peak memory), `timing`, `custom_work` (data-flow probes), `robustness`; then `sanitize`."""
+    `checks` (census, peak memory), `timing` (with, inside it, `timing_checks`: the timed calls' outputs checked, and
+    `timing_bursts`: the wall-clock bursts), `custom_work` (data-flow probes), `robustness`; then `sanitize_lock_wait`
+    and `sanitize`."""
     candidate_output_tail: str = ""
     """Last lines the candidate printed (stdout+stderr), for people; never parsed."""
     census: Census | None = None
