@@ -30,6 +30,9 @@ def _row(verdict: Verdict, seconds: float) -> dict:
     return {"status": verdict.status.value, "seconds": round(seconds, 2),
             "judge_s": round(verdict.phase_seconds.get("judge", 0.0), 2),
             "timing_s": round(verdict.phase_seconds.get("timing", 0.0), 2),
+            "timing_checks_s": round(verdict.phase_seconds.get("timing_checks", 0.0), 2),
+            "timing_bursts_s": round(verdict.phase_seconds.get("timing_bursts", 0.0), 2),
+            "worker_start_s": round(verdict.phase_seconds.get("worker_start", 0.0), 2),
             "median_ms": round(t.candidate.median_ms, 5) if t else None,
             "eager_ms": round(t.eager.median_ms, 5) if t else None,
             "samples": t.candidate.samples if t else None, "speedup_vs_eager": t.speedup_vs_eager if t else None}
