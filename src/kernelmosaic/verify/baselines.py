@@ -39,6 +39,7 @@ def baseline_key(problem_sha: str, env: dict, device: str, config: VerifyConfig)
                 "host": env.get("hostname", ""), "device_name": env.get("device_name", ""),
                 "gpu_uuid": env.get("gpu_uuid", ""), "torch": env.get("torch", ""), "cuda": env.get("cuda", ""),
                 "triton": env.get("triton", ""), "profile": config.timing_profile, "rounds": rounds, "budget": budget,
+                "wall_ms": config.timing_wall_ms(),
                 "lead_us": config.timing_lead_us, "visible": os.environ.get("CUDA_VISIBLE_DEVICES", "")}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:32]
 

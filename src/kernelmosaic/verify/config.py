@@ -63,7 +63,8 @@ class VerifyConfig(BaseModel):
     round of `quick_budget_ms` per subject (agent iterations), with the same checks of the timed calls and the same
     wall-clock burst. Both record sample counts and quartiles; `verify(timing_profile=...)` picks one per call."""
     quick_budget_ms: float = Field(150.0, gt=0.0)
-    """Target measured time per subject under the `quick` profile (at most `timing_budget_ms`)."""
+    """Target measured time per subject under the `quick` profile (at most `timing_budget_ms`), which is also the
+    most host wall time its timed calls may take (`timing_wall_ms`)."""
     baseline_cache: bool = True
     """Keep the `torch.compile` baseline's timing samples on disk per (problem, seed, device, precision, torch,
     timing settings), so later candidates of the same problem, in any process, skip building and timing it. Eager
@@ -133,6 +134,13 @@ class VerifyConfig(BaseModel):
         if self.timing_profile == "quick":
             return 1, min(self.quick_budget_ms, self.timing_budget_ms)
         return self.timing_rounds, self.timing_budget_ms
+
+    def timing_wall_ms(self) -> float:
+        """Host wall time one subject's timed calls may take in a round. `full`: four times the budget, so a µs
+        kernel still gets its samples when each call's flush and lead cost far more than the kernel. `quick`: the
+        budget itself, so an agent's iteration stays short (fewer samples of a µs kernel, the same checks)."""
+        budget = self.timing_plan()[1]
+        return budget if self.timing_profile == "quick" else 4 * budget
 
     def lookahead_slots(self) -> int:
         """Compiles in flight ahead of judgement."""

@@ -102,6 +102,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     `baseline_key`: where the `torch.compile` baseline's samples are kept on disk ("" = not kept)."""
     l2 = int(refdata.env.get("l2_bytes", 0))
     rounds, budget = config.timing_plan()
+    wall = config.timing_wall_ms()
     lead = config.timing_lead_us
     dev: dict[str, list[float]] = {"candidate": [], "eager": [], "compile": []}
     hosted: dict[str, list[float]] = {"candidate": [], "eager": [], "compile": []}
@@ -123,7 +124,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         fp_seed = secret.randrange(1 << 31)
         res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                     budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
-                    fp_seed=fp_seed)
+                    fp_seed=fp_seed, wall_ms=wall)
         _integrity(res["integrity"], "timing")
         dev["candidate"] += res["samples"]
         hosted["candidate"] += res["host_samples"]
@@ -135,12 +136,13 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         checked += _check_round(res, ref, config, fp_seed, extra, r)
         out.phase_seconds["timing_checks"] = out.phase_seconds.get("timing_checks", 0.0) + time.perf_counter() - t
         eager = _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
-                      budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead)
+                      budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
         dev["eager"] += eager["samples"]
         hosted["eager"] += eager["host_samples"]
         if not compile_error and cached is None:
             comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
-                                                 budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2, lead_us=lead)
+                                                 budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2, lead_us=lead,
+                                                 wall_ms=wall)
             dev["compile"] += comp["samples"] if comp else []
             hosted["compile"] += comp["host_samples"] if comp else []
         t = time.perf_counter()

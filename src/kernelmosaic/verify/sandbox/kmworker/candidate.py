@@ -159,10 +159,10 @@ class CandidateRole:
 
     @torch.no_grad()
     def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0,
-             fp_seed: int = 0) -> dict:
+             fp_seed: int = 0, wall_ms: float | None = None) -> dict:
         timer = Timer(self.device, l2_bytes, lead_us)
         result = timer.measure(self.model, self.template.drawer(self.device), budget_ms, check_at=check_at, seed=seed,
-                               fingerprint=Fingerprinter(fp_seed, self.device))
+                               fingerprint=Fingerprinter(fp_seed, self.device), wall_ms=wall_ms)
         inputs, out = result["checked"]
         return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
                 "flush_bytes": timer.flush_bytes, "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],

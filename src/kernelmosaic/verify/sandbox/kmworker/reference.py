@@ -126,10 +126,12 @@ class ReferenceRole:
         return {}
 
     @torch.no_grad()
-    def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int, lead_us: float = 0.0) -> dict:
+    def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int, lead_us: float = 0.0,
+             wall_ms: float | None = None) -> dict:
         fn = self._compiled() if kind == "compile" else self.model
         timer = Timer(self.device, l2_bytes, lead_us)
-        result = timer.measure(fn, self.template.drawer(self.device), budget_ms, escaped=False, seed=seed)
+        result = timer.measure(fn, self.template.drawer(self.device), budget_ms, escaped=False, seed=seed,
+                               wall_ms=wall_ms)
         return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
                 "flush_bytes": timer.flush_bytes}
 

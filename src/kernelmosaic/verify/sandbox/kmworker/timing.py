@@ -30,7 +30,7 @@ import torch
 
 from .common import package_outputs
 
-__all__ = ["Timer", "burst"]
+__all__ = ["Timer", "burst", "repetitions"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
 _MAX_LEAD_US = 20_000.0
@@ -121,13 +121,14 @@ class Timer:
         return statistics.median_high(s.full_ms - s.stream_ms for s in (self.one(lambda: None, []) for _ in range(calls)))
 
     def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True, seed: int = 0,
-                fingerprint=None) -> dict:
+                fingerprint=None, wall_ms: float | None = None) -> dict:
         """Warm up, size the lead, pick repetitions from the measured cost, and time every call with fresh inputs.
 
         `draw(seed)`: a fresh input set for one call; call i uses seed `seed + i`.
         `check_at`: index of the timed call whose inputs and output are returned for checking by the parent.
         `escaped`: also measure the bracket's own cost and report the work that escaped the stream (CUDA).
         `fingerprint(out)`: recorded with the call's seed for every call when given.
+        `wall_ms`: host wall time the timed calls may take (default four times `budget_ms`; see `repetitions`).
         """
         if self.cuda:
             self.l2_reset = _reset_persisting_l2() or self.l2_reset
@@ -152,7 +153,7 @@ class Timer:
         est = max(warm_ms / warm, 1e-3)
         # a call's wall cost includes drawing fresh inputs, flushing L2 and the lead (warm-up ran the floor)
         wall = max(warm_wall_ms / warm + (lead_us - self.lead_us) / 1e3, est)
-        reps = int(min(max(min(budget_ms / est, 4 * budget_ms / wall), _MIN_REPS), _MAX_REPS))
+        reps = repetitions(budget_ms, 4 * budget_ms if wall_ms is None else wall_ms, est, wall)
         # host-inclusive calls (no lead) are shuffled among the device-time ones; on the CPU they are the same calls
         modes = [True] * reps + ([False] * max(_MIN_REPS, reps // 4) if self.cuda else [])
         random.Random(seed).shuffle(modes)
@@ -175,6 +176,13 @@ class Timer:
             bracket = self._bracket_ms() if self.cuda else 0.0
             result["escaped_ms"] = max(statistics.median_high(trailing) - bracket, 0.0)
         return result
+
+
+def repetitions(budget_ms: float, wall_ms: float, est_ms: float, call_wall_ms: float) -> int:
+    """Timed calls for one subject: enough to measure `budget_ms` of its own time (`est_ms` a call), as long as
+    they fit in `wall_ms` of host wall time (`call_wall_ms` a call, with fresh inputs, the L2 flush and the lead);
+    never fewer than 5 nor more than 2000. Device-time-only calls add a quarter more on CUDA (host-inclusive ones)."""
+    return int(min(max(min(budget_ms / est_ms, wall_ms / call_wall_ms), _MIN_REPS), _MAX_REPS))
 
 
 def burst(fn, inputs: list[list], calls: int, device: str) -> float:
