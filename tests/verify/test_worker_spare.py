@@ -54,3 +54,19 @@ def test_slot_hands_out_the_spare_and_the_cpu_slot_launches_none_while_judging(t
         second.kill()
     finally:
         slot.close()
+
+
+def test_a_spare_that_died_while_waiting_is_replaced_and_cleaned_up(tmp_path):
+    slot = DeviceSlot("cpu", VerifyConfig(device="cpu", cache_dir=tmp_path))
+    try:
+        slot.warm_spare()
+        dead = slot._spare
+        dead.proc.kill()
+        dead.proc.wait(timeout=30)
+        slot.warm_spare()
+        assert slot._spare is not dead and slot._spare.alive and not dead.scratch.exists()
+        worker = slot.take_candidate_worker()
+        assert slot.spare_used and worker.env["device"] == "cpu"
+        worker.kill()
+    finally:
+        slot.close()

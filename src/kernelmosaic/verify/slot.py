@@ -217,6 +217,9 @@ class DeviceSlot:
         On the CPU device this is called only when the slot goes idle: a process loading torch beside a candidate
         timed on host timers would skew its numbers."""
         if self._spare is None or not self._spare.alive:
+            if self._spare is not None:  # died while waiting: its process group and scratch folder go
+                self._spare.kill()
+                self._spare = None
             spare = Worker("candidate", self.device, worker_limits(self.config, self.device, "candidate"),
                            keep_scratch=self.config.keep_scratch)
             try:
