@@ -7,6 +7,8 @@ A failure at any phase ends the flow through `Stop`, which carries the status; n
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
@@ -64,6 +66,14 @@ class Outcome:
     baseline_key: str = ""
     """Where the `torch.compile` baseline of this problem is kept on disk ("" = not kept)."""
 
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Add the block's seconds to `phase_seconds[name]` when it completes (a phase cut short by a Stop is not
+        recorded); a phase entered several times (one per timing round) adds up."""
+        t = time.perf_counter()
+        yield
+        self.phase_seconds[name] = self.phase_seconds.get(name, 0.0) + time.perf_counter() - t
+
 
 def _call(worker: Worker, op: str, timeout: float, phase_status: Status, what: str, **args) -> dict:
     try:
@@ -85,85 +95,78 @@ def _integrity(diffs: list[str], phase: str) -> None:
 def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate_path: str,
                     config: VerifyConfig, timing: bool, out: Outcome) -> None:
     """Fill `out` or raise Stop. `cand` is a fresh candidate worker; `ref` holds the problem already set up."""
-    import time
-
     atol, rtol = config.tolerances()
-    t = time.perf_counter()
-    loaded = _call(cand, "load", config.load_timeout_s, Status.load_error, "loading the candidate",
-                   candidate=candidate_path, cache_dir=str(config.cache_dir))
-    out.builds = loaded["builds"]
-    _integrity(loaded["integrity"], "import")
-    init = _call(cand, "init", config.init_timeout_s, Status.init_error, "constructing ModelNew",
-                 init_inputs=refdata.setup["init_inputs"], state_dict=refdata.setup["state_dict"], seed=config.seed,
-                 precision=config.precision)
-    out.weights = {"copied": len(init["copied"]), "not_copied": init["skipped"]}
-    _integrity(init["integrity"], "construction")
-    out.phase_seconds["load_init"] = time.perf_counter() - t
+    with out.phase("load_init"):
+        loaded = _call(cand, "load", config.load_timeout_s, Status.load_error, "loading the candidate",
+                       candidate=candidate_path, cache_dir=str(config.cache_dir))
+        out.builds = loaded["builds"]
+        _integrity(loaded["integrity"], "import")
+        init = _call(cand, "init", config.init_timeout_s, Status.init_error, "constructing ModelNew",
+                     init_inputs=refdata.setup["init_inputs"], state_dict=refdata.setup["state_dict"], seed=config.seed,
+                     precision=config.precision)
+        out.weights = {"copied": len(init["copied"]), "not_copied": init["skipped"]}
+        _integrity(init["integrity"], "construction")
 
-    t = time.perf_counter()
-    usable = [tr for tr in refdata.trials if not tr["skipped"]]
-    ran = _call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
-                trials=[tr["inputs"] for tr in usable], poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])])
-    out.phase_seconds["correctness"] = time.perf_counter() - t
-    t = time.perf_counter()
-    corr = out.correctness
-    corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
-    corr.distributions = sorted({tr["distribution"] for tr in usable})
-    extra: list[float] = []  # per output: the most budget any trial needed above atol + rtol·|r|
-    for k, (tr, got) in enumerate(zip(usable, ran["trials"], strict=True)):
-        cmp = compare_outputs(tr["outputs"], got["outputs"], atol, rtol, tr.get("oracle"))
-        extra = [max(a, b) for a, b in zip(extra, cmp.extra, strict=False)] + cmp.extra[len(extra):]
-        corr.max_abs_error = max(corr.max_abs_error, cmp.max_abs)
-        corr.max_rel_error = max(corr.max_rel_error, cmp.max_rel)
-        corr.error_vs_fp64 = round(max(corr.error_vs_fp64, cmp.budget_used), 4)
-        corr.reference_error_vs_fp64 = round(max(corr.reference_error_vs_fp64, cmp.reference_budget_used), 4)
-        if not cmp.ok:
-            corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
-            raise Stop(cmp.status, f"wrong result on trial {k} of {len(usable)}: {cmp.detail}")
-        if got["mutated"] and not tr["mutates_inputs"]:
-            raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
-                       [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
-                                evidence=f"inputs {got['mutated']} changed on trial {k}")])
-        if "repeat" in got:  # both runs within the budget of the oracle, and each within it of the other
-            again = compare_outputs(got["outputs"], got["repeat"], atol, rtol, tr.get("oracle"))
-            if not again.ok:
-                raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
-        corr.passed += 1
-    _integrity(ran["integrity"], "forward")
-    _refill_check(cand, usable, config)
-    out.phase_seconds["compare"] = time.perf_counter() - t  # the trials' outputs against the oracle, the refill check
+    with out.phase("correctness"):
+        usable = [tr for tr in refdata.trials if not tr["skipped"]]
+        ran = _call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
+                    trials=[tr["inputs"] for tr in usable],
+                    poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])])
+    with out.phase("compare"):  # the trials' outputs against the oracle, the refill check
+        corr = out.correctness
+        corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
+        corr.distributions = sorted({tr["distribution"] for tr in usable})
+        extra: list[float] = []  # per output: the most budget any trial needed above atol + rtol·|r|
+        for k, (tr, got) in enumerate(zip(usable, ran["trials"], strict=True)):
+            cmp = compare_outputs(tr["outputs"], got["outputs"], atol, rtol, tr.get("oracle"))
+            extra = [max(a, b) for a, b in zip(extra, cmp.extra, strict=False)] + cmp.extra[len(extra):]
+            corr.max_abs_error = max(corr.max_abs_error, cmp.max_abs)
+            corr.max_rel_error = max(corr.max_rel_error, cmp.max_rel)
+            corr.error_vs_fp64 = round(max(corr.error_vs_fp64, cmp.budget_used), 4)
+            corr.reference_error_vs_fp64 = round(max(corr.reference_error_vs_fp64, cmp.reference_budget_used), 4)
+            if not cmp.ok:
+                corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
+                raise Stop(cmp.status, f"wrong result on trial {k} of {len(usable)}: {cmp.detail}")
+            if got["mutated"] and not tr["mutates_inputs"]:
+                raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
+                           [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
+                                    evidence=f"inputs {got['mutated']} changed on trial {k}")])
+            if "repeat" in got:  # both runs within the budget of the oracle, and each within it of the other
+                again = compare_outputs(got["outputs"], got["repeat"], atol, rtol, tr.get("oracle"))
+                if not again.ok:
+                    raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
+            corr.passed += 1
+        _integrity(ran["integrity"], "forward")
+        _refill_check(cand, usable, config)
     if ran["extra_threads"] > 0:
         raise Stop(Status.timing_anomaly, f"{ran['extra_threads']} thread(s) left running after forward",
                    [Finding(rule="background-threads", severity="reject",
                             message="threads outlive forward: their work escapes timing", evidence=str(ran["extra_threads"]))])
 
-    t = time.perf_counter()
-    if cand.device.startswith("cuda"):
-        out.census = _call(cand, "census", config.run_timeout_s, Status.runtime_error, "kernel census",
-                           host_inputs=usable[0]["inputs"])
-        if out.census["custom"] == 0:
-            names = ", ".join(k["name"][:60] for k in out.census["kernels"][:5]) or "none"
-            raise Stop(Status.no_custom_kernel, f"no kernel of the candidate's own ran (kernels seen: {names})",
-                       [Finding(rule="no-custom-kernel", severity="reject",
-                                message="every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy", evidence=names)])
-        if out.census["library"] > 0:
-            lib = [k["name"][:80] for k in out.census["kernels"] if not k["custom"]]
-            out.findings.append(Finding(rule="library-kernels", severity="flag",
-                                        message=f"{out.census['library']} library kernel launch(es) beside the custom ones",
-                                        evidence="; ".join(lib[:5])))
-        out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
-    out.phase_seconds["checks"] = time.perf_counter() - t  # kernel census and peak memory (CUDA)
+    with out.phase("checks"):  # kernel census and peak memory (CUDA)
+        if cand.device.startswith("cuda"):
+            out.census = _call(cand, "census", config.run_timeout_s, Status.runtime_error, "kernel census",
+                               host_inputs=usable[0]["inputs"])
+            if out.census["custom"] == 0:
+                names = ", ".join(k["name"][:60] for k in out.census["kernels"][:5]) or "none"
+                raise Stop(Status.no_custom_kernel, f"no kernel of the candidate's own ran (kernels seen: {names})",
+                           [Finding(rule="no-custom-kernel", severity="reject",
+                                    message="every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy", evidence=names)])
+            if out.census["library"] > 0:
+                lib = [k["name"][:80] for k in out.census["kernels"] if not k["custom"]]
+                out.findings.append(Finding(rule="library-kernels", severity="flag",
+                                            message=f"{out.census['library']} library kernel launch(es) beside the custom ones",
+                                            evidence="; ".join(lib[:5])))
+            out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
     if timing:
         from kernelmosaic.verify.devlock import timing_lock
         from kernelmosaic.verify.timed import time_candidate
 
         # On CUDA the verifier already holds the device for the whole judgement (verifier._gpu_lock).
         lock = timing_lock(config.cache_dir, cand.device) if not cand.device.startswith("cuda") else contextlib.nullcontext(0.0)
-        with lock as waited:
-            t = time.perf_counter()
+        with lock as waited, out.phase("timing"):
             out.phase_seconds["timing_lock_wait"] = waited
             out.timing = time_candidate(cand, ref, refdata, config, out, extra, out.baseline_key)
-            out.phase_seconds["timing"] = time.perf_counter() - t
 
 
 def _peak_memory(cand: Worker, ref: Worker, host_inputs: list, config: VerifyConfig) -> MemoryUse | None:

@@ -132,9 +132,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         escaped.append(res["escaped_ms"])
         leads.append(res["lead_us"])
         flush = res["flush_bytes"]
-        t = time.perf_counter()
-        checked += _check_round(res, ref, config, fp_seed, extra, r)
-        out.phase_seconds["timing_checks"] = out.phase_seconds.get("timing_checks", 0.0) + time.perf_counter() - t
+        with out.phase("timing_checks"):
+            checked += _check_round(res, ref, config, fp_seed, extra, r)
         eager = _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
                       budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
         dev["eager"] += eager["samples"]
@@ -145,9 +144,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                                                  wall_ms=wall)
             dev["compile"] += comp["samples"] if comp else []
             hosted["compile"] += comp["host_samples"] if comp else []
-        t = time.perf_counter()
-        ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"], seed + 4 * _ROUND_SEEDS))
-        out.phase_seconds["timing_bursts"] = out.phase_seconds.get("timing_bursts", 0.0) + time.perf_counter() - t
+        with out.phase("timing_bursts"):
+            ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"], seed + 4 * _ROUND_SEEDS))
     if baseline_key and cached is None and not compile_error and dev["compile"]:
         save_baseline(config.cache_dir, baseline_key, CompileBaseline(samples=dev["compile"], host_samples=hosted["compile"]))
     cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])

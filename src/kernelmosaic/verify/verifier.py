@@ -208,9 +208,8 @@ class Verifier:
         t = job.mark("judge")
         try:
             with _gpu_lock(slot, self.config, out):
-                t_ref = time.perf_counter()
-                refdata = slot.reference(str(job.problem), verdict.problem_sha256)
-                out.phase_seconds["reference"] = time.perf_counter() - t_ref
+                with out.phase("reference"):
+                    refdata = slot.reference(str(job.problem), verdict.problem_sha256)
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
                                               served_by=self.served_by)
                 out.findings += audit_reference(refdata, *self.config.tolerances())
@@ -220,25 +219,22 @@ class Verifier:
                                   gpu_index=slot.device.partition(":")[2] or ("0" if slot.device == "cuda" else ""))
                 if config.baseline_cache:
                     out.baseline_key = baseline_key(verdict.problem_sha256, refdata.env, slot.device, config)
-                t_worker = time.perf_counter()
-                cand = slot.take_candidate_worker()
-                out.phase_seconds["worker_start"] = time.perf_counter() - t_worker
+                with out.phase("worker_start"):
+                    cand = slot.take_candidate_worker()
                 verdict.workers.candidate_prestarted = slot.spare_used
                 try:
                     judge_candidate(cand, slot.ref, refdata, str(job.candidate), config, job.timing, out)
                     if out.timing and slot.device.startswith("cuda"):
                         out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
-                    t_custom = time.perf_counter()
-                    verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
-                    out.phase_seconds["custom_work"] = time.perf_counter() - t_custom
+                    with out.phase("custom_work"):
+                        verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
                 finally:
                     verdict.candidate_output_tail = cand.output_tail()
                     cand.kill()
                 if verdict.robustness is not None:
-                    t_alt = time.perf_counter()
-                    check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
-                                     verdict.robustness, out.findings)
-                    out.phase_seconds["robustness"] = time.perf_counter() - t_alt
+                    with out.phase("robustness"):
+                        check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
+                                         verdict.robustness, out.findings)
         finally:
             out.phase_seconds["judge"] = time.perf_counter() - t
             slot.warm_spare()
@@ -246,10 +242,8 @@ class Verifier:
         verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
         if job.sanitize and self.config.device == "cuda":
             # shared: its kernels must not land in another candidate's judgement, but sanitizer runs may overlap
-            with _gpu_lock(slot, self.config, out, shared=True):
-                t_san = time.perf_counter()
+            with _gpu_lock(slot, self.config, out, shared=True), out.phase("sanitize"):
                 found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
-                out.phase_seconds["sanitize"] = time.perf_counter() - t_san
             out.findings += found
 
 
