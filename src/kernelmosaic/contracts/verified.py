@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic.verify.sanitize import TOOLS, tool_passed
 from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["Verification", "TASK_FLAG_PREFIX", "sanitizer_passed", "SANITIZER_GATES", "AUDIT_FAILED", "task_flags_of", "passed_every_trial", "check_candidate",
@@ -60,8 +61,8 @@ def task_flags_of(verdict: Verdict) -> list[str]:
     return sorted({f.rule for f in verdict.findings if f.rule.startswith(TASK_FLAG_PREFIX)})
 
 
-SANITIZER_GATES = ("memcheck", "racecheck")
-"""The compute-sanitizer tools whose errors reject; initcheck only flags (verify/sanitize.py)."""
+SANITIZER_GATES = tuple(name for name, severity in TOOLS.items() if severity == "reject")
+"""The compute-sanitizer tools whose errors reject (memcheck, racecheck); initcheck only flags (verify/sanitize.py)."""
 
 
 def sanitizer_passed(verdict: Verdict) -> bool | None:
@@ -73,8 +74,7 @@ def sanitizer_passed(verdict: Verdict) -> bool | None:
         return None
     if any(f.rule.startswith("sanitizer-") and f.severity == "reject" for f in verdict.findings):
         return False
-    return all(isinstance(report.get(tool), dict) and report[tool].get("errors") == 0 and report[tool].get("exit") == 0
-               for tool in SANITIZER_GATES)
+    return all(tool_passed(tool, report.get(tool)) for tool in SANITIZER_GATES)
 
 
 def _sanitized(verdict: Verdict) -> bool:

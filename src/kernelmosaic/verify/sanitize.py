@@ -25,7 +25,7 @@ from pathlib import Path
 from kernelmosaic.verify.pool import profile_one_command, worker_env
 from kernelmosaic.verify.verdict import Finding
 
-__all__ = ["TOOLS", "run_sanitizer", "parse_summary", "small_shapes", "small_size"]
+__all__ = ["TOOLS", "run_sanitizer", "parse_summary", "small_shapes", "small_size", "tool_passed"]
 
 TOOLS = {"memcheck": "reject", "racecheck": "reject", "initcheck": "flag"}
 # memcheck/initcheck: "ERROR SUMMARY: 3 errors"; racecheck: "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)"
@@ -53,7 +53,8 @@ def small_shapes(source: str) -> dict[str, int]:
         values, names = module_constants(source), input_size_constants(source)
     except (SyntaxError, ValueError):
         return {}
-    return {n: small_size(int(values[n])) for n in names if small_size(int(values[n])) < int(values[n])}
+    small = {n: small_size(int(values[n])) for n in names}
+    return {n: v for n, v in small.items() if v < int(values[n])}
 
 
 def _one_tool(tool: str, name: str, severity: str, cmd_tail: list[str], env: dict[str, str],
@@ -109,10 +110,15 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
     return findings, report
 
 
+def tool_passed(name: str, result: dict | None) -> bool:
+    """One tool's report: it finished the forward (its summary read, exit status 0) and, where its errors reject
+    (`TOOLS`), found none. The one rule for a clean run here and for a pass in `contracts.verified`."""
+    return isinstance(result, dict) and result.get("exit") == 0 and result.get("errors") is not None \
+        and (TOOLS[name] != "reject" or result["errors"] == 0)
+
+
 def _clean(results: dict[str, tuple[list[Finding], dict]]) -> bool:
-    """Every tool finished the forward (summary read, exit 0) and none found an error that rejects."""
-    return all(r.get("exit") == 0 and r["errors"] is not None and not any(f.severity == "reject" for f in found)
-               for found, r in results.values())
+    return all(tool_passed(name, result) for name, (_, result) in results.items())
 
 
 def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: dict[str, int], env: dict[str, str],
