@@ -17,6 +17,16 @@ from kernelmosaic.verify.devlock import lock_path, timing_lock
 from . import kit
 
 
+def _held_elsewhere(path: Path, mode: str) -> subprocess.Popen:
+    """Another process holding the lock file with `fcntl.<mode>` for one second (it has it when this returns)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        f"import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f.fileno(), fcntl.{mode})\n"
+        "print('held', flush=True)\ntime.sleep(1.0)\n"), str(path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
 def test_threads_take_turns(tmp_path):
     spans: list[tuple[float, float]] = []
 
@@ -36,12 +46,7 @@ def test_threads_take_turns(tmp_path):
 
 
 def test_another_process_holding_the_device_makes_timing_wait(tmp_path):
-    path = lock_path(tmp_path, "cpu")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f.fileno(), fcntl.LOCK_EX)\n"
-        "print('held', flush=True)\ntime.sleep(1.0)\n"), str(path)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
+    holder = _held_elsewhere(lock_path(tmp_path, "cpu"), "LOCK_EX")
     with timing_lock(tmp_path, "cpu") as waited:
         assert waited > 0.5
     holder.wait(timeout=30)
@@ -114,12 +119,7 @@ def test_a_judgement_and_a_sanitizer_run_never_overlap(tmp_path):
 
 
 def test_a_judgement_in_another_process_waits_for_a_sanitizer_run(tmp_path):
-    path = lock_path(tmp_path, "cuda:0")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    reader = subprocess.Popen([sys.executable, "-c", (
-        "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f.fileno(), fcntl.LOCK_SH)\n"
-        "print('held', flush=True)\ntime.sleep(1.0)\n"), str(path)], stdout=subprocess.PIPE, text=True)
-    assert reader.stdout.readline().strip() == "held"
+    reader = _held_elsewhere(lock_path(tmp_path, "cuda:0"), "LOCK_SH")
     with timing_lock(tmp_path, "cuda:0", shared=True) as waited:  # another reader goes straight in
         assert waited < 0.5
     with timing_lock(tmp_path, "cuda:0") as waited:  # a judgement waits for the reader to finish
