@@ -204,6 +204,20 @@ class Verifier:
 
     def _judge(self, job: Job) -> None:
         verdict, out, config = job.verdict, job.out, job.config
+        gate = _gate(self.config) if self.config.device == "cuda" else None
+        with gate.judgement() if gate else contextlib.nullcontext():
+            slot = self._judge_on_slot(job)
+        verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
+        if job.sanitize and gate is not None:
+            out.phase_seconds["sanitize_queue_wait"] = gate.wait_turn(config.sanitize_max_wait_s)
+            # shared: its kernels must not land in another candidate's judgement, but sanitizer runs may overlap
+            with _gpu_lock(slot, self.config, out, shared=True), out.phase("sanitize"):
+                found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
+            out.findings += found
+
+    def _judge_on_slot(self, job: Job) -> DeviceSlot:
+        """Everything of a judgement that needs the device slot (raises Stop); returns the slot it used."""
+        verdict, out, config = job.verdict, job.out, job.config
         slot = self._slots.get()
         t = job.mark("judge")
         try:
@@ -239,12 +253,14 @@ class Verifier:
             out.phase_seconds["judge"] = time.perf_counter() - t
             slot.warm_spare()
             self._slots.put(slot)
-        verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
-        if job.sanitize and self.config.device == "cuda":
-            # shared: its kernels must not land in another candidate's judgement, but sanitizer runs may overlap
-            with _gpu_lock(slot, self.config, out, shared=True), out.phase("sanitize"):
-                found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
-            out.findings += found
+        return slot
+
+
+def _gate(config: VerifyConfig):
+    """This process's judgements-first gate for the GPUs this Verifier sees (devlock.judgements_first)."""
+    from kernelmosaic.verify.devlock import judgements_first
+
+    return judgements_first(f"{config.cache_dir}/{os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
 
 
 @contextlib.contextmanager
