@@ -106,7 +106,7 @@ def test_worker_imports_only_stdlib_and_torch() -> None:
 
     import kernelmosaic.tasks.audit as audit_pkg
 
-    for name in ("worker.py", "probes.py"):
+    for name in ("worker.py", "probes.py", "meta.py", "compare.py"):
         tree = ast.parse((Path(audit_pkg.__file__).parent / name).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):

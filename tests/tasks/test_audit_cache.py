@@ -136,3 +136,26 @@ def test_cli_refuses_contradictory_options(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--cached and --reuse" in res.stderr
     bad = runner.invoke(app, ["audit", str(tmp_path / "set"), "--device", "tpu"])
     assert bad.exit_code == 2 and "--device" in bad.stderr
+
+
+def test_every_module_the_worker_runs_is_in_the_key() -> None:
+    # An edit to any module that decides a worker's findings must give another key: follow the worker's imports.
+    import ast
+
+    from kernelmosaic.tasks.audit import cache
+
+    folder, todo, seen = Path(cache.__file__).parent, ["worker.py"], set()
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        for node in ast.walk(ast.parse((folder / name).read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("kernelmosaic.tasks.audit."):
+                todo.append(node.module.rsplit(".", 1)[1] + ".py")
+    assert seen == set(cache._AUDIT_CODE)
+
+
+def test_a_report_from_before_audits_named_their_shapes_still_loads() -> None:
+    old = {"schema": "kernelmosaic.audit/1", "task_id": "relu", "passed": True, "findings": [],
+           "checks": ["task-loads"], "devices": ["cpu"], "reference_hash": "abc", "seconds": 1.0,
+           "torch_version": "2.5.0"}
+    assert AuditReport.model_validate(old).shapes == {}

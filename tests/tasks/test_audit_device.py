@@ -87,3 +87,14 @@ def test_a_reference_failing_only_on_cuda_is_flagged_and_audited_on_the_cpu() ->
     result = _audit(make_task("cpu_only", "x * 2.0 + torch.ones(x.shape[-1])"))
     assert result["devices"] == ["cpu"] and _rules(result, "flag") == {"task-device-mismatch"}
     assert not _rules(result, "reject")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_a_reference_beyond_its_workers_share_of_the_gpu_is_a_flag() -> None:
+    # The worker may use half of the GPU; this forward allocates 60% of it: it fits the GPU, not the worker's share.
+    total = torch.cuda.get_device_properties(0).total_memory
+    task = make_task("over_share", f"x + torch.zeros({int(0.6 * total) // 4}, device=x.device).sum()")
+    [report] = audit_tasks([task], AuditConfig(jobs=1, device="cuda", memory_fraction=0.5))
+    assert report.passed and [f.rule for f in report.flags] == ["task-too-large-to-audit"]
+    assert "ran out of memory on cuda" in report.flags[0].message

@@ -68,7 +68,7 @@ def get_init_inputs():
 
 
 def test_small_shapes_shrink_only_the_input_sizes_to_odd_sixteenths():
-    from kernelmosaic.verify.sanitize import small_shapes, small_size
+    from kernelmosaic.tasks.shapes import small_shapes, small_size
 
     assert small_shapes(PROBLEM) == {"batch_size": 257, "dim": 257}  # `features` also builds the model: kept
     assert [small_size(v) for v in (7, 64, 65, 128, 1000, 4096, 16384)] == [7, 64, 33, 33, 63, 257, 1025]

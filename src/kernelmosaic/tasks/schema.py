@@ -105,6 +105,9 @@ class AuditReport(_Model):
     """Rule ids that were evaluated (a rule missing here was not run)."""
     devices: list[str] = Field(default_factory=list)
     """Devices the reference ran on."""
+    shapes: dict[str, int] = Field(default_factory=dict)
+    """Size constants the audit derived and ran at, for a task without small shapes whose stated ones exceed the
+    element budget (`AuditConfig.shapes`); empty: the reference as stated, or the task's declared small shapes."""
     reference_hash: str = ""
     """`Hashes.reference` of the audited reference, so a stale report can be recognized."""
     seconds: float = 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 __all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError", "input_size_constants",
-           "derive_alternatives"]
+           "derive_alternatives", "small_size", "small_shapes"]
 
 
 class ShapeOverrideError(ValueError):
@@ -128,3 +128,23 @@ def derive_alternatives(source: str) -> list[dict[str, int]]:
     values = module_constants(source)
     names = input_size_constants(source)
     return [{n: _odd_size(int(values[n])) for n in names}] if names else []
+
+
+def small_size(value: int) -> int:
+    """A small size for a large one: sizes up to 64 stay; larger ones become odd and about a sixteenth (at least
+    33), so a (4096, 4096) problem runs at (257, 257) and kernels meet tails that a power of two would hide."""
+    if value <= 64:
+        return value
+    return max(33, value // 16) | 1
+
+
+def small_shapes(source: str) -> dict[str, int]:
+    """The input-only size constants of a reference and their small sizes (only those that shrink): the shapes the
+    sanitizer runs a problem at, and an audit's derived shapes for a task that declares no small ones. Empty when
+    nothing shrinks or the source does not parse."""
+    try:
+        values, names = module_constants(source), input_size_constants(source)
+    except (SyntaxError, ValueError):
+        return {}
+    small = {n: small_size(int(values[n])) for n in names}
+    return {n: v for n, v in small.items() if v < int(values[n])}

@@ -6,9 +6,9 @@ claimed: the report says so, and a tool whose forward did not complete (no summa
 pass (`contracts.verified.sanitizer_passed`).
 
 The tools slow every kernel, and the start of Python and torch under them, many times over, so they run the problem
-at small shapes first: every size constant that only sizes the inputs (`tasks.shapes.input_size_constants`) shrunk
-to an odd size about a sixteenth of it (a (4096, 4096) problem runs at (257, 257)), which also puts the kernel's
-tails under the tools. A clean run there is the answer. Otherwise the problem's own shapes decide (a kernel written
+at small shapes first: every size constant that only sizes the inputs shrunk to an odd size about a sixteenth of it
+(`tasks.shapes.small_shapes`, the rule that audits use too: a (4096, 4096) problem runs at (257, 257)), which also
+puts the kernel's tails under the tools. A clean run there is the answer. Otherwise the problem's own shapes decide (a kernel written
 for the stated size is legitimate under the kernelbench policy), and errors seen only at the small shapes are a
 `sanitizer-small-shapes` flag. The report's `shapes` names the sizes that decided.
 """
@@ -22,10 +22,11 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
 from kernelmosaic.verify.pool import profile_one_command, worker_env
 from kernelmosaic.verify.verdict import Finding
 
-__all__ = ["TOOLS", "run_sanitizer", "parse_summary", "small_shapes", "small_size", "tool_passed"]
+__all__ = ["TOOLS", "run_sanitizer", "parse_summary", "tool_passed"]
 
 TOOLS = {"memcheck": "reject", "racecheck": "reject", "initcheck": "flag"}
 # memcheck/initcheck: "ERROR SUMMARY: 3 errors"; racecheck: "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)"
@@ -36,25 +37,6 @@ def parse_summary(output: str) -> int | None:
     """Error count from compute-sanitizer's summary line; None when the run produced none."""
     found = _SUMMARY.findall(output)
     return int(next(g for g in found[-1] if g)) if found else None
-
-
-def small_size(value: int) -> int:
-    """A size for the tools: sizes up to 64 stay; larger ones become odd and about a sixteenth (at least 33)."""
-    if value <= 64:
-        return value
-    return max(33, value // 16) | 1
-
-
-def small_shapes(source: str) -> dict[str, int]:
-    """The input-only size constants of a problem and their small sizes (only those that shrink)."""
-    from kernelmosaic.tasks.shapes import input_size_constants, module_constants
-
-    try:
-        values, names = module_constants(source), input_size_constants(source)
-    except (SyntaxError, ValueError):
-        return {}
-    small = {n: small_size(int(values[n])) for n in names}
-    return {n: v for n, v in small.items() if v < int(values[n])}
 
 
 def _one_tool(tool: str, name: str, severity: str, cmd_tail: list[str], env: dict[str, str],
@@ -126,8 +108,6 @@ def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: d
     """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty)."""
     with tempfile.TemporaryDirectory(prefix="km-sanitize-") as scratch:
         if shrunk:
-            from kernelmosaic.tasks.shapes import apply_shape_overrides
-
             problem = Path(scratch) / Path(problem).name
             problem.write_text(apply_shape_overrides(source, shrunk), encoding="utf-8")
         tail = profile_one_command(problem, candidate, "cuda", build_cache)

@@ -67,9 +67,10 @@ TASK_RULES: dict[str, TaskRule] = {**_rules(
     ("task-spec-reference-mismatch", "reject", "audit", "spec and reference outputs differ"),
 ), **_rules(
     "size",
-    ("task-small-shapes-too-large", "flag", "audit", "the audited shapes hold more than the element budget; audits "
-     "and CPU tests are slow, but the task is sound"),
-    ("task-too-large-to-audit", "flag", "audit", "the audit device ran out of memory; the task was not fully audited"),
+    ("task-small-shapes-too-large", "flag", "audit", "the audited shapes hold more than the element budget, even "
+     "after shrinking; audits and CPU tests are slow, but the task is sound"),
+    ("task-too-large-to-audit", "flag", "audit", "the reference does not fit its audit worker's memory (measured on "
+     "the meta device, or it ran out); the task was not fully audited"),
     ("task-default-shapes-memory", "flag", "audit", "inputs plus outputs at the default shapes exceed the memory "
      "budget"),
 ), **_rules(

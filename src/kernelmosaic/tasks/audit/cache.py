@@ -1,10 +1,11 @@
 """Audit reports cached on disk per task content, so `generate` can gate on audits without running them.
 
 An entry's key covers everything that decides an audit's outcome: the task's reference and spec hashes, its
-precision and shape overrides, the audit settings that change what is checked, the rule registry, the audit
-code and torch's version. A change to any of them gives another key, so a stale entry is never read. The device
-is recorded in the report, not in the key: only flags depend on it. Reports of timeouts and worker crashes are
-not stored (they are retried). Parent side only: the worker never imports this module.
+precision and shape overrides (declared, and those the audit derives when there are none), the audit settings that
+change what is checked, the rule registry, the audit code and torch's version. A change to any of them gives another
+key, so a stale entry is never read. The device is recorded in the report, not in the key, and the machine's memory
+budgets are in neither: only flags depend on them. Reports of timeouts and worker crashes are not stored (they are
+retried). Parent side only: the worker never imports this module.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kernelmosaic.tasks.audit.runner import AuditConfig
+from kernelmosaic.tasks.audit.runner import AuditConfig, derived_shapes
 from kernelmosaic.tasks.schema import AuditReport, Task
 from kernelmosaic.verify.config import default_cache_dir
 from kernelmosaic.verify.task_rules import TASK_RULES
@@ -32,7 +33,7 @@ CACHE_SCHEMA = "kernelmosaic.audit-cache/1"
 _NOT_CACHED = frozenset({"task-timeout", "task-worker-crash"})
 # Settings that change what an audit checks; jobs, timeouts and devices do not change a pass or a fail.
 _KEYED_SETTINGS = {"seeds", "max_elements", "max_default_gb", "shapes"}
-_AUDIT_CODE = ("worker.py", "probes.py", "meta.py")
+_AUDIT_CODE = ("worker.py", "probes.py", "meta.py", "compare.py")
 
 
 class _Entry(BaseModel):
@@ -63,7 +64,7 @@ def audit_key(task: Task, config: AuditConfig | None = None) -> str:
     config = config or AuditConfig(jobs=1)
     hashes = task.hashes
     material = {"reference": hashes.reference, "spec": hashes.spec, "dtype": task.dtype,
-                "shapes": task.shapes.model_dump(mode="json"),
+                "shapes": task.shapes.model_dump(mode="json"), "derived": derived_shapes(task, config),
                 "settings": config.model_dump(mode="json", include=_KEYED_SETTINGS),
                 "torch": torch.__version__, "code": _code_hash()}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()

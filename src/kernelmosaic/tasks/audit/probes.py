@@ -5,15 +5,11 @@ Each probe appends findings as plain dicts `{rule, severity, message, evidence}`
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-__all__ = ["Probe", "as_outputs", "fmt", "close_enough", "max_error"]
+from kernelmosaic.tasks.audit.compare import abs_max, close_enough, fmt, max_error, mean, std
 
-
-def fmt(x: float) -> str:
-    return "nan" if math.isnan(x) else ("inf" if math.isinf(x) else f"{x:.3g}")
+__all__ = ["Probe", "as_outputs"]
 
 
 def as_outputs(out: object) -> list[torch.Tensor]:
@@ -28,21 +24,10 @@ def _floating(t: torch.Tensor) -> bool:
     return t.is_floating_point()
 
 
-def close_enough(a: torch.Tensor, b: torch.Tensor, atol: float, rtol: float) -> bool:
-    return a.shape == b.shape and torch.allclose(a.double(), b.double(), atol=atol, rtol=rtol, equal_nan=True)
-
-
-def max_error(a: torch.Tensor, b: torch.Tensor) -> float:
-    if a.shape != b.shape:
-        return math.inf
-    diff = (a.double() - b.double()).abs()
-    diff = diff[~torch.isnan(diff)]
-    return float(diff.max()) if diff.numel() else 0.0
-
-
 class Probe:
     """Runs the rules on one task; `model`, `inputs_for(seed)` (both on `device`) and tolerances come from the worker.
-    Outputs are compared on the CPU, whatever device ran them."""
+    Outputs stay on `device` and are compared there, in chunks (`compare`): copying every run's outputs to the
+    host is what a large reference cannot afford."""
 
     def __init__(self, job: dict, model: torch.nn.Module, inputs_for, findings: list, checks: list,
                  device: str = "cpu") -> None:
@@ -59,7 +44,7 @@ class Probe:
         self.calls += 1
         torch.manual_seed(10_000 + self.calls)
         with torch.no_grad():
-            return [o.detach().cpu() for o in as_outputs(self.model(*[_clone(x) for x in inputs]))]
+            return [o.detach() for o in as_outputs(self.model(*[_clone(x) for x in inputs]))]
 
     def check_outputs(self, seeds: list[int]) -> list[list[torch.Tensor]]:
         """Finite, deterministic, not constant across seeds, not near zero, not matched by a trivial output."""
@@ -70,9 +55,10 @@ class Probe:
         numel = sum(x.numel() for x in self.inputs_for(seeds[0]) if isinstance(x, torch.Tensor))
         numel += sum(o.numel() for o in runs[0])
         if numel > self.job["max_elements"]:
-            self.add("task-small-shapes-too-large", "flag", f"inputs and outputs hold {numel} elements at the small "
+            self.add("task-small-shapes-too-large", "flag", f"inputs and outputs hold {numel} elements at the audited "
                      f"shapes, above {self.job['max_elements']}; audits and CPU tests would be slow",
-                     str([tuple(o.shape) for o in runs[0]]))
+                     str([tuple(o.shape) for o in runs[0]]) + (f"; not shrunk: {self.job['unshrunk']}"
+                                                                if self.job.get("unshrunk") else ""))
         for k, o in enumerate(runs[0]):
             if _floating(o) and not torch.isfinite(o).all():
                 self.add("task-finite-output", "reject", f"output {k} holds NaN or inf on the given inputs",
@@ -87,7 +73,7 @@ class Probe:
         if len(runs) > 1 and all(torch.equal(a, b) for r in runs[1:] for a, b in zip(runs[0], r, strict=True)):
             self.add("task-constant-output", "reject", f"the output is identical for {len(runs)} input seeds; a kernel "
                      "returning a stored constant would pass", str([tuple(o.shape) for o in runs[0]]))
-        peak = max((float(o.double().abs().nan_to_num(0).max()) for r in runs for o in r if o.numel()), default=0.0)
+        peak = max((abs_max(o) for r in runs for o in r), default=0.0)
         if peak < 1e-6:
             self.add("task-near-zero-output", "reject", "the output is (near) zero for every seed", f"max |y| = {fmt(peak)}")
         self._trivial(runs, seeds)
@@ -99,18 +85,17 @@ class Probe:
             outs = [r[k] for r in runs]
             if not _floating(outs[0]):
                 continue
-            if all(close_enough(torch.zeros_like(o), o, self.atol, self.rtol) for o in outs):
+            if all(close_enough(0.0, o, self.atol, self.rtol) for o in outs):
                 self.add("task-zero-output-passes", "reject", f"an all-zero output {k} is within tolerance "
                          f"(atol={self.atol}, rtol={self.rtol}); raise magnitudes or change the shapes",
-                         f"max |y| = {fmt(max(float(o.abs().max()) for o in outs))}")
-            elif outs[0].numel() > 1 and all(close_enough(torch.full_like(o, float(o.double().mean())), o, self.atol,
-                                                     self.rtol) for o in outs):
+                         f"max |y| = {fmt(max(abs_max(o) for o in outs))}")
+            elif outs[0].numel() > 1 and all(close_enough(mean(o), o, self.atol, self.rtol) for o in outs):
                 self.add("task-mean-output-passes", "reject", f"filling output {k} with its mean is within tolerance",
-                         f"std = {fmt(float(outs[0].double().std()))}")
+                         f"std = {fmt(std(outs[0]))}")
             else:
                 for j, x in enumerate(self.inputs_for(seeds[0])):
                     if isinstance(x, torch.Tensor) and x.shape == outs[0].shape and close_enough(
-                            x.to(outs[0].dtype).cpu(), outs[0], self.atol, self.rtol):
+                            x.to(outs[0].dtype), outs[0], self.atol, self.rtol):
                         self.add("task-identity-output-passes", "reject", f"returning input {j} unchanged matches output "
                                  f"{k} within tolerance", f"shape {tuple(x.shape)}")
                         break
@@ -145,7 +130,7 @@ class Probe:
             with torch.no_grad():
                 outs = as_outputs(model(*[x.to(other) if isinstance(x, torch.Tensor) else x
                                           for x in self.inputs_for(0)]))
-            outs = [o.detach().cpu() for o in outs]
+            outs = [o.detach().to(self.device) for o in outs]  # small: cross-checks are capped in size
         except Exception as exc:  # noqa: BLE001 - reported as a finding
             self.add("task-device-mismatch", "flag", f"the reference fails on {other}", f"{type(exc).__name__}: {exc}")
             return

@@ -23,14 +23,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 import kernelmosaic
 from kernelmosaic.tasks.schema import AuditReport, Finding, Task
-from kernelmosaic.tasks.shapes import ShapeOverrideError, module_constants
+from kernelmosaic.tasks.shapes import (
+    ShapeOverrideError,
+    apply_shape_overrides,
+    module_constants,
+    small_shapes,
+)
 from kernelmosaic.tasks.spec import SpecError, parse_spec
 from kernelmosaic.tasks.spec.compiler import compile_program
-from kernelmosaic.tasks.spec.nodes import DTYPES
+from kernelmosaic.tasks.spec.nodes import DTYPES, Program
 from kernelmosaic.verify.config import TOLERANCES
 from kernelmosaic.verify.task_rules import task_finding
 
-__all__ = ["AuditConfig", "audit_tasks", "build_job", "default_jobs", "worker_gpu"]
+__all__ = ["AuditConfig", "audit_tasks", "build_job", "default_jobs", "derived_shapes", "host_memory_gb", "worker_gpu"]
 
 log = logging.getLogger(__name__)
 WORKER = "kernelmosaic.tasks.audit.worker"
@@ -48,11 +53,15 @@ class AuditConfig(BaseModel):
     startup_timeout_s: float = 180.0
     """Seconds a worker may take to import torch and begin its first task (or between tasks)."""
     max_elements: int = 1 << 24
-    """Largest total of input and output elements allowed at the small shapes."""
+    """Largest total of input and output elements allowed at the audited shapes; a task without small shapes whose
+    stated ones hold more is audited at shapes derived from its reference (`shapes`)."""
     max_default_gb: float = 40.0
     """Inputs plus outputs at the default shapes above this many GiB are flagged (measured on the meta device)."""
     memory_limit_gb: float = 8.0
     """Address-space cap of a CPU-only worker."""
+    memory_fraction: float = Field(default=0.9, gt=0, le=1)
+    """Share of the host's memory, and of each GPU's, that the workers together may use; each worker gets its part
+    (a GPU's share split among the workers on it). A reference above its worker's part is `task-too-large-to-audit`."""
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """Where references run: `auto` is CUDA when the worker sees a GPU (a reference failing there is flagged and
     audited on the CPU), else the CPU."""
@@ -62,7 +71,16 @@ class AuditConfig(BaseModel):
     """Cross-check only tasks whose inputs plus outputs hold at most this many elements (a large reference takes
     minutes on the CPU)."""
     shapes: str = "small"
-    """Which shapes to audit on: `small` (the task's CPU shapes, default shapes when it has none) or `default`."""
+    """Which shapes to audit on: `small` (the task's declared small shapes; a task without them at its stated shapes,
+    or, when those hold more than `max_elements`, at `derived_shapes`) or `default` (the stated shapes)."""
+
+
+def derived_shapes(task: Task, config: AuditConfig) -> dict[str, int]:
+    """The overrides a job carries for a task that declares no small shapes: its input-only size constants made
+    small (`tasks.shapes.small_shapes`, the sanitizer's rule). The worker uses them only when the stated shapes
+    exceed `max_elements` and the reference runs at them on meta, which the parent, running no task code, cannot
+    know."""
+    return small_shapes(task.forms.reference) if config.shapes == "small" and not task.shapes.small else {}
 
 
 def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Finding]]:
@@ -78,19 +96,32 @@ def build_job(task: Task, config: AuditConfig) -> tuple[dict | None, list[Findin
         return None, [task_finding("task-alternative-shapes", f"cannot apply: {exc}", audit=True)]
     job = {"id": task.id, "reference": reference, "atol": atol, "rtol": rtol, "seeds": config.seeds,
            "max_elements": config.max_elements, "device": config.device, "cross_check": config.cross_check,
-           "cross_check_elements": config.cross_check_elements, "spec_module": "", "spec_inputs": [],
+           "cross_check_elements": config.cross_check_elements, "spec_module": "", "spec_inputs": [], "shapes": {},
            "reference_default": task.forms.reference, "alternatives": alternatives,
            "max_default_gb": config.max_default_gb}
+    program = None
     if task.has_spec:
         try:
             program = parse_spec(task.forms.spec, f"{task.id}/spec.km")
-            sizes = {k: v for k, v in module_constants(reference).items() if isinstance(v, int)}
-            job["spec_module"] = compile_program(program, sizes, f"{task.id}/spec.km")
+            job["spec_module"] = _spec_module(task, program, reference)
         except SpecError as exc:
             return None, [task_finding("task-spec-parses", str(exc).splitlines()[0], audit=True)]
         job["spec_inputs"] = [{"name": d.name, "dims": list(d.dims), "torch_dtype": DTYPES[d.dtype]}
                               for d in program.inputs]
+    if shrunk := derived_shapes(task, config):
+        small = apply_shape_overrides(task.forms.reference, shrunk)
+        try:
+            spec = _spec_module(task, program, small) if program else ""
+        except SpecError:  # the spec does not fit the derived sizes: audit as stated
+            return job, []
+        job["derived"] = {"shapes": shrunk, "reference": small, "spec_module": spec}
     return job, []
+
+
+def _spec_module(task: Task, program: Program, reference: str) -> str:
+    """The spec compiled for the sizes `reference` sets."""
+    sizes = {k: v for k, v in module_constants(reference).items() if isinstance(v, int)}
+    return compile_program(program, sizes, f"{task.id}/spec.km")
 
 
 def default_jobs() -> int:
@@ -103,6 +134,14 @@ def worker_gpu(index: int, visible: str | None, count: int) -> str | None:
     """`CUDA_VISIBLE_DEVICES` for worker `index`: workers take the visible GPUs in turn (None: leave it alone)."""
     ids = [v for v in visible.split(",") if v.strip()] if visible else [str(i) for i in range(count)]
     return ids[index % len(ids)] if len(ids) > 1 else None
+
+
+def host_memory_gb() -> float:
+    """This host's memory (`os.sysconf`), or the cgroup's limit when a container has a lower one."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    with contextlib.suppress(OSError, ValueError):
+        total = min(total, int(Path("/sys/fs/cgroup/memory.max").read_text().strip()))  # "max" when unlimited
+    return total / 2**30
 
 
 def _src_root() -> str:
@@ -149,7 +188,7 @@ def _watch(proc: subprocess.Popen, result_path: Path, config: AuditConfig,
 
 
 def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict], None],
-               live: set[subprocess.Popen], gpu: str | None) -> None:
+               live: set[subprocess.Popen], gpu: str | None, budgets: dict[str, float]) -> None:
     pending = list(jobs)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([_src_root(), os.environ.get("PYTHONPATH", "")]))
     if gpu is not None:
@@ -158,7 +197,7 @@ def _run_chunk(jobs: list[dict], config: AuditConfig, done: Callable[[str, dict]
         with tempfile.TemporaryDirectory(prefix="km-audit-") as scratch:
             job_path, result_path, log_path = (Path(scratch) / n for n in ("job.json", "results.jsonl", "log.txt"))
             job_path.write_text(json.dumps({"tasks": pending, "memory_limit_gb": config.memory_limit_gb,
-                                            "device": config.device, "cross_check": config.cross_check}),
+                                            "device": config.device, "cross_check": config.cross_check, **budgets}),
                                 encoding="utf-8")
             result_path.touch()
             with open(log_path, "wb") as log_fh:
@@ -206,7 +245,8 @@ def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
         findings = [task_finding(f["rule"], f["message"], f.get("evidence", ""), audit=True) for f in record["findings"]]
         report = AuditReport(task_id=task_id, passed=not any(f.severity == "reject" for f in findings),
                              findings=findings, checks=record["checks"], devices=record["devices"],
-                             reference_hash=task.hashes.reference, seconds=record["seconds"],
+                             shapes=record.get("shapes", {}), reference_hash=task.hashes.reference,
+                             seconds=record["seconds"],
                              torch_version=torch.__version__)
         with lock:
             reports[task_id] = report
@@ -225,8 +265,11 @@ def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
     live: set[subprocess.Popen] = set()
     count = torch.cuda.device_count() if config.device != "cpu" else 0
     gpus = [worker_gpu(i, os.environ.get("CUDA_VISIBLE_DEVICES"), count) if count else None for i in range(len(chunks))]
-    threads = [threading.Thread(target=_run_chunk, args=(c, config, done, live, g), daemon=True)
-               for c, g in zip(chunks, gpus, strict=True)]
+    # Each worker's share of memory: the host's split among all of them, a GPU's among those on it.
+    host = config.memory_fraction * host_memory_gb() / max(1, len(chunks))
+    budgets = [{"host_budget_gb": host, "gpu_memory_fraction": config.memory_fraction / gpus.count(g)} for g in gpus]
+    threads = [threading.Thread(target=_run_chunk, args=(c, config, done, live, g, b), daemon=True)
+               for c, g, b in zip(chunks, gpus, budgets, strict=True)]
     for thread in threads:
         thread.start()
     try:

@@ -51,6 +51,8 @@ class AuditSummary(_Model):
     """Wall time of the whole audit."""
     devices: dict[str, int] = Field(default_factory=dict)
     """How many tasks ran first on each device."""
+    derived_shapes: int = 0
+    """How many tasks were audited at shapes derived from their reference (no small shapes, stated ones too large)."""
     by_level: dict[int, LevelCounts] = Field(default_factory=dict)
     failed: dict[str, list[FailedProblem]] = Field(default_factory=dict)
     """Rule kind (`degeneracy`, `nondeterminism`, `load`, `spec`) -> the problems that failed for it."""
@@ -62,7 +64,8 @@ def summarize_audits(source: str, tasks: list[Task], reports: list[AuditReport],
                      seconds: float = 0.0) -> AuditSummary:
     """One summary of `reports` (in the order of `tasks`)."""
     summary = AuditSummary(source=source, tasks=len(reports), passed=sum(r.passed for r in reports),
-                           from_cache=from_cache, seconds=round(seconds, 1))
+                           from_cache=from_cache, seconds=round(seconds, 1),
+                           derived_shapes=sum(bool(r.shapes) for r in reports))
     flags: Counter[str] = Counter()
     devices: Counter[str] = Counter()
     for task, report in zip(tasks, reports, strict=True):
@@ -85,8 +88,8 @@ def summarize_audits(source: str, tasks: list[Task], reports: list[AuditReport],
 
 def _markdown(s: AuditSummary) -> str:
     lines = [f"# Audit of {s.source}", "",
-             f"{s.passed}/{s.tasks} passed; {s.from_cache} from the cache; {s.seconds:.0f} s; first device: "
-             + (", ".join(f"{d} {n}" for d, n in s.devices.items()) or "-"), "",
+             f"{s.passed}/{s.tasks} passed; {s.from_cache} from the cache; {s.derived_shapes} at derived shapes; "
+             f"{s.seconds:.0f} s; first device: " + (", ".join(f"{d} {n}" for d, n in s.devices.items()) or "-"), "",
              "| level | tasks | passed | flagged |", "|---|---|---|---|"]
     lines += [f"| {lvl} | {c.tasks} | {c.passed} | {c.flagged} |" for lvl, c in s.by_level.items()]
     titles = {"degeneracy": "Degenerate problems", "nondeterminism": "Non-deterministic references",

@@ -5,6 +5,11 @@ and torch. Results go to RESULTS.jsonl, one JSON object per line (`start` then `
 stderr belong to the task code and are never parsed. It protects the caller from crashes, hangs, memory blow-ups
 and global-state changes of a reference (the parent kills the process group on timeout); it is not a security
 sandbox: the code runs with the user's permissions.
+
+Memory, whatever a reference's size: a CPU-only worker caps its address space; a CUDA worker caps its share of the
+GPU (`gpu_memory_fraction`), and before a reference runs, its weights, inputs and outputs are measured on the meta
+device against the worker's share of host memory (`host_budget_gb`). Running out is the flag
+`task-too-large-to-audit`, never a dead worker.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ import types
 
 import torch
 
-from kernelmosaic.tasks.audit.meta import check_shapes
-from kernelmosaic.tasks.audit.probes import Probe, as_outputs, close_enough, fmt, max_error
+from kernelmosaic.tasks.audit.compare import abs_max, close_enough, fmt, max_error
+from kernelmosaic.tasks.audit.meta import Footprint, audited_job, check_shapes, footprint
+from kernelmosaic.tasks.audit.probes import Probe, as_outputs
 
 __all__ = ["main", "audit_one", "resolve_device", "DISTRIBUTIONS"]
 
@@ -87,7 +93,7 @@ def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe:
             continue  # a reference undefined on these inputs (log of negatives) has nothing to compare
         try:
             with torch.no_grad():
-                got = [o.cpu() for o in as_outputs(spec_model(*xs))]
+                got = as_outputs(spec_model(*xs))
         except Exception as exc:  # noqa: BLE001
             probe.add("task-spec-reference-mismatch", "reject", f"the compiled spec fails on '{dist}' inputs",
                       f"{type(exc).__name__}: {exc}")
@@ -98,7 +104,7 @@ def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe:
             return
         for j, (a, b) in enumerate(zip(want, got, strict=True)):
             # Scale atol with the output's magnitude: sums of many terms carry proportionally larger rounding.
-            scale = max(1.0, float(a.double().abs().nan_to_num(0, 0, 0).max())) if a.numel() else 1.0
+            scale = max(1.0, abs_max(a, finite=True))
             if a.shape != b.shape or not close_enough(a, b, probe.atol * scale, probe.rtol):
                 detail = (f"shape {tuple(a.shape)} vs {tuple(b.shape)}" if a.shape != b.shape
                           else f"max abs error {fmt(max_error(a, b))}")
@@ -128,7 +134,21 @@ def audit_one(job: dict) -> dict:
 
 
 def _out_of_memory(exc: BaseException) -> bool:
-    return isinstance(exc, torch.OutOfMemoryError | MemoryError) or "can't allocate memory" in str(exc)
+    # cuBLAS and cuDNN report a failed workspace allocation in their own words.
+    text = str(exc)
+    return isinstance(exc, torch.OutOfMemoryError | MemoryError) or any(
+        s in text for s in ("can't allocate memory", "out of memory", "ALLOC_FAILED"))
+
+
+def _too_large(size: Footprint, device: str, budget_gb: float) -> str:
+    """Why the audit of a reference of this footprint on `device` would overrun the worker's host budget ("" when
+    it fits, or when meta could not measure it: then only the caps below guard). CUDA workers cannot cap their
+    address space, so this estimate is what keeps one large reference from exhausting the host's memory."""
+    if not (budget_gb and size.known) or size.host_bytes(device) <= budget_gb * 2**30:
+        return ""
+    return f"about {size.host_bytes(device) / 2**30:.1f} GiB of host memory on {device}, above this worker's " \
+           f"{budget_gb:.1f} GiB (weights {size.weight_bytes / 2**30:.1f}, inputs {size.input_bytes / 2**30:.1f}, " \
+           f"outputs {size.output_bytes / 2**30:.1f} GiB, measured on meta)"
 
 
 def _inputs_on(ref: types.ModuleType, device: str):
@@ -144,25 +164,39 @@ def _audit_one(job: dict) -> dict:
     checks: list[str] = ["task-loads"]
     devices: list[str] = []
     start = time.perf_counter()
+    default = footprint(job["reference_default"], f"{job['id']}/reference.py (default)", _load)
+    job, size = audited_job(job, default, _load)
 
     def result() -> dict:
         return {"event": "done", "id": job["id"], "findings": findings, "checks": checks, "devices": devices,
-                "seconds": round(time.perf_counter() - start, 4)}
+                "shapes": job.get("shapes", {}), "seconds": round(time.perf_counter() - start, 4)}
 
+    def too_large(reason: str, evidence: str) -> dict:
+        checks.append("task-too-large-to-audit")
+        findings.append({"rule": "task-too-large-to-audit", "severity": "flag", "message": f"the reference is too "
+                         f"large to audit ({reason}); not audited further", "evidence": evidence})
+        return result()
+
+    device = resolve_device(job.get("device", "auto"))
+    if why := _too_large(size, device, job.get("host_budget_gb", 0.0)):
+        return too_large(f"over this worker's host memory on {device}", why)
     try:
         ref = _load(job["reference"], f"{job['id']}/reference.py")
         torch.manual_seed(0)  # weights are made on the CPU: the same on every device
         init = list(ref.get_init_inputs())
         model = ref.Model(*init)
     except BaseException as exc:  # noqa: BLE001 - SystemExit from task code is a finding too
+        if _out_of_memory(exc):
+            return too_large("building its model ran out of memory", _last_frame(exc))
         findings.append({"rule": "task-loads", "severity": "reject", "message": "the reference does not load",
                          "evidence": _last_frame(exc)})
         return result()
     checks.append("task-runs")
-    device = resolve_device(job.get("device", "auto"))
     attempts = [device, "cpu"] if device == "cuda" else [device]
     for attempt in attempts:
         kept = (len(findings), len(checks))
+        if attempt != device and (why := _too_large(size, attempt, job.get("host_budget_gb", 0.0))):
+            return too_large(f"over this worker's host memory on {attempt}", why)  # the host holds every output
         try:
             probe = Probe(job, model.to(attempt), _inputs_on(ref, attempt), findings, checks, attempt)
             runs = probe.check_outputs(job["seeds"])
@@ -170,9 +204,7 @@ def _audit_one(job: dict) -> dict:
         except BaseException as exc:  # noqa: BLE001 - reported as a finding
             del findings[kept[0]:], checks[kept[1]:]
             if _out_of_memory(exc):
-                findings.append({"rule": "task-too-large-to-audit", "severity": "flag", "message": f"the reference "
-                                 f"ran out of memory on {attempt}; not audited further", "evidence": _last_frame(exc)})
-                return result()
+                return too_large(f"it ran out of memory on {attempt}", _last_frame(exc))
             if attempt != attempts[-1]:  # fails on CUDA only: a flag, and the audit goes on on the CPU
                 checks.append("task-device-mismatch")
                 findings.append({"rule": "task-device-mismatch", "severity": "flag", "message": f"the reference fails "
@@ -183,12 +215,12 @@ def _audit_one(job: dict) -> dict:
             return result()
     devices.append(attempt)
     probe.check_signs(runs[0])
-    check_shapes(job, _load, probe.add, checks)
+    check_shapes(job, default, _load, probe.add, checks)
     if job.get("spec_module"):
         _check_spec(job, ref, init, probe.inputs_for, probe)
     other = "cpu" if attempt == "cuda" else "cuda" if torch.cuda.is_available() else ""
-    size = sum(x.numel() for x in probe.inputs_for(0) if isinstance(x, torch.Tensor)) + sum(o.numel() for o in runs[0])
-    if job.get("cross_check") and other and other not in attempts[:-1] and size <= job["cross_check_elements"]:
+    numel = sum(x.numel() for x in probe.inputs_for(0) if isinstance(x, torch.Tensor)) + sum(o.numel() for o in runs[0])
+    if job.get("cross_check") and other and other not in attempts[:-1] and numel <= job["cross_check_elements"]:
         devices.append(other)
         probe.cross_check(other, runs[0])
     return result()
@@ -218,6 +250,8 @@ def main(argv: list[str]) -> int:
     device = resolve_device(batch.get("device", "auto"))
     if device == "cuda":
         torch.zeros(1, device="cuda")  # create the CUDA context here, not inside a task's timeout
+        if batch.get("gpu_memory_fraction"):  # this worker's share of its GPU: beyond it, OutOfMemoryError
+            torch.cuda.set_per_process_memory_fraction(batch["gpu_memory_fraction"])
     elif not (batch.get("cross_check") and torch.cuda.is_available()):
         # CUDA reserves huge virtual ranges, so the address-space cap is for workers that never touch it.
         limit = int(batch.get("memory_limit_gb", 8) * 2**30)
@@ -230,6 +264,7 @@ def main(argv: list[str]) -> int:
         for job in batch["tasks"]:
             out.write(json.dumps({"event": "start", "id": job["id"]}) + "\n")
             out.flush()
+            job = {**job, "host_budget_gb": batch.get("host_budget_gb", 0.0)}
             out.write(json.dumps(_clean(audit_one(job))) + "\n")
             out.flush()
     return 0
