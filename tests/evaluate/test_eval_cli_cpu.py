@@ -95,6 +95,9 @@ def test_a_line_per_finished_episode_when_not_a_terminal(session, run, request):
     assert all(output.index(f"] {episode}  ") < summary for _, _, episode, _ in lines)
     accepted = [line for line in output.splitlines() if "  accepted  " in line]
     assert accepted and all(re.search(r"\((\d+\.\d\dx vs eager|untimed)", line) for line in accepted), accepted
+    # each judged episode's line is followed by where its verdict's time went (phases of half a second or more)
+    assert re.search(r"^\[\d+/\d+\] .*\n    time: judge \d+\.\d s", output, re.M) or \
+        re.search(r"^\[\d+/\d+\] .*\n    time: .*judge \d+\.\d s", output, re.M), output
 
 
 def test_one_shot_resume_asks_nothing_again(session, one_shot_run):

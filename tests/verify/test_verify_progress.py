@@ -9,7 +9,8 @@ import logging
 from rich.console import Console
 
 from kernelmosaic.verify.pool import calls_log
-from kernelmosaic.verify.progress import DoneLines, phase_progress
+from kernelmosaic.verify.progress import DoneLines, phase_progress, speed_detail, time_line
+from kernelmosaic.verify.verdict import Stat, Timing
 
 
 def test_the_line_names_the_phase_and_logging_is_restored():
@@ -49,3 +50,24 @@ def test_done_lines_leave_a_terminal_to_the_live_display():
     out = io.StringIO()
     DoneLines(Console(file=out, force_terminal=True), total=1).say("t", "accepted", 1.0)
     assert out.getvalue() == ""
+
+
+def test_a_done_line_can_say_where_the_time_went_on_a_second_line():
+    out = io.StringIO()
+    lines = DoneLines(Console(file=out, force_terminal=False, width=40), total=1)
+    phases = {"judge": 8.14, "sanitize": 21.0, "timing": 4.2, "compare": 0.2, "sanitize_queue_wait": 3.05}
+    lines.say("kb_l1_1_relu", "accepted", 40.0, "1.01x vs eager", time_line(phases))
+    text = out.getvalue().splitlines()
+    assert text == ["[1/1] kb_l1_1_relu  accepted  40.0 s  (1.01x vs eager)",
+                    "    time: sanitize 21.0 s, judge 8.1 s, timing 4.2 s, sanitize_queue_wait 3.0 s"]
+    assert time_line({"compare": 0.1}) == "", "phases under half a second are left out"
+
+
+def test_speed_detail_gives_both_medians_on_device_and_host_time():
+    def stat(ms: float) -> Stat:
+        return Stat(median_ms=ms, q1_ms=ms, q3_ms=ms, samples=10)
+
+    timing = Timing(candidate=stat(0.0612), eager=stat(0.0305), speedup_vs_eager=0.0305 / 0.0612, timer="cuda_events",
+                    candidate_host=stat(0.08), eager_host=stat(0.05))
+    assert speed_detail(timing) == "0.50x vs eager (0.0612 / 0.0305 ms device; host 0.08 / 0.05 ms)"
+    assert speed_detail(None) == "untimed"

@@ -24,7 +24,7 @@ from kernelmosaic.scale.cluster import portable_url
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
-from kernelmosaic.verify.progress import DoneLines
+from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 
 __all__ = ["evaluate_command", "fail"]
 
@@ -64,12 +64,12 @@ def _say_done(lines: DoneLines, store: Store, info: EpisodeInfo, meta: dict[str,
     elif verdict.accepted:
         timed = record.answer_timing()
         status = verdict.status.value
-        detail = f"{timed.timing.speedup_vs_eager:.2f}x vs eager" if timed else "untimed"
+        detail = speed_detail(timed.timing if timed else None)
         if info.task_flags:
             detail += f"; task flagged: {', '.join(info.task_flags)}"
     else:
         status, detail = verdict.status.value, verdict.message
-    lines.say(info.task_id, status, info.totals.wall_seconds, detail)
+    lines.say(info.task_id, status, info.totals.wall_seconds, detail, time_line(verdict.phase_seconds) if verdict else "")
 
 
 def _executor(executor: str | None, address: str | None, config: EvalConfig, db: str | None, settings: dict):

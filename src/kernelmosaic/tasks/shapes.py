@@ -46,7 +46,8 @@ def _evaluate(node: ast.expr, env: dict) -> int | float | bool | str:
     if isinstance(node, ast.BinOp):
         left, right = _evaluate(node.left, env), _evaluate(node.right, env)
         ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-               ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a**b}
+               ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a**b,
+               ast.LShift: lambda a, b: a << b}
         for kind, fn in ops.items():
             if isinstance(node.op, kind):
                 return fn(left, right)
@@ -78,8 +79,9 @@ def _names(node: ast.AST) -> set[str]:
 
 
 def input_size_constants(source: str) -> list[str]:
-    """Integer constants, set by a literal, that only `get_inputs()` reads (directly or through constants derived
-    from them): changing one changes the inputs' sizes and nothing the model or its init arguments depend on."""
+    """Integer constants, set by a literal or by arithmetic of literals (`N = 2048 * 2`), that only `get_inputs()`
+    reads (directly or through constants derived from them): changing one changes the inputs' sizes and nothing the
+    model or its init arguments depend on."""
     tree = ast.parse(source)
     nodes = _constant_nodes(tree)
     uses: dict[str, set[str]] = {}  # constant -> the constants its expression reads, transitively below
@@ -102,8 +104,19 @@ def input_size_constants(source: str) -> list[str]:
             inputs |= closure(_names(stmt))
         elif not _constant_assignment(stmt):
             elsewhere |= closure(_names(stmt))  # the Model, get_init_inputs, helpers: anything but get_inputs
-    return [n for n in nodes if n in inputs and n not in elsewhere and isinstance(nodes[n], ast.Constant)
-            and type(nodes[n].value) is int and nodes[n].value >= 2]
+    return [n for n in nodes if n in inputs and n not in elsewhere and (_literal_int(nodes[n]) or 0) >= 2]
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    """The integer a constant's expression folds to when it reads no other constant (`4096`, `2048 * 2`), else
+    None: a constant computed from others follows them and is not itself a size to change."""
+    if _names(node):
+        return None
+    try:
+        value = _evaluate(node, {})
+    except (ValueError, ArithmeticError):
+        return None
+    return value if type(value) is int else None
 
 
 def _constant_assignment(stmt: ast.stmt) -> bool:

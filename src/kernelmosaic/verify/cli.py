@@ -22,7 +22,7 @@ from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
-from kernelmosaic.verify.progress import DoneLines
+from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
 from kernelmosaic.verify.verdict import Status, Verdict
@@ -262,11 +262,8 @@ def verify_serve_command(
 
 
 def _say_verdict(lines: DoneLines, item: str, verdict: Verdict) -> None:
-    if verdict.accepted:
-        detail = f"{verdict.timing.speedup_vs_eager:.2f}x vs eager" if verdict.timing else "untimed"
-    else:
-        detail = verdict.message
-    lines.say(item, verdict.status.value, verdict.seconds, detail)
+    detail = speed_detail(verdict.timing) if verdict.accepted else verdict.message
+    lines.say(item, verdict.status.value, verdict.seconds, detail, time_line(verdict.phase_seconds))
 
 
 def verify_batch_command(

@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelmosaic.verify.pool import calls_log
+from kernelmosaic.verify.verdict import Timing
 
-__all__ = ["PHASES", "DoneLines", "phase_progress"]
+__all__ = ["PHASES", "DoneLines", "phase_progress", "time_line", "speed_detail"]
 
 PHASES = {
     "compile": "compiling the candidate", "setup": "setting up the reference", "trials": "running the reference",
@@ -81,7 +82,8 @@ class DoneLines:
         with self._lock:
             self.count += 1
 
-    def say(self, item: str, status: str, seconds: float, detail: str = "") -> None:
+    def say(self, item: str, status: str, seconds: float, detail: str = "", where: str = "") -> None:
+        """`where`: a second, indented line (e.g. `time_line`), so a run stopped early still shows where time went."""
         if not self.enabled:
             return
         detail = " ".join(detail.split())
@@ -91,4 +93,24 @@ class DoneLines:
             self.count += 1
             line = f"[{self.count}/{self.total}] {item}  {status}  {seconds:.1f} s" + (f"  ({detail})" if detail else "")
             # soft_wrap: one line whatever the width; rich flushes the file after each print outside a `with console`
+            if where:
+                line += "\n    " + where
             self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def time_line(phase_seconds: dict[str, float], at_least_s: float = 0.5, most: int = 8) -> str:
+    """`time: sanitize 21.0 s, judge 8.1 s, ...`: a verdict's recorded phases (verdict.phase_seconds) of at least
+    `at_least_s`, the longest first. Phases nest (`timing` inside `judge`), so they do not add up to the total."""
+    shown = sorted(((v, k) for k, v in phase_seconds.items() if v >= at_least_s), reverse=True)[:most]
+    return ("time: " + ", ".join(f"{k} {v:.1f} s" for v, k in shown)) if shown else ""
+
+
+def speed_detail(timing: Timing | None) -> str:
+    """`1.01x vs eager (0.031 / 0.031 ms device; host 0.052 / 0.044 ms)` of a verdict's `Timing`, or `untimed`."""
+    if timing is None:
+        return "untimed"
+    text = (f"{timing.speedup_vs_eager:.2f}x vs eager ({timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} "
+            "ms device")
+    if timing.candidate_host is not None and timing.eager_host is not None:
+        text += f"; host {timing.candidate_host.median_ms:.4g} / {timing.eager_host.median_ms:.4g} ms"
+    return text + ")"

@@ -1,0 +1,57 @@
+"""Which module constants size only the inputs (tasks.shapes.input_size_constants), the rule behind derived small
+shapes (audits, the sanitizer) and derived alternative shapes (robustness): literals and arithmetic of literals
+qualify; constants computed from other constants, or read by the model, do not."""
+
+from __future__ import annotations
+
+import ast
+
+from kernelmosaic.tasks.shapes import (
+    apply_shape_overrides,
+    derive_alternatives,
+    input_size_constants,
+    small_shapes,
+)
+
+PROBLEM = '''import torch
+import torch.nn as nn
+
+N = 2048 * 2
+rows = 1 << 12
+K = 64
+half = N // 2
+
+
+class Model(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(k, k))
+
+    def forward(self, a, b):
+        return a @ self.w + b[: a.shape[0]]
+
+
+def get_inputs():
+    return [torch.randn(rows, K), torch.randn(N + half, K)]
+
+
+def get_init_inputs():
+    return [K]
+'''
+
+
+def test_arithmetic_of_literals_sizes_the_inputs_like_a_literal():
+    names = input_size_constants(PROBLEM)
+    assert "N" in names and "rows" in names  # `2048 * 2` and `1 << 12` fold to ints
+    assert "K" not in names, "read by get_init_inputs: changing it changes the model"
+    assert "half" not in names, "computed from N: it follows N and is not a size of its own"
+
+
+def test_small_shapes_and_alternatives_rewrite_an_expression_constant():
+    small = small_shapes(PROBLEM)
+    assert small["N"] == (4096 // 16) | 1 and small["rows"] == (4096 // 16) | 1
+    rewritten = apply_shape_overrides(PROBLEM, small)
+    assert f"N = {small['N']}\n" in rewritten and "half = N // 2" in rewritten
+    ast.parse(rewritten)
+    (alternative,) = derive_alternatives(PROBLEM)
+    assert set(alternative) == {"N", "rows"} and all(v % 2 == 1 for v in alternative.values())
