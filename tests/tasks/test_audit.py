@@ -27,6 +27,8 @@ FIXTURES = [
     make_task("zero_passes", "torch.softmax(x, dim=1) * 1e-5"),
     make_task("identity_passes", "x + 1e-7 * torch.tanh(x)"),
     make_task("positive_inputs", "torch.relu(x) + 0.5 * torch.sigmoid(x)", inputs="torch.rand(batch_size, dim)"),
+    # KernelBench's ReLU draws torch.rand: its input matches its output, but the verifier's signed trials do not
+    make_task("relu_of_rand", "torch.relu(x)", inputs="torch.rand(batch_size, dim)"),
     make_task("crashes", "x.view(-1, 7)"),
     make_task("bad_alternative", "x.view(x.shape[0], -1, 64).sum(dim=2)", alternatives=[{"dim": 4096}, {"dim": 100}]),
     make_task("huge_default", "torch.relu(x)", batch_size=1 << 22),
@@ -71,6 +73,11 @@ def test_stochastic_reference_is_rejected(reports: dict[str, AuditReport]) -> No
 def test_outputs_a_trivial_answer_would_match_are_rejected(reports: dict[str, AuditReport]) -> None:
     assert _rules(reports["zero_passes"]) == {"task-zero-output-passes"}
     assert _rules(reports["identity_passes"]) == {"task-identity-output-passes"}
+
+
+def test_a_trivial_answer_that_only_matches_non_negative_inputs_is_a_flag_not_a_failure(reports) -> None:
+    report = reports["relu_of_rand"]
+    assert report.passed and _rules(report, "flag") == {"task-positive-inputs-hide-sign"}, report.findings
 
 
 def test_all_positive_inputs_that_hide_semantics_are_flagged(reports: dict[str, AuditReport]) -> None:

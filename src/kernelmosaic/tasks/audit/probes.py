@@ -80,25 +80,53 @@ class Probe:
         return runs
 
     def _trivial(self, runs: list[list[torch.Tensor]], seeds: list[int]) -> None:
-        # A trivial answer "passes" only if it is within tolerance for every seed, as the verifier's trials are.
+        """A trivial answer "passes" only if it is within tolerance for every seed, as the verifier's trials are, and
+        also on signed inputs, which the verifier's trials draw too: ReLU over `torch.rand` inputs is matched by
+        its input, but a verdict is not fooled by it (that weakness is `task-positive-inputs-hide-sign`)."""
+        given = self.inputs_for(seeds[0])
+        signed: tuple[list, list[torch.Tensor]] | None | bool = False  # False: not run yet; None: undefined there
+
+        def also_signed(k: int, passes) -> bool:
+            nonlocal signed
+            if signed is False:
+                signed = self._signed_run(given)
+            return signed is None or passes(signed[0], signed[1][k])
+
         for k in range(len(runs[0])):
             outs = [r[k] for r in runs]
             if not _floating(outs[0]):
                 continue
-            if all(close_enough(0.0, o, self.atol, self.rtol) for o in outs):
+            if all(close_enough(0.0, o, self.atol, self.rtol) for o in outs) and also_signed(
+                    k, lambda _, o: close_enough(0.0, o, self.atol, self.rtol)):
                 self.add("task-zero-output-passes", "reject", f"an all-zero output {k} is within tolerance "
                          f"(atol={self.atol}, rtol={self.rtol}); raise magnitudes or change the shapes",
                          f"max |y| = {fmt(max(abs_max(o) for o in outs))}")
-            elif outs[0].numel() > 1 and all(close_enough(mean(o), o, self.atol, self.rtol) for o in outs):
+            elif outs[0].numel() > 1 and all(close_enough(mean(o), o, self.atol, self.rtol) for o in outs) and \
+                    also_signed(k, lambda _, o: close_enough(mean(o), o, self.atol, self.rtol)):
                 self.add("task-mean-output-passes", "reject", f"filling output {k} with its mean is within tolerance",
                          f"std = {fmt(std(outs[0]))}")
             else:
-                for j, x in enumerate(self.inputs_for(seeds[0])):
+                for j, x in enumerate(given):
                     if isinstance(x, torch.Tensor) and x.shape == outs[0].shape and close_enough(
-                            x.to(outs[0].dtype), outs[0], self.atol, self.rtol):
+                            x.to(outs[0].dtype), outs[0], self.atol, self.rtol) and also_signed(
+                            k, lambda xs, o, j=j: close_enough(xs[j].to(o.dtype), o, self.atol, self.rtol)):
                         self.add("task-identity-output-passes", "reject", f"returning input {j} unchanged matches output "
                                  f"{k} within tolerance", f"shape {tuple(x.shape)}")
                         break
+
+    def _signed_run(self, given: list) -> tuple[list, list[torch.Tensor]] | None:
+        """(inputs, outputs) on standard normal inputs of the given shapes, as the verifier's `signed` trials draw
+        them, or None where the reference is undefined or not finite there (log of a negative)."""
+        gen = torch.Generator().manual_seed(4321)
+        inputs = [torch.randn(x.shape, generator=gen).to(x.device, x.dtype) if isinstance(x, torch.Tensor)
+                  and _floating(x) else x for x in given]
+        try:
+            outs = self.run(inputs)
+        except Exception:  # noqa: BLE001 - undefined on signed inputs: the given inputs alone decide
+            return None
+        if any(_floating(o) and not torch.isfinite(o).all() for o in outs):
+            return None
+        return inputs, outs
 
     def check_signs(self, reference_out: list[torch.Tensor]) -> None:
         """Flag inputs that are all non-negative while the operator treats negative values differently."""
