@@ -121,9 +121,10 @@ class VerifyConfig(BaseModel):
     output reaches what forward returns (one extra forward each)."""
     sanitize: bool = False
     """Run compute-sanitizer on accepted CUDA candidates (small shapes)."""
-    sanitize_max_wait_s: float = Field(600.0, ge=0.0)
+    sanitize_max_wait_s: float = Field(120.0, ge=0.0)
     """Longest a sanitizer run waits for this process's pending judgements of the device to finish before it starts
-    anyway (judgements go first, so finished candidates' sanitizer runs start together: devlock.JudgementsFirst)."""
+    anyway (judgements go first, so finished candidates' sanitizer runs start together: devlock.JudgementsFirst).
+    It bounds what a final solution's sanitizer run waits in `generate`, where other episodes keep judging."""
 
     def tolerances(self, precision: Precision | None = None) -> tuple[float, float]:
         """(atol, rtol) for this run's precision, or for `precision` (an alternative's) when given."""
