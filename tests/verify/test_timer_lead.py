@@ -40,3 +40,11 @@ def test_cpu_timer_has_no_lead_and_reports_escaped_only_when_asked():
     got = timer.measure(lambda a: a + 1, lambda seed: [x], budget_ms=2.0, escaped=False)
     assert got["escaped_ms"] is None and got["lead_us"] == 0.0 and len(got["samples"]) >= 5
     assert timer.measure(lambda a: a + 1, lambda seed: [x], budget_ms=2.0)["escaped_ms"] == 0.0
+
+
+def test_calls_whose_enqueue_outlasted_the_lead_are_counted():
+    from kernelmosaic.verify.sandbox.kmworker.timing import lead_short
+
+    # a 100 µs lead: enqueues of 30 and 99 µs are covered; 101 µs and 2 ms are not (the device idled before them)
+    assert lead_short([0.030, 0.099, 0.101, 2.0], 100.0) == 2
+    assert lead_short([5.0], 0.0) == 0, "no lead (CPU, or turned off): nothing to outlast"

@@ -71,3 +71,5 @@ def test_speed_detail_gives_both_medians_on_device_and_host_time():
                     candidate_host=stat(0.08), eager_host=stat(0.05))
     assert speed_detail(timing) == "0.50x vs eager (0.0612 / 0.0305 ms device; host 0.08 / 0.05 ms)"
     assert speed_detail(None) == "untimed"
+    timing.lead_short_calls, timing.lead_short_calls_eager = 40, 2
+    assert speed_detail(timing).endswith("; calls past the lead 40 / 2)")

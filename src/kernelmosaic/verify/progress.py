@@ -113,4 +113,6 @@ def speed_detail(timing: Timing | None) -> str:
             "ms device")
     if timing.candidate_host is not None and timing.eager_host is not None:
         text += f"; host {timing.candidate_host.median_ms:.4g} / {timing.eager_host.median_ms:.4g} ms"
+    if timing.lead_short_calls or timing.lead_short_calls_eager:
+        text += f"; calls past the lead {timing.lead_short_calls} / {timing.lead_short_calls_eager}"
     return text + ")"

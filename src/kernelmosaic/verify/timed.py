@@ -109,6 +109,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     host: list[float] = []
     escaped: list[float] = []
     leads: list[float] = []
+    short = {"candidate": 0, "eager": 0}  # device-time calls whose enqueue outlasted the lead (timing.lead_short)
     ratios: list[tuple[WallRatios, WallRatios]] = []
     checked = 0
     secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
@@ -131,6 +132,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         host += res["host"]
         escaped.append(res["escaped_ms"])
         leads.append(res["lead_us"])
+        short["candidate"] += res.get("lead_short", 0)
         flush = res["flush_bytes"]
         with out.phase("timing_checks"):
             checked += _check_round(res, ref, config, fp_seed, extra, r)
@@ -138,6 +140,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                       budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
         dev["eager"] += eager["samples"]
         hosted["eager"] += eager["host_samples"]
+        short["eager"] += eager.get("lead_short", 0)
         if not compile_error and cached is None:
             comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
                                                  budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2, lead_us=lead,
@@ -172,4 +175,5 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         wall_ratio=max(c.cold for c, _ in ratios), wall_ratio_eager=max(e.cold for _, e in ratios),
         clock_ratio=max(c.clock for c, _ in ratios), profile=config.timing_profile, rounds=rounds,
         baselines_cached=cached is not None,
+        lead_short_calls=short["candidate"], lead_short_calls_eager=short["eager"],
     )

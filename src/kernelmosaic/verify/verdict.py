@@ -123,6 +123,11 @@ class Timing(_Model):
     lead_us: float = 0.0
     """Longest spin kernel run before the candidate's timed calls (CUDA; 0 = none): it hides the host's launch
     latency, so the times are device time."""
+    lead_short_calls: int = 0
+    """Candidate's device-time calls whose host enqueue outlasted the lead (CUDA), so their window may hold host
+    time; a sizeable share of `candidate.samples` means the host got busier than at warm-up."""
+    lead_short_calls_eager: int = 0
+    """The same count for eager's calls."""
     candidate_host: Stat | None = None
     """Host-inclusive call time: calls on an idle device (no lead kernel), so the window holds the host's launch
     cost too, as KernelBench's event timing does (CPU: the same host time as `candidate`)."""

@@ -166,6 +166,7 @@ class CandidateRole:
         inputs, out = result["checked"]
         return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
                 "flush_bytes": timer.flush_bytes, "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],
+                "lead_short": result["lead_short"],
                 "l2_reset": timer.l2_reset, "calls": result["calls"],
                 "checked_inputs": inputs, "checked_outputs": out,
                 "integrity": integrity.diff(self.before),

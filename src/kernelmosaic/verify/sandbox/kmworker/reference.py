@@ -133,7 +133,7 @@ class ReferenceRole:
         result = timer.measure(fn, self.template.drawer(self.device), budget_ms, escaped=False, seed=seed,
                                wall_ms=wall_ms)
         return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
-                "flush_bytes": timer.flush_bytes}
+                "flush_bytes": timer.flush_bytes, "lead_short": result["lead_short"]}
 
     def burst_inputs(self, seed: int) -> dict:
         draw = self.template.drawer(self.device)

@@ -30,7 +30,7 @@ import torch
 
 from .common import package_outputs
 
-__all__ = ["Timer", "burst", "repetitions"]
+__all__ = ["Timer", "burst", "repetitions", "lead_short"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
 _MAX_LEAD_US = 20_000.0
@@ -157,7 +157,7 @@ class Timer:
         # host-inclusive calls (no lead) are shuffled among the device-time ones; on the CPU they are the same calls
         modes = [True] * reps + ([False] * max(_MIN_REPS, reps // 4) if self.cuda else [])
         random.Random(seed).shuffle(modes)
-        samples, host_samples, host, trailing = [], [], [], []
+        samples, host_samples, host, trailing, enqueued = [], [], [], [], []
         checked = None
         check_at = check_at % len(modes) if check_at >= 0 else -1
         for i, lead in enumerate(modes):
@@ -166,16 +166,27 @@ class Timer:
                 samples.append(s.stream_ms)
                 trailing.append(s.full_ms - s.stream_ms)
                 host.append(s.host_ms)
+                enqueued.append(s.enqueue_ms)
             if not lead or not self.cuda:
                 host_samples.append(s.stream_ms)
             if i == check_at:  # copied at once: work still running after forward returned shows as a mismatch
                 checked = ([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(s.out))
         result = {"samples": samples, "host_samples": host_samples, "host": host, "checked": checked,
-                  "lead_us": lead_us, "escaped_ms": None, "calls": calls, "warmup_calls": warm}
+                  "lead_us": lead_us, "escaped_ms": None, "calls": calls, "warmup_calls": warm,
+                  "lead_short": lead_short(enqueued, lead_us) if self.cuda else 0}
         if escaped:
             bracket = self._bracket_ms() if self.cuda else 0.0
             result["escaped_ms"] = max(statistics.median_high(trailing) - bracket, 0.0)
         return result
+
+
+def lead_short(enqueue_ms: list[float], lead_us: float) -> int:
+    """Device-time calls whose host enqueue outlasted the lead: the device may have gone idle before the call's
+    kernels arrived, so their window can hold host time. The lead is sized from the warm-up's enqueue times; a
+    host that gets busier afterwards (other processes starting, compiling) makes this count grow."""
+    if lead_us <= 0:
+        return 0
+    return sum(1 for ms in enqueue_ms if ms * 1e3 > lead_us)
 
 
 def repetitions(budget_ms: float, wall_ms: float, est_ms: float, call_wall_ms: float) -> int:
