@@ -9,7 +9,8 @@ empty build caches. The naive harness follows KernelBench's method in one proces
 `load_inline` builds there, in a build folder of its own, as KernelBench's `eval_from_generations.py` gives every
 sample `<build dir>/<run>/<problem>/<sample>`), 5 correctness trials with `allclose(atol=rtol=1e-2)`, then 100 timed
 calls. Ours is `Verifier.verify_many` with the default settings (compiles ahead of judgement, isolated workers,
-every check; its build cache is keyed on the extension's content, so candidates sharing a source build it once).
+every check; its build cache is keyed on the extension's content, so candidates sharing a source build it once),
+once per timing profile of `--profiles` (default `full`; `quick,full` runs both, each from a cold cache).
 `--distinct` gives every candidate its own extension source (an agent's successive kernels), so neither harness
 builds anything twice. Reports candidates per minute for each and where accept/reject disagree.
 """
@@ -98,10 +99,12 @@ def run_naive(cases: list, device: str, tmp: Path) -> tuple[float, dict]:
     return time.perf_counter() - t0, json.loads(out.read_text())
 
 
-def run_ours(cases: list, device: str, tmp: Path) -> tuple[float, dict]:
+def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, dict]:
     from kernelmosaic.verify import Verifier, VerifyConfig
 
-    config = VerifyConfig(device=device, cache_dir=tmp / "km-cache", use_service=False)
+    # a cold build cache of its own per profile: each run pays every compile, as the naive harness does
+    config = VerifyConfig(device=device, cache_dir=tmp / f"km-cache-{profile}", use_service=False,
+                          timing_profile=profile)
     t0 = time.perf_counter()
     with Verifier(config) as verifier:
         got = dict(verifier.verify_many([(p, c) for _, p, c, _ in cases]))
@@ -117,6 +120,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("bench_throughput.json"))
     parser.add_argument("--distinct", action="store_true",
                         help="every candidate its own extension source (nothing is built twice by either harness)")
+    parser.add_argument("--profiles", default="full",
+                        help="our timing profiles to run, comma-separated (quick,full): each judges every candidate "
+                             "from a cold cache, side by side with the naive harness in the same run")
     parser.add_argument("--naive-run", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.naive_run:
@@ -124,32 +130,39 @@ def main() -> None:
         return
     import torch
 
+    profiles = [x.strip() for x in args.profiles.split(",") if x.strip()]
+    if not profiles or any(x not in ("quick", "full") for x in profiles):
+        parser.error(f"--profiles: expected quick and/or full, got {args.profiles!r}")
     with tempfile.TemporaryDirectory(prefix="km-bench-throughput-") as tmp:
         cases = write_cases(Path(tmp) / "cases", args.device, args.count, args.distinct)
         naive_s, naive = run_naive(cases, args.device, Path(tmp))
-        ours_s, ours = run_ours(cases, args.device, Path(tmp))
-    rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": ours[i]["status"],
-             "agree": naive[i]["accepted"] == ours[i]["accepted"],
-             "ours_as_expected": ours[i]["accepted"] == EXPECTED[kind]} for i, _, _, kind in cases]
+        ours = {profile: run_ours(cases, args.device, Path(tmp), profile) for profile in profiles}
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
               "cores": os.cpu_count(), "torch": torch.__version__, "candidates": len(cases),
-              "distinct_sources": args.distinct,
-              "naive_seconds": round(naive_s, 1), "ours_seconds": round(ours_s, 1),
-              "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours_per_min": round(60 * len(cases) / ours_s, 2),
-              "agreement": sum(r["agree"] for r in rows),
-              "ours_as_expected": sum(r["ours_as_expected"] for r in rows), "rows": rows}
+              "distinct_sources": args.distinct, "naive_seconds": round(naive_s, 1),
+              "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours": {}}
+    print("| harness | seconds | candidates/min | vs naive |\n|---|---|---|---|\n"
+          f"| naive (KernelBench method) | {naive_s:.0f} | {result['naive_per_min']} | 1.00x |")
+    for profile, (ours_s, got) in ours.items():
+        rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": got[i]["status"],
+                 "agree": naive[i]["accepted"] == got[i]["accepted"], "seconds": got[i]["seconds"],
+                 "ours_as_expected": got[i]["accepted"] == EXPECTED[kind]} for i, _, _, kind in cases]
+        result["ours"][profile] = {"seconds": round(ours_s, 1), "per_min": round(60 * len(cases) / ours_s, 2),
+                                   "vs_naive": round(naive_s / ours_s, 2), "agreement": sum(r["agree"] for r in rows),
+                                   "as_expected": sum(r["ours_as_expected"] for r in rows), "rows": rows}
+        print(f"| KernelMosaic verify_many, `{profile}` timing | {ours_s:.0f} | {result['ours'][profile]['per_min']} | "
+              f"{naive_s / ours_s:.2f}x |")
+    for profile, summary in result["ours"].items():
+        print(f"`{profile}`: accept/reject agreement with naive {summary['agreement']}/{len(cases)}; as expected "
+              f"{summary['as_expected']}/{len(cases)}")
+        for r in summary["rows"]:
+            if not r["ours_as_expected"]:
+                print(f"  unexpected: {r['id']} ({r['kind']}): ours {r['ours']}, expected "
+                      f"{'accept' if EXPECTED[r['kind']] else 'reject'}")
+            if not r["agree"]:
+                print(f"  disagree: {r['id']} ({r['kind']}): naive {r['naive']}, ours {r['ours']}")
     args.out.write_text(json.dumps(result, indent=1))
-    print(f"| harness | seconds | candidates/min |\n|---|---|---|\n| naive (KernelBench method) | {naive_s:.0f} | "
-          f"{result['naive_per_min']} |\n| KernelMosaic verify_many | {ours_s:.0f} | {result['ours_per_min']} |")
-    print(f"accept/reject agreement: {result['agreement']}/{len(cases)}; ours as expected: "
-          f"{result['ours_as_expected']}/{len(cases)}")
-    for r in rows:
-        if not r["ours_as_expected"]:
-            print(f"  unexpected: {r['id']} ({r['kind']}): ours {r['ours']}, expected "
-                  f"{'accept' if EXPECTED[r['kind']] else 'reject'}")
-        if not r["agree"]:
-            print(f"  disagree: {r['id']} ({r['kind']}): naive {r['naive']}, ours {r['ours']}")
 
 
 if __name__ == "__main__":
