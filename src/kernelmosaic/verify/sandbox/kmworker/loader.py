@@ -7,6 +7,8 @@ harness loses it), and a rebuilt identical candidate is a cache hit across proce
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import json
@@ -75,6 +77,22 @@ def _build_key(kwargs: dict) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+@contextlib.contextmanager
+def _build_dir_lock(build_dir: Path):
+    """Hold `km.lock` (an flock, released by the kernel when its holder dies) around torch's build or load of
+    `build_dir`. torch marks a build in progress with a plain `lock` file that a killed builder (a compile worker
+    past its timeout) leaves behind, and every later load of the directory then waits on it forever (seen here,
+    2026-12-01: every candidate of one extension hung until its load timeout). Every builder of this cache holds
+    `km.lock` first, so a `lock` file found while holding it belongs to a builder that is gone: it is removed."""
+    with open(build_dir / "km.lock", "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        try:
+            (build_dir / "lock").unlink(missing_ok=True)
+            yield
+        finally:
+            fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+
+
 class BuildRecorder:
     """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import."""
 
@@ -125,7 +143,8 @@ class BuildRecorder:
             os.dup2(log.fileno(), 1)
             os.dup2(log.fileno(), 2)
             try:
-                module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
+                with _build_dir_lock(build_dir):
+                    module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
                 record["ok"] = True
                 INTERCEPT.ops |= op_names() - ops_before  # operators the extension registered as it loaded
                 INTERCEPT.wrap_extension(module)
