@@ -132,7 +132,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         host += res["host"]
         escaped.append(res["escaped_ms"])
         leads.append(res["lead_us"])
-        short["candidate"] += res.get("lead_short", 0)
+        short["candidate"] += res["lead_short"]
         flush = res["flush_bytes"]
         with out.phase("timing_checks"):
             checked += _check_round(res, ref, config, fp_seed, extra, r)
@@ -140,7 +140,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                       budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
         dev["eager"] += eager["samples"]
         hosted["eager"] += eager["host_samples"]
-        short["eager"] += eager.get("lead_short", 0)
+        short["eager"] += eager["lead_short"]
         if not compile_error and cached is None:
             comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
                                                  budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2, lead_us=lead,

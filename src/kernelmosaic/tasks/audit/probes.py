@@ -5,11 +5,13 @@ Each probe appends findings as plain dicts `{rule, severity, message, evidence}`
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from kernelmosaic.tasks.audit.compare import abs_max, close_enough, fmt, max_error, mean, std
 
-__all__ = ["Probe", "as_outputs"]
+__all__ = ["Probe", "as_outputs", "redraw"]
 
 
 def as_outputs(out: object) -> list[torch.Tensor]:
@@ -22,6 +24,23 @@ def as_outputs(out: object) -> list[torch.Tensor]:
 
 def _floating(t: torch.Tensor) -> bool:
     return t.is_floating_point()
+
+
+def redraw(inputs: list, dist: str, seed: int) -> list:
+    """Fresh floating inputs of the same shapes, dtypes and devices (drawn on the CPU, so every device sees the same
+    values for a seed): `normal` (signed, as the verifier's `signed` trials), `uniform01`, or `wide` (4 × normal)."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for x in inputs:
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
+            out.append(x)
+        elif dist == "normal":
+            out.append(torch.randn(x.shape, generator=gen).to(x.device, x.dtype))
+        elif dist == "uniform01":
+            out.append(torch.rand(x.shape, generator=gen).to(x.device, x.dtype))
+        else:  # wide
+            out.append((torch.randn(x.shape, generator=gen) * 4).to(x.device, x.dtype))
+    return out
 
 
 class Probe:
@@ -84,12 +103,10 @@ class Probe:
         also on signed inputs, which the verifier's trials draw too: ReLU over `torch.rand` inputs is matched by
         its input, but a verdict is not fooled by it (that weakness is `task-positive-inputs-hide-sign`)."""
         given = self.inputs_for(seeds[0])
-        signed: tuple[list, list[torch.Tensor]] | None | bool = False  # False: not run yet; None: undefined there
+        signed_run = functools.cache(lambda: self._signed_run(given))  # run only when a trivial answer passes
 
         def also_signed(k: int, passes) -> bool:
-            nonlocal signed
-            if signed is False:
-                signed = self._signed_run(given)
+            signed = signed_run()
             return signed is None or passes(signed[0], signed[1][k])
 
         for k in range(len(runs[0])):
@@ -117,9 +134,7 @@ class Probe:
     def _signed_run(self, given: list) -> tuple[list, list[torch.Tensor]] | None:
         """(inputs, outputs) on standard normal inputs of the given shapes, as the verifier's `signed` trials draw
         them, or None where the reference is undefined or not finite there (log of a negative)."""
-        gen = torch.Generator().manual_seed(4321)
-        inputs = [torch.randn(x.shape, generator=gen).to(x.device, x.dtype) if isinstance(x, torch.Tensor)
-                  and _floating(x) else x for x in given]
+        inputs = redraw(given, "normal", 4321)
         try:
             outs = self.run(inputs)
         except Exception:  # noqa: BLE001 - undefined on signed inputs: the given inputs alone decide

@@ -26,7 +26,7 @@ import torch
 
 from kernelmosaic.tasks.audit.compare import abs_max, close_enough, fmt, max_error
 from kernelmosaic.tasks.audit.meta import Footprint, audited_job, check_shapes, footprint
-from kernelmosaic.tasks.audit.probes import Probe, as_outputs
+from kernelmosaic.tasks.audit.probes import Probe, as_outputs, redraw
 
 __all__ = ["main", "audit_one", "resolve_device", "DISTRIBUTIONS"]
 
@@ -41,21 +41,6 @@ def _load(source: str, name: str) -> types.ModuleType:
         if not hasattr(module, attr):
             raise AttributeError(f"the module defines no {attr}")
     return module
-
-
-def _redraw(inputs: list, dist: str, seed: int) -> list:
-    gen = torch.Generator().manual_seed(seed)
-    out = []
-    for x in inputs:
-        if not (isinstance(x, torch.Tensor) and x.is_floating_point()):
-            out.append(x)
-        elif dist == "normal":
-            out.append(torch.randn(x.shape, generator=gen).to(x.device, x.dtype))
-        elif dist == "uniform01":
-            out.append(torch.rand(x.shape, generator=gen).to(x.device, x.dtype))
-        else:  # wide
-            out.append((torch.randn(x.shape, generator=gen) * 4).to(x.device, x.dtype))
-    return out
 
 
 def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe: Probe) -> None:
@@ -86,7 +71,7 @@ def _check_spec(job: dict, ref: types.ModuleType, init: list, inputs_for, probe:
     if any(f["rule"] == "task-spec-inputs" for f in probe.findings):
         return
     for k, dist in enumerate(DISTRIBUTIONS):
-        xs = inputs_for(0) if dist == "given" else inputs_for(1) if dist == "given-2" else _redraw(given, dist, k)
+        xs = inputs_for(0) if dist == "given" else inputs_for(1) if dist == "given-2" else redraw(given, dist, k)
         try:
             want = probe.run(xs)
         except Exception:  # noqa: BLE001
