@@ -55,11 +55,11 @@ def test_done_lines_leave_a_terminal_to_the_live_display():
 def test_a_done_line_can_say_where_the_time_went_on_a_second_line():
     out = io.StringIO()
     lines = DoneLines(Console(file=out, force_terminal=False, width=40), total=1)
-    phases = {"judge": 8.14, "sanitize": 21.0, "timing": 4.2, "compare": 0.2, "sanitize_queue_wait": 3.05}
+    phases = {"judge": 8.14, "sanitize": 21.0, "timing": 4.2, "compare": 0.2, "sanitize_lock_wait": 3.05}
     lines.say("kb_l1_1_relu", "accepted", 40.0, "1.01x vs eager", time_line(phases))
     text = out.getvalue().splitlines()
     assert text == ["[1/1] kb_l1_1_relu  accepted  40.0 s  (1.01x vs eager)",
-                    "    time: sanitize 21.0 s, judge 8.1 s, timing 4.2 s, sanitize_queue_wait 3.0 s"]
+                    "    time: sanitize 21.0 s, judge 8.1 s, timing 4.2 s, sanitize_lock_wait 3.0 s"]
     assert time_line({"compare": 0.1}) == "", "phases under half a second are left out"
 
 

@@ -121,10 +121,13 @@ class VerifyConfig(BaseModel):
     output reaches what forward returns (one extra forward each)."""
     sanitize: bool = False
     """Run compute-sanitizer on accepted CUDA candidates (small shapes)."""
-    sanitize_max_wait_s: float = Field(120.0, ge=0.0)
-    """Longest a sanitizer run waits for this process's pending judgements of the device to finish before it starts
-    anyway (judgements go first, so finished candidates' sanitizer runs start together: devlock.JudgementsFirst).
-    It bounds what a final solution's sanitizer run waits in `generate`, where other episodes keep judging."""
+    yield_to_timing_s: float = Field(120.0, ge=0.0)
+    """Longest a judgement or a sanitizer run waits, before it takes its GPU shared, for this process's pending
+    timing phases on that GPU (timing goes first: devlock.TimingFirst). It bounds what a steady stream of timings
+    from other clients can delay them."""
+    judges_per_gpu: int = Field(3, ge=1)
+    """Device slots per GPU: judgements judged side by side on one GPU, each with its own reference and candidate
+    workers. They share the GPU except while one times (devlock.py); on the CPU there is one slot."""
 
     def tolerances(self, precision: Precision | None = None) -> tuple[float, float]:
         """(atol, rtol) for this run's precision, or for `precision` (an alternative's) when given."""

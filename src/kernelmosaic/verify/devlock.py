@@ -1,19 +1,25 @@
 """One timing phase per device at a time, across every Verifier of a process and across processes.
 
-Two verifiers that time on one GPU at once (the agent keeps one per precision) skew each other's numbers. The lock
-is an `flock` on a file per device under the build cache (shared by every process that uses that cache), held only
-around the timing phase (on CUDA, the whole judgement); compiles and the other devices go on meanwhile.
+Two subjects timed on one GPU at once skew each other's numbers, and on CUDA so does any other work on the device
+while a subject is timed: another candidate's trials would be seen by the device-wide end event as this candidate's
+escaped work. The lock is an `flock` on a file per device under the build cache (shared by every process that uses
+that cache), taken in two modes:
 
-`shared=True` takes it as a reader: compute-sanitizer runs, whose kernels must not land in another candidate's
-timing but may overlap each other (most of each run is starting Python and torch under the tool). A judgement
-waits until every reader is done, and readers wait for a judgement; a reader arriving while a judgement waits can
-still go first (`flock` is not fair), so a long stream of sanitizer runs delays judgements, never breaks them.
+- **exclusive** around a timing phase (the rounds of candidate, eager and `torch.compile`, and the wall-clock
+  bursts) and around measuring the device's peaks;
+- **shared** by everything else that runs kernels on the device: on CUDA a whole judgement (reference trials,
+  correctness, census, probes, alternative shapes) holds it shared and trades it for exclusive only while it times
+  (`DeviceHold`); compute-sanitizer runs hold it shared too.
 
-Within one process, `judgements_first(key)` orders the two: a sanitizer run waits while any judgement of that
-device is pending (waiting for the device or holding it). Without it a batch alternates one judgement and one
-sanitizer run, each excluding the other (measured on the H200, 2026-12-01: about 60 s a candidate in evaluation);
-with it the sanitizer runs of the threads that finished judging start together, side by side, once no judgement
-waits, so their tool start-ups overlap each other instead of the judgements.
+So on one GPU several judgements (`judges_per_gpu` device slots) and sanitizer runs proceed side by side, and a
+timing phase has the device to itself. Measured on the H200 (2026-12-01) with the whole judgement exclusive: 55 s
+a judgement of a 16M-element task, 18 s of it timing; the rest is host work (transfers, float64 comparisons,
+worker start-ups) that needs no exclusive device.
+
+`flock` is not fair: a steady stream of shared holders could delay a timing phase without end. Within one process,
+`TimingFirst` restores the order: a holder about to take the device shared waits while a timing phase of the same
+device is pending (waiting for the lock or holding it), at most `yield_to_timing_s`. On the CPU only the timing
+phase takes the lock (exclusive); the CPU's other work is not held back.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["timing_lock", "lock_path", "JudgementsFirst", "judgements_first"]
+__all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold"]
 
 _local = threading.Lock()
 _by_path: dict[str, threading.Lock] = {}
@@ -56,10 +62,10 @@ def timing_lock(cache_dir: Path, key: str, shared: bool = False) -> Iterator[flo
             fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
-class JudgementsFirst:
-    """Judgements before sanitizer runs, in one process: `judgement()` marks one pending from before it asks for
-    the device until it lets it go; `wait_turn()` blocks a sanitizer run until none is pending (at most
-    `max_wait_s`, so a steady stream of judgements from other clients delays a sanitizer run, never starves it)."""
+class TimingFirst:
+    """Timing phases before shared holders, in one process: `timing()` marks one pending from before it asks for the
+    lock until it lets it go; `turn()` blocks a shared holder until none is pending (at most `max_wait_s`, so a
+    steady stream of timings from other clients delays a shared holder, never starves it)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -71,7 +77,7 @@ class JudgementsFirst:
             return self._pending
 
     @contextlib.contextmanager
-    def judgement(self) -> Iterator[None]:
+    def timing(self) -> Iterator[None]:
         with self._cond:
             self._pending += 1
         try:
@@ -81,18 +87,63 @@ class JudgementsFirst:
                 self._pending -= 1
                 self._cond.notify_all()
 
-    def wait_turn(self, max_wait_s: float) -> float:
-        """Wait until no judgement is pending; returns the seconds waited."""
+    def turn(self, max_wait_s: float) -> float:
+        """Wait until no timing phase is pending; returns the seconds waited."""
         started = time.perf_counter()
         with self._cond:
             self._cond.wait_for(lambda: self._pending == 0, timeout=max_wait_s)
         return round(time.perf_counter() - started, 3)
 
 
-_gates: dict[str, JudgementsFirst] = {}
+_gates: dict[str, TimingFirst] = {}
 
 
-def judgements_first(key: str) -> JudgementsFirst:
-    """The process-wide gate of one device (`key` as for `timing_lock`): every Verifier of the process shares it."""
+def timing_first(cache_dir: Path, key: str) -> TimingFirst:
+    """The process-wide gate of one device's lock (`key` as for `timing_lock`): every Verifier of the process
+    shares it."""
     with _local:
-        return _gates.setdefault(key, JudgementsFirst())
+        return _gates.setdefault(str(lock_path(cache_dir, key)), TimingFirst())
+
+
+class DeviceHold:
+    """One judgement's hold on a device: shared while it runs (`with hold:`), exclusive while it times
+    (`with hold.exclusive():`). Entering waits for this process's pending timings (`TimingFirst`, bounded)."""
+
+    def __init__(self, cache_dir: Path, key: str, yield_to_timing_s: float) -> None:
+        self.path = lock_path(cache_dir, key)
+        self.gate = timing_first(cache_dir, key)
+        self.max_wait_s = yield_to_timing_s
+        self._file = None
+        self.waited = 0.0
+        """Seconds spent waiting to enter (gate and lock)."""
+
+    def __enter__(self) -> DeviceHold:
+        started = time.perf_counter()
+        self.gate.turn(self.max_wait_s)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a+")  # noqa: SIM115 - held across the judgement, closed in __exit__
+        fcntl.flock(self._file.fileno(), fcntl.LOCK_SH)
+        self.waited = round(time.perf_counter() - started, 3)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[float]:
+        """The device alone (yields the seconds waited), then shared again. The shared lock is let go before the
+        exclusive one is asked for (two holders that both wait to convert would otherwise wait for each other)."""
+        assert self._file is not None, "exclusive() outside `with hold:`"
+        fd = self._file.fileno()
+        started = time.perf_counter()
+        with self.gate.timing():
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield round(time.perf_counter() - started, 3)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        fcntl.flock(fd, fcntl.LOCK_SH)  # after the gate: this holder's own timing is no longer pending

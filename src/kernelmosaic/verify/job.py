@@ -55,6 +55,8 @@ def finish(job: Job) -> Verdict:
     verdict.findings = job.findings + out.findings
     verdict.correctness, verdict.timing = out.correctness, out.timing
     verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
+    if "timing_held" in out.phase_started:
+        verdict.phase_started["timing_held"] = out.phase_started["timing_held"]
     if out.census:
         verdict.census = Census.model_validate(out.census)
     verdict.memory = out.memory

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
@@ -16,7 +16,10 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.verdict import Correctness, Finding, MemoryUse, Status, Timing
 
-__all__ = ["Stop", "ReferenceData", "judge_candidate", "status_of_death", "status_of_error"]
+__all__ = ["Stop", "ReferenceData", "Exclusive", "judge_candidate", "status_of_death", "status_of_error"]
+
+Exclusive = Callable[[], contextlib.AbstractContextManager[float]]
+"""Holds the device alone for a timing phase, yielding the seconds it waited for it (devlock.DeviceHold)."""
 
 _DEATH = {"timeout": Status.timeout, "crash": Status.crash, "resource": Status.resource_error}
 
@@ -63,6 +66,8 @@ class Outcome:
     memory: MemoryUse | None = None
     builds: list[dict] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
+    phase_started: dict[str, float] = field(default_factory=dict)
+    """Wall-clock start (Unix seconds) of each phase's first entry."""
     baseline_key: str = ""
     """Where the `torch.compile` baseline of this problem is kept on disk ("" = not kept)."""
 
@@ -70,6 +75,7 @@ class Outcome:
     def phase(self, name: str) -> Iterator[None]:
         """Add the block's seconds to `phase_seconds[name]` when it completes (a phase cut short by a Stop is not
         recorded); a phase entered several times (one per timing round) adds up."""
+        self.phase_started.setdefault(name, round(time.time(), 4))
         t = time.perf_counter()
         yield
         self.phase_seconds[name] = self.phase_seconds.get(name, 0.0) + time.perf_counter() - t
@@ -93,8 +99,9 @@ def _integrity(diffs: list[str], phase: str) -> None:
 
 
 def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate_path: str,
-                    config: VerifyConfig, timing: bool, out: Outcome) -> None:
-    """Fill `out` or raise Stop. `cand` is a fresh candidate worker; `ref` holds the problem already set up."""
+                    config: VerifyConfig, timing: bool, out: Outcome, exclusive: Exclusive) -> None:
+    """Fill `out` or raise Stop. `cand` is a fresh candidate worker; `ref` holds the problem already set up;
+    `exclusive()` holds the device alone (yielding the seconds waited) for the timing phase (devlock.py)."""
     atol, rtol = config.tolerances()
     with out.phase("load_init"):
         loaded = _call(cand, "load", config.load_timeout_s, Status.load_error, "loading the candidate",
@@ -159,14 +166,10 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
                                             evidence="; ".join(lib[:5])))
             out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
     if timing:
-        from kernelmosaic.verify.devlock import timing_lock
         from kernelmosaic.verify.timed import time_candidate
 
-        # On CUDA the verifier already holds the device for the whole judgement (verifier._gpu_lock).
-        lock = timing_lock(config.cache_dir, cand.device) if not cand.device.startswith("cuda") else contextlib.nullcontext(0.0)
-        with lock as waited, out.phase("timing"):
-            out.phase_seconds["timing_lock_wait"] = waited
-            out.timing = time_candidate(cand, ref, refdata, config, out, extra, out.baseline_key)
+        with out.phase("timing"):
+            out.timing = time_candidate(cand, ref, refdata, config, out, extra, exclusive)
 
 
 def _peak_memory(cand: Worker, ref: Worker, host_inputs: list, config: VerifyConfig) -> MemoryUse | None:

@@ -1,7 +1,7 @@
 """Compiles ahead of judgement: up to `lookahead` candidates build on CPU workers while the devices judge others.
 
 Static rejects and build-cache hits never wait in the compile queue: they are settled when the job starts, a reject
-is finished at once and a cache hit goes straight to the judges. Judges (one thread per device slot) take compiled
+is finished at once and a cache hit goes straight to the judges. Judges (two threads per device slot) take compiled
 jobs in the order their compiles end. Verdicts come back as they are decided, each with its index.
 """
 
@@ -27,7 +27,8 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
     input, a verifier that cannot start workers) is raised here, after the work in flight has stopped."""
     done: queue.Queue[tuple[int, Verdict | BaseException]] = queue.Queue()
     compiles = ThreadPoolExecutor(verifier.config.lookahead_slots(), thread_name_prefix="km-compile")
-    judges = ThreadPoolExecutor(verifier.device_count, thread_name_prefix="km-judge")
+    # twice the slots: a thread that sanitizes after its judgement has handed its slot back already
+    judges = ThreadPoolExecutor(2 * verifier.device_count, thread_name_prefix="km-judge")
 
     def report(i: int, fut: Future) -> None:
         if fut.cancelled():  # the caller stopped early: nobody reads this

@@ -1,5 +1,6 @@
-"""The timing phase of one verdict: rounds of candidate, eager and `torch.compile` timing, each round's timed calls
-checked after the round (a random subset by fingerprint, one in full), and the parent's wall-clock bound.
+"""The timing phase of one verdict: rounds of candidate, eager and `torch.compile` timing with the device held
+alone, then every round's timed calls checked (a random subset by fingerprint, one in full), and the parent's
+wall-clock bound.
 
 Two figures per subject: device time (the lead kernel hides the host's launch cost) and host-inclusive call time
 (calls on an idle device, as KernelBench times them). Runs in the trusted parent; the workers only report.
@@ -24,7 +25,7 @@ from kernelmosaic.verify.call_checks import (
 )
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity, escaped_work
+from kernelmosaic.verify.judge import Exclusive, Outcome, ReferenceData, Stop, _call, _integrity, escaped_work
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.stats import summarize
 from kernelmosaic.verify.verdict import Finding, Status, Timing
@@ -97,9 +98,11 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
 
 
 def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfig, out: Outcome,
-                   extra: list[float], baseline_key: str = "") -> Timing:
+                   extra: list[float], exclusive: Exclusive) -> Timing:
     """`extra`: per output, the largest error budget the correctness trials needed above atol + rtol·|r|.
-    `baseline_key`: where the `torch.compile` baseline's samples are kept on disk ("" = not kept)."""
+    `exclusive()`: the device alone, for the rounds and the wall-clock bursts only; the `torch.compile` build
+    before them and the checks of the timed calls after them share the device with other judgements."""
+    baseline_key = out.baseline_key
     l2 = int(refdata.env.get("l2_bytes", 0))
     rounds, budget = config.timing_plan()
     wall = config.timing_wall_ms()
@@ -111,44 +114,48 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     leads: list[float] = []
     short = {"candidate": 0, "eager": 0}  # device-time calls whose enqueue outlasted the lead (timing.lead_short)
     ratios: list[tuple[WallRatios, WallRatios]] = []
-    checked = 0
+    timed: list[tuple[dict, int]] = []  # each round's reply and its fingerprint seed, checked after the rounds
     secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
     compile_error = "" if config.compile_baseline else "disabled"
     base = config.seed + 1_000_000
     cached = load_baseline(config.cache_dir, baseline_key) if baseline_key and not compile_error else None
     if cached is not None:
         dev["compile"], hosted["compile"] = list(cached.samples), list(cached.host_samples)
-    elif not compile_error:  # built before any round, so its compile never shares the host with a timed subject
+    elif not compile_error:  # built before any round: its compile is host work, kept out of the exclusive hold
         compile_error = _baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=base + 3 * _ROUND_SEEDS)[1]
-    for r in range(rounds):
-        seed = base + 10 * r * _ROUND_SEEDS
-        fp_seed = secret.randrange(1 << 31)
-        res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
-                    budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
-                    fp_seed=fp_seed, wall_ms=wall)
-        _integrity(res["integrity"], "timing")
-        dev["candidate"] += res["samples"]
-        hosted["candidate"] += res["host_samples"]
-        host += res["host"]
-        escaped.append(res["escaped_ms"])
-        leads.append(res["lead_us"])
-        short["candidate"] += res["lead_short"]
-        flush = res["flush_bytes"]
-        with out.phase("timing_checks"):
-            checked += _check_round(res, ref, config, fp_seed, extra, r)
-        eager = _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
-                      budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
-        dev["eager"] += eager["samples"]
-        hosted["eager"] += eager["host_samples"]
-        short["eager"] += eager["lead_short"]
-        if not compile_error and cached is None:
-            comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
-                                                 budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2, lead_us=lead,
-                                                 wall_ms=wall)
-            dev["compile"] += comp["samples"] if comp else []
-            hosted["compile"] += comp["host_samples"] if comp else []
-        with out.phase("timing_bursts"):
-            ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"], seed + 4 * _ROUND_SEEDS))
+    with exclusive() as waited, out.phase("timing_held"):
+        out.phase_seconds["timing_lock_wait"] = waited
+        for r in range(rounds):
+            seed = base + 10 * r * _ROUND_SEEDS
+            fp_seed = secret.randrange(1 << 31)
+            res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
+                        budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
+                        fp_seed=fp_seed, wall_ms=wall)
+            _integrity(res["integrity"], "timing")
+            dev["candidate"] += res["samples"]
+            hosted["candidate"] += res["host_samples"]
+            host += res["host"]
+            escaped.append(res["escaped_ms"])
+            leads.append(res["lead_us"])
+            short["candidate"] += res["lead_short"]
+            flush = res["flush_bytes"]
+            timed.append((res, fp_seed))
+            eager = _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
+                          budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
+            dev["eager"] += eager["samples"]
+            hosted["eager"] += eager["host_samples"]
+            short["eager"] += eager["lead_short"]
+            if not compile_error and cached is None:
+                comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
+                                                     budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2,
+                                                     lead_us=lead, wall_ms=wall)
+                dev["compile"] += comp["samples"] if comp else []
+                hosted["compile"] += comp["host_samples"] if comp else []
+            with out.phase("timing_bursts"):
+                ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"],
+                                          seed + 4 * _ROUND_SEEDS))
+    with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
+        checked = sum(_check_round(res, ref, config, fp_seed, extra, r) for r, (res, fp_seed) in enumerate(timed))
     if baseline_key and cached is None and not compile_error and dev["compile"]:
         save_baseline(config.cache_dir, baseline_key, CompileBaseline(samples=dev["compile"], host_samples=hosted["compile"]))
     cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])

@@ -289,11 +289,13 @@ class Verdict(_Model):
     seconds: float = 0.0
     """Wall time of the whole verification."""
     phase_seconds: dict[str, float] = Field(default_factory=dict)
-    """Seconds per phase: `compile`; `judge` (everything on the device slot) and inside it `device_lock_wait`,
+    """Seconds per phase: `compile`; `judge` (everything on the device slot) and inside it `device_lock_wait` (the
+    device taken shared),
     `reference` (the problem set up in the reference worker, or reused), `worker_start` (waiting for a fresh candidate
     worker), `load_init`, `correctness` (the candidate's trials), `compare` (against the oracle, refill check),
-    `checks` (census, peak memory), `timing` (with, inside it, `timing_checks`: the timed calls' outputs checked, and
-    `timing_bursts`: the wall-clock bursts), `custom_work` (data-flow probes), `robustness`; then `sanitize_lock_wait`
+    `checks` (census, peak memory), `timing` (with, inside it, `timing_lock_wait`: the device taken alone,
+    `timing_held`: the rounds with the device held alone, `timing_bursts`: the wall-clock bursts, and
+    `timing_checks`: the timed calls' outputs checked), `custom_work` (data-flow probes), `robustness`; then `sanitize_lock_wait`
     and `sanitize`."""
     candidate_output_tail: str = ""
     """Last lines the candidate printed (stdout+stderr), for people; never parsed."""
@@ -311,7 +313,8 @@ class Verdict(_Model):
     robustness: Robustness | None = None
     """Results on alternative shapes/dtypes, when the caller supplied any."""
     phase_started: dict[str, float] = Field(default_factory=dict)
-    """Wall-clock start (Unix seconds) of the `compile` and `judge` phases, with `phase_seconds` their lengths:
+    """Wall-clock start (Unix seconds) of the `compile`, `judge` and `timing_held` phases, with `phase_seconds` their
+    lengths:
     how the phases of a batch's verdicts overlapped."""
     workers: WorkerReuse | None = None
     """Which long-lived parts of the verifier this verdict reused (absent when it never reached a device)."""

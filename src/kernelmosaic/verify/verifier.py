@@ -63,7 +63,9 @@ class Verifier:
         self.config = config or VerifyConfig()
         self.config.cache_dir.mkdir(parents=True, exist_ok=True)
         self._slots: queue.Queue[DeviceSlot] = queue.Queue()
-        self._all = [DeviceSlot(d, self.config) for d in (devices or visible_devices(self.config.device))]
+        per_device = self.config.judges_per_gpu if self.config.device == "cuda" else 1
+        self._all = [DeviceSlot(d, self.config) for d in (devices or visible_devices(self.config.device))
+                     for _ in range(per_device)]
         for slot in self._all:
             self._slots.put(slot)
         # compiles happen before a device slot is taken, so they overlap with judging on the devices
@@ -74,6 +76,7 @@ class Verifier:
 
     @property
     def device_count(self) -> int:
+        """Device slots: judgements at once (`judges_per_gpu` per GPU, one on the CPU)."""
         return len(self._all)
 
     def __enter__(self) -> Verifier:
@@ -97,7 +100,8 @@ class Verifier:
         if self._peaks is None:
             slot = self._slots.get()
             try:
-                self._measure_peaks(slot)
+                with _device_hold(slot, self.config) as hold, hold.exclusive():
+                    self._measure_peaks(slot)
             finally:
                 self._slots.put(slot)
         return self._peaks
@@ -203,15 +207,13 @@ class Verifier:
         return finish(job)
 
     def _judge(self, job: Job) -> None:
-        verdict, out, config = job.verdict, job.out, job.config
-        gate = _gate(self.config) if self.config.device == "cuda" else None
-        with gate.judgement() if gate else contextlib.nullcontext():
-            slot = self._judge_on_slot(job)
+        verdict, out = job.verdict, job.out
+        slot = self._judge_on_slot(job)
         verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
-        if job.sanitize and gate is not None:
-            out.phase_seconds["sanitize_queue_wait"] = gate.wait_turn(config.sanitize_max_wait_s)
-            # shared: its kernels must not land in another candidate's judgement, but sanitizer runs may overlap
-            with _gpu_lock(slot, self.config, out, shared=True), out.phase("sanitize"):
+        if job.sanitize and slot.device.startswith("cuda"):
+            # shared: its kernels must not land in another candidate's timing, but it may overlap judgements
+            with _device_hold(slot, self.config) as hold, out.phase("sanitize"):
+                out.phase_seconds["sanitize_lock_wait"] = hold.waited
                 found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
             out.findings += found
 
@@ -221,7 +223,8 @@ class Verifier:
         slot = self._slots.get()
         t = job.mark("judge")
         try:
-            with _gpu_lock(slot, self.config, out):
+            with _device_hold(slot, self.config) as hold:
+                out.phase_seconds["device_lock_wait"] = hold.waited
                 with out.phase("reference"):
                     refdata = slot.reference(str(job.problem), verdict.problem_sha256)
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
@@ -237,9 +240,12 @@ class Verifier:
                     cand = slot.take_candidate_worker()
                 verdict.workers.candidate_prestarted = slot.spare_used
                 try:
-                    judge_candidate(cand, slot.ref, refdata, str(job.candidate), config, job.timing, out)
+                    judge_candidate(cand, slot.ref, refdata, str(job.candidate), config, job.timing, out, hold.exclusive)
                     if out.timing and slot.device.startswith("cuda"):
-                        out.findings += check_speed_of_light(refdata, out.timing, self._measure_peaks(slot))
+                        if self._peaks is None:  # measured once per Verifier, on an idle device
+                            with hold.exclusive():
+                                self._measure_peaks(slot)
+                        out.findings += check_speed_of_light(refdata, out.timing, self._peaks)
                     with out.phase("custom_work"):
                         verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
                 finally:
@@ -256,28 +262,35 @@ class Verifier:
         return slot
 
 
-def _gate(config: VerifyConfig):
-    """This process's judgements-first gate for the GPUs this Verifier sees (devlock.judgements_first)."""
-    from kernelmosaic.verify.devlock import judgements_first
-
-    return judgements_first(f"{config.cache_dir}/{os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
-
-
-@contextlib.contextmanager
-def _gpu_lock(slot: DeviceSlot, config: VerifyConfig, out: Outcome, shared: bool = False) -> Iterator[None]:
-    """On CUDA, the whole judgement holds the device (across Verifiers and processes): another candidate's reference
-    run, trials or probes on the same GPU would be seen by the device-wide end event as this candidate's escaped work
-    and would skew its timing. The CPU keeps its lock around timing only (judge.py), so CPU batches stay parallel.
-    `shared`: a compute-sanitizer run, which excludes judgements but not other sanitizer runs (devlock.py)."""
+def _device_hold(slot: DeviceSlot, config: VerifyConfig) -> contextlib.AbstractContextManager:
+    """The judgement's hold on its device (devlock.DeviceHold): on CUDA shared for the whole judgement and exclusive
+    while it times, because another judgement's reference run, trials or probes on the same GPU would be seen by
+    the device-wide end event as this candidate's escaped work and would skew its timing. The CPU takes its lock
+    around timing only (a hold whose `exclusive()` is that lock), so CPU batches stay parallel."""
     if not slot.device.startswith("cuda"):
-        yield
-        return
-    from kernelmosaic.verify.devlock import timing_lock
+        return _CpuHold(config.cache_dir, slot.device)
+    from kernelmosaic.verify.devlock import DeviceHold
 
-    key = f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{slot.device}"
-    with timing_lock(config.cache_dir, key, shared=shared) as waited:
-        out.phase_seconds["sanitize_lock_wait" if shared else "device_lock_wait"] = waited
-        yield
+    return DeviceHold(config.cache_dir, f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{slot.device}",
+                      config.yield_to_timing_s)
+
+
+class _CpuHold:
+    """The CPU's hold: nothing while the judgement runs, the device's timing lock while it times."""
+
+    def __init__(self, cache_dir: Path, device: str) -> None:
+        self.cache_dir, self.device, self.waited = cache_dir, device, 0.0
+
+    def __enter__(self) -> _CpuHold:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def exclusive(self) -> contextlib.AbstractContextManager[float]:
+        from kernelmosaic.verify.devlock import timing_lock
+
+        return timing_lock(self.cache_dir, self.device)
 
 
 def _peaks_or_nominal(device: str, why: str) -> DevicePeaks:
