@@ -88,20 +88,20 @@ class FakeVerifier:
         if "stale" in source and timing:  # passes the correctness trials, caught by the timed-output check
             return Verdict(accepted=False, status=Status.output_mismatch, message="rejected by `timed-output-check`",
                            findings=[Finding(rule="timed-output-check", severity="reject", message="timed output differs")],
-                           correctness=Correctness(trials=5, passed=5), seconds=self.seconds, env=Env(device="cpu"))
+                           correctness=Correctness(trials=5, passed=5), seconds=self.seconds, phase_seconds={"judge": self.seconds}, env=Env(device="cpu"))
         assert Path(problem).is_file()
         if "compile_error" in source:
             result = self.compile(candidate)
             return Verdict(accepted=False, status=Status.compile_error, message=result.message, compile=result.info,
-                           seconds=self.seconds)
+                           seconds=self.seconds, phase_seconds={"judge": self.seconds})
         if "wrong" in source:
             return Verdict(accepted=False, status=Status.output_mismatch, message="output differs from the reference",
                            correctness=Correctness(trials=5, passed=0, max_abs_error=0.75, max_rel_error=1.0,
                                                    atol=1e-4, rtol=1e-4, detail="first mismatch at [0, 3]: got 0.0, expected 0.75"),
-                           seconds=self.seconds)
+                           seconds=self.seconds, phase_seconds={"judge": self.seconds})
         ms = float(source.split("ms=")[1].split()[0]) if "ms=" in source else 2.0
         flags = [Finding(rule="task-zero-output-passes", severity="flag", message="zeros pass")] if "taskflag" in source else []
-        verdict = Verdict(accepted=True, status=Status.accepted, message="correct", seconds=self.seconds, findings=flags,
+        verdict = Verdict(accepted=True, status=Status.accepted, message="correct", seconds=self.seconds, phase_seconds={"judge": self.seconds}, findings=flags,
                           correctness=Correctness(trials=5, passed=5, max_abs_error=0.0), env=Env(device="cpu"))
         if timing:
             stat = Stat(median_ms=ms, q1_ms=ms * 0.95, q3_ms=ms * 1.05, samples=30)

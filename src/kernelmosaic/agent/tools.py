@@ -78,7 +78,7 @@ class Toolbox:
         return await getattr(self, f"_{call.name}")(call, **call.arguments)
 
     def gpu_seconds(self, verdict: Verdict) -> float:
-        return self._gpu(verdict.seconds)
+        return self._gpu(verdict.device_seconds)
 
     def _gpu(self, seconds: float) -> float:
         return seconds if self.config.device == "cuda" else 0.0
@@ -134,7 +134,7 @@ class Toolbox:
         was_best = self.state.best
         verdict, first = await self._verify(timing=False)
         out = ToolOutput(test_feedback(verdict, self.config.max_feedback_lines), verdict=verdict,
-                         candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.seconds))
+                         candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.device_seconds))
         if first:
             out.content += "\n\n" + PHASE_TWO
         if verdict.accepted:
@@ -148,7 +148,7 @@ class Toolbox:
             return ToolOutput(_NO_CANDIDATE)
         was_best = self.state.best
         verdict, first = await self._verify(timing=True)
-        out = ToolOutput("", verdict=verdict, candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.seconds))
+        out = ToolOutput("", verdict=verdict, candidate_sha256=self.state.current_sha, gpu_seconds=self._gpu(verdict.device_seconds))
         if not verdict.accepted:
             out.content = test_feedback(verdict, self.config.max_feedback_lines)
             if was_best is not None and was_best.candidate_sha256 == self.state.current_sha:
@@ -214,7 +214,7 @@ class Toolbox:
                         f"of step {best.step} rejected it:\n{test_feedback(checked, self.config.max_feedback_lines)}"
                         + self._demotion(best.candidate_sha256))
                 return self._guide(ToolOutput(text, verdict=checked, candidate_sha256=best.candidate_sha256,
-                                              gpu_seconds=self._gpu(checked.seconds)), checked.status.value)
+                                              gpu_seconds=self._gpu(checked.device_seconds)), checked.status.value)
             best = self.state.best
         timing = best.verdict.timing or (checked.timing if checked else None)
         speed = f", {timing.candidate.median_ms:.4g} ms" if timing else ""
@@ -222,4 +222,4 @@ class Toolbox:
         if best.verification is not None and not best.verification.verified:
             text += " It is kept but not counted as verified: " + "; ".join(best.verification.reasons) + "."
         return ToolOutput(text, verdict=checked, candidate_sha256=best.candidate_sha256 if checked else "",
-                          gpu_seconds=self._gpu(checked.seconds) if checked else 0.0, submitted=True)
+                          gpu_seconds=self._gpu(checked.device_seconds) if checked else 0.0, submitted=True)

@@ -72,7 +72,7 @@ def judge_generation(gen: Generation, *, store: Store, run_id: int, out_dir: Pat
             recorder.call(bench)
             recorder.result(bench, ToolOutput(f"{verdict.status.value}: {verdict.message}", verdict=verdict,
                                               candidate_sha256=state.current_sha,
-                                              gpu_seconds=verdict.seconds if device == "cuda" else 0.0))
+                                              gpu_seconds=verdict.device_seconds if device == "cuda" else 0.0))
             recorder.save()
     except Exception as exc:  # the verifier or the store broke: the episode failed, and says why
         log.exception("candidate %s: infrastructure error", gen.candidate)

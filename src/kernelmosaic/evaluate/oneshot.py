@@ -42,7 +42,7 @@ async def _judge(call: ToolCall, task: Task, ctx: EpisodeContext, state: Episode
     state.consider(sha, verdict, state.turns)
     text = f"Candidate written (sha256 {sha[:12]}); the harness judged it: {verdict.status.value}: {verdict.message}"
     return ToolOutput(text, verdict=verdict, candidate_sha256=sha, source=source,
-                      gpu_seconds=verdict.seconds if cuda else 0.0)
+                      gpu_seconds=verdict.device_seconds if cuda else 0.0)
 
 
 async def run_one_shot(task: Task, ctx: EpisodeContext) -> EpisodeInfo:

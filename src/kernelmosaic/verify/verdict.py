@@ -297,6 +297,14 @@ class Verdict(_Model):
     `timing_held`: the rounds with the device held alone, `timing_bursts`: the wall-clock bursts, and
     `timing_checks`: the timed calls' outputs checked), `custom_work` (data-flow probes), `robustness`; then `sanitize_lock_wait`
     and `sanitize`."""
+
+    @property
+    def device_seconds(self) -> float:
+        """Seconds this verdict occupied a device slot: its judgement without the wait for the device, plus its
+        sanitizer run. Compiles and queue waits are not in it; several slots share one GPU (`judges_per_gpu`), so
+        the sum over verdicts can exceed a GPU's wall time. The one definition of a verdict's GPU-seconds."""
+        p = self.phase_seconds
+        return round(max(p.get("judge", 0.0) - p.get("device_lock_wait", 0.0), 0.0) + p.get("sanitize", 0.0), 3)
     candidate_output_tail: str = ""
     """Last lines the candidate printed (stdout+stderr), for people; never parsed."""
     census: Census | None = None
