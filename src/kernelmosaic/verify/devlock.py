@@ -7,9 +7,10 @@ that cache), taken in two modes:
 
 - **exclusive** around a timing phase (the rounds of candidate, eager and `torch.compile`, and the wall-clock
   bursts) and around measuring the device's peaks;
-- **shared** by everything else that runs kernels on the device: on CUDA a whole judgement (reference trials,
-  correctness, census, probes, alternative shapes) holds it shared and trades it for exclusive only while it times
-  (`DeviceHold`); compute-sanitizer runs hold it shared too.
+- **shared** around everything else that runs kernels on the device: on CUDA every call of a judgement to its
+  workers (reference trials, correctness, census, probes, alternative shapes; `DeviceHold.shared`, taken by
+  `Worker.call`), and compute-sanitizer runs for their whole length. Host work between calls (transfers, float64
+  comparisons) holds nothing.
 
 So on one GPU several judgements (`judges_per_gpu` device slots) and sanitizer runs proceed side by side, and a
 timing phase has the device to itself. Measured on the H200 (2026-12-01) with the whole judgement exclusive: 55 s
@@ -17,8 +18,13 @@ a judgement of a 16M-element task, 18 s of it timing; the rest is host work (tra
 worker start-ups) that needs no exclusive device.
 
 `flock` is not fair: a steady stream of shared holders could delay a timing phase without end. Within one process,
-`TimingFirst` restores the order: a holder about to take the device shared waits while a timing phase of the same
-device is pending (waiting for the lock or holding it), at most `yield_to_timing_s`. On the CPU only the timing
+`TimingFirst` restores the order: a call about to take the device shared waits while a timing phase of the same
+device is pending (waiting for the lock or holding it), at most `yield_to_timing_s`.
+
+What sharing gives up: a candidate's native code can leave kernels running after its worker has replied (the
+worker synchronizes the device before every reply, but the candidate controls its own process). With the device
+shared, such work can land in another candidate's timing (that candidate is then slower, or `timing_anomaly` for
+escaped work): sabotage of a neighbour, never a gain for the candidate itself. `judges_per_gpu = 1` rules it out. On the CPU only the timing
 phase takes the lock (exclusive); the CPU's other work is not held back.
 """
 
@@ -106,44 +112,70 @@ def timing_first(cache_dir: Path, key: str) -> TimingFirst:
 
 
 class DeviceHold:
-    """One judgement's hold on a device: shared while it runs (`with hold:`), exclusive while it times
-    (`with hold.exclusive():`). Entering waits for this process's pending timings (`TimingFirst`, bounded)."""
+    """One judgement's hold on a device. `shared()` around each worker call that may run kernels (Worker.call
+    takes it), so another judgement's timing waits at most for the calls in flight, not for whole judgements;
+    `exclusive()` around a timing phase, inside which the calls take nothing more. A call about to take the device
+    shared first waits for this process's pending timings (`TimingFirst`, at most `yield_to_timing_s`). Used by one
+    thread at a time: the judgement's."""
 
     def __init__(self, cache_dir: Path, key: str, yield_to_timing_s: float) -> None:
         self.path = lock_path(cache_dir, key)
         self.gate = timing_first(cache_dir, key)
         self.max_wait_s = yield_to_timing_s
         self._file = None
+        self._depth = 0
+        self._alone = False
         self.waited = 0.0
-        """Seconds spent waiting to enter (gate and lock)."""
+        """Seconds spent waiting to take the device shared, over every call so far."""
 
     def __enter__(self) -> DeviceHold:
-        started = time.perf_counter()
-        self.gate.turn(self.max_wait_s)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a+")  # noqa: SIM115 - held across the judgement, closed in __exit__
-        fcntl.flock(self._file.fileno(), fcntl.LOCK_SH)
-        self.waited = round(time.perf_counter() - started, 3)
         return self
 
     def __exit__(self, *exc) -> None:
         if self._file is not None:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
-            self._file.close()
+            self._file.close()  # closing the file lets go of any lock still held through it
             self._file = None
 
     @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        if self._alone or self._depth:  # inside exclusive() or another shared(): already held
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        fd = self._fileno()
+        started = time.perf_counter()
+        self.gate.turn(self.max_wait_s)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        self.waited = round(self.waited + time.perf_counter() - started, 3)
+        self._depth = 1
+        try:
+            yield
+        finally:
+            self._depth = 0
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
     def exclusive(self) -> Iterator[float]:
-        """The device alone (yields the seconds waited), then shared again. The shared lock is let go before the
-        exclusive one is asked for (two holders that both wait to convert would otherwise wait for each other)."""
-        assert self._file is not None, "exclusive() outside `with hold:`"
-        fd = self._file.fileno()
+        """The device alone; yields the seconds waited for it."""
+        if self._depth:
+            raise RuntimeError("exclusive() inside shared(): the judgement would wait for itself")
+        fd = self._fileno()
         started = time.perf_counter()
         with self.gate.timing():
-            fcntl.flock(fd, fcntl.LOCK_UN)
             fcntl.flock(fd, fcntl.LOCK_EX)
+            self._alone = True
             try:
                 yield round(time.perf_counter() - started, 3)
             finally:
+                self._alone = False
                 fcntl.flock(fd, fcntl.LOCK_UN)
-        fcntl.flock(fd, fcntl.LOCK_SH)  # after the gate: this holder's own timing is no longer pending
+
+    def _fileno(self) -> int:
+        if self._file is None:
+            raise RuntimeError("DeviceHold used outside `with hold:`")
+        return self._file.fileno()

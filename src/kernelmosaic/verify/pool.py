@@ -7,6 +7,7 @@ huge virtual ranges). A worker that timed out, crashed, ran out of memory or saw
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import resource
@@ -112,6 +113,8 @@ class Worker:
         self.poisoned = False
         self.deferred = False
         """Spawned with `defer_device` and not yet activated."""
+        self.hold = None
+        """The judgement's hold on the device (devlock.DeviceHold), taken shared around every call; None: none."""
 
     def start(self, timeout: float = 120.0) -> dict:
         """Start the worker and wait until it is ready on its device; returns its environment."""
@@ -164,11 +167,12 @@ class Worker:
         if not self.alive:
             raise WorkerDied("crash", f"{self.role} worker is not running")
         calls_log.debug("%s %s", self.role, op)
-        try:
-            self.channel.send({"op": op, "args": args})
-        except OSError as exc:
-            raise self._died(f"could not send {op}: {exc}") from exc
-        reply = self._wait(timeout, op)
+        with self.hold.shared() if self.hold is not None else contextlib.nullcontext():
+            try:
+                self.channel.send({"op": op, "args": args})
+            except OSError as exc:
+                raise self._died(f"could not send {op}: {exc}") from exc
+            reply = self._wait(timeout, op)
         if not reply.get("ok"):
             error = reply.get("error", {})
             if error.get("cuda"):

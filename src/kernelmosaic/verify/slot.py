@@ -146,12 +146,21 @@ class DeviceSlot:
         """The last `reference()` found the problem already set up."""
         self.spare_used = False
         """The last `take_candidate_worker()` handed out a worker started beforehand."""
+        self.hold = None
+        """The running judgement's hold on the device (devlock.DeviceHold): its workers take it around each call."""
 
     def new_worker(self, role: str) -> Worker:
         worker = Worker(role, self.device, worker_limits(self.config, self.device, role),
                         keep_scratch=self.config.keep_scratch)
         worker.start()
+        worker.hold = self.hold
         return worker
+
+    def release_hold(self) -> None:
+        """The judgement is over: its workers take no hold any more (the reference worker stays for the next)."""
+        self.hold = None
+        if self.ref is not None:
+            self.ref.hold = None
 
     def reference(self, problem: str, sha: str, precision: str | None = None, trials: int | None = None) -> ReferenceData:
         """The problem set up in the reference worker, with its trials' inputs and outputs (cached per problem,
@@ -159,6 +168,8 @@ class DeviceSlot:
         c = self.config
         precision, n_trials = precision or c.precision, trials or c.trials
         key = (sha, problem, c.seed, n_trials, precision)
+        if self.ref is not None:
+            self.ref.hold = self.hold
         self.reference_reused = self.ref is not None and self.ref.alive and self._loaded == key
         if self.reference_reused:
             return self._data[key]
@@ -210,6 +221,7 @@ class DeviceSlot:
                 raise Stop(status_of_death(exc), f"starting a candidate worker: {exc.detail}") from exc
         if self.device.startswith("cuda"):
             self.warm_spare()
+        worker.hold = self.hold
         return worker
 
     def warm_spare(self) -> None:

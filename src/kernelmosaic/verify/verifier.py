@@ -19,6 +19,7 @@ from pathlib import Path
 from kernelmosaic.verify.baselines import baseline_key
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
 from kernelmosaic.verify.custom_work import check_custom_work
+from kernelmosaic.verify.devlock import DeviceHold, timing_lock
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
@@ -212,7 +213,7 @@ class Verifier:
         verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
         if job.sanitize and slot.device.startswith("cuda"):
             # shared: its kernels must not land in another candidate's timing, but it may overlap judgements
-            with _device_hold(slot, self.config) as hold, out.phase("sanitize"):
+            with _device_hold(slot, self.config) as hold, hold.shared(), out.phase("sanitize"):
                 out.phase_seconds["sanitize_lock_wait"] = hold.waited
                 found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
             out.findings += found
@@ -224,7 +225,7 @@ class Verifier:
         t = job.mark("judge")
         try:
             with _device_hold(slot, self.config) as hold:
-                out.phase_seconds["device_lock_wait"] = hold.waited
+                slot.hold = hold  # every worker call of this judgement takes the device shared
                 with out.phase("reference"):
                     refdata = slot.reference(str(job.problem), verdict.problem_sha256)
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
@@ -256,27 +257,28 @@ class Verifier:
                         check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
                                          verdict.robustness, out.findings)
         finally:
+            if slot.hold is not None:
+                out.phase_seconds["device_lock_wait"] = slot.hold.waited
+            slot.release_hold()
             out.phase_seconds["judge"] = time.perf_counter() - t
             slot.warm_spare()
             self._slots.put(slot)
         return slot
 
 
-def _device_hold(slot: DeviceSlot, config: VerifyConfig) -> contextlib.AbstractContextManager:
-    """The judgement's hold on its device (devlock.DeviceHold): on CUDA shared for the whole judgement and exclusive
-    while it times, because another judgement's reference run, trials or probes on the same GPU would be seen by
-    the device-wide end event as this candidate's escaped work and would skew its timing. The CPU takes its lock
-    around timing only (a hold whose `exclusive()` is that lock), so CPU batches stay parallel."""
+def _device_hold(slot: DeviceSlot, config: VerifyConfig) -> DeviceHold | _CpuHold:
+    """A judgement's hold on its device (devlock.DeviceHold): on CUDA shared around each worker call and exclusive
+    while it times, because another judgement's reference run, trials or probes on the same GPU would be seen by the
+    device-wide end event as this candidate's escaped work and would skew its timing. The CPU takes its lock around
+    timing only (a hold whose `exclusive()` is that lock), so CPU batches stay parallel."""
     if not slot.device.startswith("cuda"):
         return _CpuHold(config.cache_dir, slot.device)
-    from kernelmosaic.verify.devlock import DeviceHold
-
     return DeviceHold(config.cache_dir, f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{slot.device}",
                       config.yield_to_timing_s)
 
 
 class _CpuHold:
-    """The CPU's hold: nothing while the judgement runs, the device's timing lock while it times."""
+    """The CPU's hold: nothing around the calls, the device's timing lock while it times."""
 
     def __init__(self, cache_dir: Path, device: str) -> None:
         self.cache_dir, self.device, self.waited = cache_dir, device, 0.0
@@ -287,9 +289,10 @@ class _CpuHold:
     def __exit__(self, *exc) -> None:
         return None
 
-    def exclusive(self) -> contextlib.AbstractContextManager[float]:
-        from kernelmosaic.verify.devlock import timing_lock
+    def shared(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
+    def exclusive(self) -> contextlib.AbstractContextManager[float]:
         return timing_lock(self.cache_dir, self.device)
 
 

@@ -23,7 +23,7 @@ def main() -> None:
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
 
-    import torch  # noqa: F401 - imported before any candidate code, so its identity snapshot is clean
+    import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
     import torch.profiler  # noqa: F401
 
@@ -54,6 +54,8 @@ def main() -> None:
             return
         try:
             result = _dispatch(role, args.role, op, request.get("args", {}))
+            if device.startswith("cuda"):  # nothing of this call left running when the parent lets go of the
+                torch.cuda.synchronize()   # device (devlock.py): every stream of this process, not only the current
             channel.send({"ok": True, "result": result})
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides the status
             channel.send({"ok": False, "error": describe_error(exc)})
