@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Worker messages of large tensors: the Channel's framing against the framing it replaced, side by side in one run.
+
+The replaced framing copied the serialized message three more times (`getvalue()`, the header concatenated in
+front, `bytes()` of the received buffer). Each row moves one message of COUNT float32 tensors of 2^24 elements
+(64 MB each) over a socket pair, sender in a thread; the median of REPEATS round trips.
+
+    python scripts/bench_channel.py [--count 8] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import socket
+import statistics
+import struct
+import threading
+import time
+
+import torch
+
+from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
+
+_HEADER = struct.Struct("!Q")
+
+
+class CopyingChannel(Channel):
+    """The framing before 2026-12-01 (eighth session), kept here as the baseline."""
+
+    def send(self, message: dict) -> None:
+        buf = io.BytesIO()
+        torch.save(message, buf)
+        data = buf.getvalue()
+        self.sock.sendall(_HEADER.pack(len(data)) + data)
+
+    def recv(self) -> dict:
+        (size,) = _HEADER.unpack(bytes(self._read_exact(_HEADER.size)))
+        return torch.load(io.BytesIO(bytes(self._read_exact(size))), weights_only=True, map_location="cpu")
+
+
+def round_trip(kind: type[Channel], message: dict) -> float:
+    a, b = socket.socketpair()
+    sender, receiver = kind(a), kind(b)
+    started = time.perf_counter()
+    thread = threading.Thread(target=sender.send, args=(message,))
+    thread.start()
+    got = receiver.recv()
+    thread.join()
+    took = time.perf_counter() - started
+    assert all(torch.equal(x, y) for x, y in zip(got["tensors"], message["tensors"], strict=True))
+    a.close()
+    b.close()
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    message = {"tensors": [torch.randn(1 << 24) for _ in range(args.count)]}
+    mb = args.count * 64
+    print(f"| framing | message MB | median s (of {args.repeats}) | GB/s |\n|---|---|---|---|")
+    for name, kind in (("copying (before)", CopyingChannel), ("Channel (in place)", Channel)):
+        times = []
+        for _ in range(args.repeats):  # alternating kinds would be fairer on a busy host; each runs back to back here
+            times.append(round_trip(kind, message))
+        med = statistics.median(times)
+        print(f"| {name} | {mb} | {med:.3f} | {mb / 1024 / med:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

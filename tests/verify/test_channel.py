@@ -1,0 +1,83 @@
+"""Framing between parent and worker (kmworker.protocol.Channel): messages decode from the received buffer in place,
+intact, one after another on one socket; a payload that is not a plain dict of allowed types is refused."""
+
+from __future__ import annotations
+
+import io
+import socket
+import struct
+import threading
+
+import pytest
+import torch
+
+from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
+
+
+@pytest.fixture
+def pair():
+    a, b = socket.socketpair()
+    yield Channel(a), Channel(b)
+    a.close()
+    b.close()
+
+
+def _send_async(channel: Channel, message: dict) -> threading.Thread:
+    thread = threading.Thread(target=channel.send, args=(message,))
+    thread.start()
+    return thread
+
+
+def test_tensors_of_every_kind_arrive_intact_in_order(pair):
+    sender, receiver = pair
+    messages = [
+        {"ok": True, "result": {"tensors": [torch.randn(3, 5), torch.arange(7), torch.empty(0)], "meta": [{"x": 1}]}},
+        {"ok": True, "result": {"big": torch.randn(1 << 21).to(torch.float64), "half": torch.randn(9).half()}},
+        {"ok": False, "error": {"type": "ValueError", "message": "é" * 1000}},
+    ]
+    thread = threading.Thread(target=lambda: [sender.send(m) for m in messages])
+    thread.start()
+    got = [receiver.recv() for _ in messages]
+    thread.join()
+    a, b = got[0]["result"]["tensors"], messages[0]["result"]["tensors"]
+    assert all(torch.equal(x, y) and x.dtype == y.dtype for x, y in zip(a, b, strict=True))
+    assert torch.equal(got[1]["result"]["big"], messages[1]["result"]["big"])
+    assert got[1]["result"]["half"].dtype == torch.float16
+    assert got[2] == messages[2] and got[0]["result"]["meta"] == [{"x": 1}]
+
+
+def test_a_decoded_tensor_is_not_disturbed_by_the_next_message(pair):
+    sender, receiver = pair
+    first = torch.randn(1000)
+    thread = _send_async(sender, {"t": first})
+    got = receiver.recv()["t"]
+    thread.join()
+    thread = _send_async(sender, {"t": torch.zeros(1000)})
+    receiver.recv()
+    thread.join()
+    assert torch.equal(got, first)
+
+
+def test_a_crafted_pickle_is_refused(pair):
+    sender, receiver = pair
+
+    class Evil:
+        def __reduce__(self):
+            return (print, ("ran in the parent",))
+
+    buf = io.BytesIO()
+    torch.save({"x": Evil()}, buf)
+    data = buf.getvalue()
+    sender.sock.sendall(struct.pack("!Q", len(data)) + data)
+    with pytest.raises(Exception, match="(?i)weights_only|unsupported|global"):
+        receiver.recv()
+
+
+def test_a_message_that_is_not_a_dict_is_refused(pair):
+    sender, receiver = pair
+    buf = io.BytesIO()
+    torch.save([1, 2, 3], buf)
+    data = buf.getvalue()
+    sender.sock.sendall(struct.pack("!Q", len(data)) + data)
+    with pytest.raises(ValueError, match="not a dict"):
+        receiver.recv()
