@@ -60,12 +60,13 @@ def check_robustness(slot: DeviceSlot, candidate: str, alternatives: list[Altern
     worker: Worker | None = None
     try:
         for alt, sha in zip(alternatives, shas, strict=True):
-            if worker is None or not worker.alive:
-                worker = slot.new_worker("candidate")
+            if worker is None or not worker.alive:  # the slot's spare where one is up (its Python and torch loaded)
+                worker = slot.take_candidate_worker()
                 worker.call("load", config.load_timeout_s, candidate=candidate, cache_dir=str(config.cache_dir))
             into.alternatives.append(_judge_one(worker, slot, candidate, alt, sha, config))
-    except (WorkerDied, WorkerError) as exc:  # the candidate no longer loads: every remaining alternative fails
-        detail = exc.detail if isinstance(exc, WorkerDied) else str(exc.error.get("message", ""))[:300]
+    except (WorkerDied, WorkerError, Stop) as exc:  # no worker, or the candidate no longer loads: the rest fail
+        detail = exc.detail if isinstance(exc, WorkerDied) else exc.message if isinstance(exc, Stop) \
+            else str(exc.error.get("message", ""))[:300]
         for alt in alternatives[len(into.alternatives):]:
             into.alternatives.append(AlternativeResult(label=alt.label, passed=False, status=Status.load_error,
                                                        detail=detail))
