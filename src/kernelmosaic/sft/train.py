@@ -115,6 +115,10 @@ def build_trainer(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
     throughput = Throughput()
     trainer = SFTTrainer(model=model, args=_sft_args(config, bf16), train_dataset=rows, processing_class=tokenizer,
                          peft_config=_lora(config), callbacks=[throughput] + [RichProgress()] * config.progress)
+    if len(trainer.train_dataset) == 0:  # TRL drops samples whose every assistant token was cut off
+        raise ValueError(f"dataset {config.dataset}: no sample left to train on: {len(overlong)} of {len(lengths)} are "
+                         f"longer than max_length {config.max_length} tokens (longest {max(lengths, default=0)}), and a "
+                         "sample truncated before its first assistant turn has nothing to learn; raise max_length")
     facts = {"template": template, "samples": len(rows), "truncated": len(overlong),
              "longest_tokens": max(lengths, default=0), "tokenizer": tokenizer, "throughput": throughput}
     return trainer, facts
