@@ -129,8 +129,7 @@ class Verifier:
         if self.config.device != "cuda":
             return ProfileReport(kernels=kernels, message="CPU device: no GPU kernels to profile")
         # ncu replays the kernels on the first visible GPU: shared, like a sanitizer run, so no timing overlaps it
-        with DeviceHold(self.config.cache_dir, f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/cuda:0",
-                        self.config.yield_to_timing_s) as hold, hold.shared():
+        with _device_hold(self._all[0], self.config) as hold, hold.shared():
             digest, note = ncu_digest(Path(problem).resolve(), Path(candidate).resolve(), "cuda", arch_env(),
                                       self.config.cache_dir)
         return ProfileReport(kernels=kernels, ncu_metrics=digest, message=note)
