@@ -186,7 +186,7 @@ def test_a_slots_worker_calls_take_the_judgements_hold(tmp_path):
     slot = DeviceSlot("cpu", VerifyConfig(device="cpu", cache_dir=tmp_path, trials=1))
     try:
         with DeviceHold(tmp_path, "gpu", 30.0) as hold:
-            slot.hold = hold
+            slot.use_hold(hold)
             worker = threading.Thread(target=slot.reference, args=(str(problem), "sha"))
             worker.start()
             time.sleep(0.2)
@@ -199,7 +199,7 @@ def test_a_slots_worker_calls_take_the_judgements_hold(tmp_path):
                 assert slot.ref.hold is hold
             assert waited > 0.3, waited
             worker.join(60)
-            slot.release_hold()
+            slot.use_hold(None)
             assert slot.ref.hold is None
     finally:
         slot.close()

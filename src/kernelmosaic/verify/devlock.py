@@ -19,13 +19,13 @@ worker start-ups) that needs no exclusive device.
 
 `flock` is not fair: a steady stream of shared holders could delay a timing phase without end. Within one process,
 `TimingFirst` restores the order: a call about to take the device shared waits while a timing phase of the same
-device is pending (waiting for the lock or holding it), at most `yield_to_timing_s`.
+device is pending (waiting for the lock or holding it), at most `yield_to_timing_s`. On the CPU only the timing
+phase takes the lock (exclusive); the CPU's other work is not held back.
 
 What sharing gives up: a candidate's native code can leave kernels running after its worker has replied (the
 worker synchronizes the device before every reply, but the candidate controls its own process). With the device
 shared, such work can land in another candidate's timing (that candidate is then slower, or `timing_anomaly` for
-escaped work): sabotage of a neighbour, never a gain for the candidate itself. `judges_per_gpu = 1` rules it out. On the CPU only the timing
-phase takes the lock (exclusive); the CPU's other work is not held back.
+escaped work): sabotage of a neighbour, never a gain for the candidate itself. `judges_per_gpu = 1` rules it out.
 """
 
 from __future__ import annotations

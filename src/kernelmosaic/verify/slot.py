@@ -156,11 +156,12 @@ class DeviceSlot:
         worker.hold = self.hold
         return worker
 
-    def release_hold(self) -> None:
-        """The judgement is over: its workers take no hold any more (the reference worker stays for the next)."""
-        self.hold = None
+    def use_hold(self, hold) -> None:
+        """The running judgement's hold (None: the judgement is over) for the slot's workers: the reference worker
+        now, every worker started or handed out from here on."""
+        self.hold = hold
         if self.ref is not None:
-            self.ref.hold = None
+            self.ref.hold = hold
 
     def reference(self, problem: str, sha: str, precision: str | None = None, trials: int | None = None) -> ReferenceData:
         """The problem set up in the reference worker, with its trials' inputs and outputs (cached per problem,
@@ -168,8 +169,6 @@ class DeviceSlot:
         c = self.config
         precision, n_trials = precision or c.precision, trials or c.trials
         key = (sha, problem, c.seed, n_trials, precision)
-        if self.ref is not None:
-            self.ref.hold = self.hold
         self.reference_reused = self.ref is not None and self.ref.alive and self._loaded == key
         if self.reference_reused:
             return self._data[key]

@@ -227,7 +227,7 @@ class Verifier:
         t = job.mark("judge")
         try:
             with _device_hold(slot, self.config) as hold:
-                slot.hold = hold  # every worker call of this judgement takes the device shared
+                slot.use_hold(hold)  # every worker call of this judgement takes the device shared
                 with out.phase("reference"):
                     refdata = slot.reference(str(job.problem), verdict.problem_sha256)
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
@@ -261,7 +261,7 @@ class Verifier:
         finally:
             if slot.hold is not None:
                 out.phase_seconds["device_lock_wait"] = slot.hold.waited
-            slot.release_hold()
+            slot.use_hold(None)
             out.phase_seconds["judge"] = time.perf_counter() - t
             slot.warm_spare()
             self._slots.put(slot)

@@ -109,6 +109,5 @@ class Oracle:
             if draws[0][k] is None:
                 terms.append(torch.empty(0))
             else:
-                column = [d[k] for d in draws]
-                terms.append(median_of_9(column) if len(column) == 9 else torch.stack(column).median(dim=0).values)
+                terms.append(median_of_9([d[k] for d in draws]))  # TERM_DRAWS == 9
         return tuple(terms) if as_tuple else terms[0]
