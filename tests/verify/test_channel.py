@@ -81,3 +81,46 @@ def test_a_message_that_is_not_a_dict_is_refused(pair):
     sender.sock.sendall(struct.pack("!Q", len(data)) + data)
     with pytest.raises(ValueError, match="not a dict"):
         receiver.recv()
+
+
+def test_concurrent_senders_leave_the_crc32_setting_as_they_found_it():
+    """Sends write no CRC32s (the process-wide `torch.save` setting is off while any send runs); many threads sending
+    at once on their own sockets must restore it, whatever order they finish in."""
+    before = torch.serialization.get_crc32_options()
+    pairs = [socket.socketpair() for _ in range(6)]
+    senders = [_send_async(Channel(a), {"t": torch.randn(1 << 18)}) for a, _ in pairs]
+    got = [Channel(b).recv()["t"] for _, b in pairs]
+    for thread in senders:
+        thread.join()
+    assert all(t.shape == (1 << 18,) for t in got)
+    assert torch.serialization.get_crc32_options() is before
+    buf = io.BytesIO()
+    torch.save({"t": torch.ones(3)}, buf)  # outside a send the setting applies: this record carries its CRC32
+    assert torch.serialization.get_crc32_options() is before
+    for a, b in pairs:
+        a.close()
+        b.close()
+
+
+def test_a_message_written_with_crc32s_still_decodes(pair):
+    """A peer that writes CRC32s (torch.save's default) is read as before."""
+    sender, receiver = pair
+    buf = io.BytesIO()
+    torch.serialization.set_crc32_options(True)
+    torch.save({"t": torch.arange(10.0)}, buf)
+    data = buf.getvalue()
+    sender.sock.sendall(struct.pack("!Q", len(data)) + data)
+    assert torch.equal(receiver.recv()["t"], torch.arange(10.0))
+
+
+def test_a_sent_message_carries_no_crc32s(pair):
+    """Computing CRC32s was a quarter of `torch.save`'s time on large messages (docs/benchmarks.md): none are written."""
+    import zipfile
+
+    sender, receiver = pair
+    thread = _send_async(sender, {"t": torch.randn(1 << 16)})
+    (size,) = struct.unpack("!Q", receiver._read_exact(8))
+    data = bytes(receiver._read_exact(size))
+    thread.join()
+    records = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    assert records and all(r.CRC == 0 for r in records if r.file_size > 0 and r.filename.split("/")[-2] == "data")

@@ -2,7 +2,9 @@
 
 A message crosses with the socket's own two copies and no others: the sender writes the serialized buffer's view
 (no `getvalue()` copy, no header concatenation), and the receiver decodes straight from the buffer it received into
-(`_View`, no `bytes()` copy). Trials of a 16M-element task move gigabytes per judgement.
+(`_View`, no `bytes()` copy). Trials of a 16M-element task move gigabytes per judgement. Messages are written
+without zip CRC32s: computing them is a quarter of `torch.save`'s time (0.47 against 0.34 s for 512 MB here,
+docs/benchmarks.md), and a checksum guards nothing on a local socket (a hostile worker could compute a valid one).
 
 The parent decodes worker messages with `torch.load(weights_only=True)`, which refuses arbitrary objects, so a
 candidate that takes over its worker still cannot run code in the parent through a crafted pickle.
@@ -10,9 +12,12 @@ candidate that takes over its worker still cannot run code in the parent through
 
 from __future__ import annotations
 
+import contextlib
 import io
 import socket
 import struct
+import threading
+from collections.abc import Iterator
 
 import torch
 
@@ -22,13 +27,38 @@ MAX_MESSAGE_BYTES = 8 << 30
 _HEADER = struct.Struct("!Q")
 
 
+_CRC_LOCK = threading.Lock()
+_crc_users = 0
+_crc_before = True
+
+
+@contextlib.contextmanager
+def _without_crc32() -> Iterator[None]:
+    """`torch.save` without per-record CRC32s inside the block. The setting is process-wide: the first of several
+    concurrent senders (the parent's judges are threads) turns it off and the last one out restores what it was."""
+    global _crc_users, _crc_before
+    with _CRC_LOCK:
+        if _crc_users == 0:
+            _crc_before = torch.serialization.get_crc32_options()
+            torch.serialization.set_crc32_options(False)
+        _crc_users += 1
+    try:
+        yield
+    finally:
+        with _CRC_LOCK:
+            _crc_users -= 1
+            if _crc_users == 0:
+                torch.serialization.set_crc32_options(_crc_before)
+
+
 class Channel:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
 
     def send(self, message: dict) -> None:
         buf = io.BytesIO()
-        torch.save(message, buf)
+        with _without_crc32():
+            torch.save(message, buf)
         with buf.getbuffer() as view:
             self.sock.sendall(_HEADER.pack(len(view)))
             self.sock.sendall(view)
