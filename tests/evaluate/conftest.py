@@ -84,4 +84,5 @@ def kernelbench(session) -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def generations_run(session, kernelbench) -> int:
     checkout, gens = kernelbench
-    return session.evaluate("--generations", str(gens), "--tasks", f"kernelbench:{checkout}", "--seeds", "2")
+    return session.evaluate("--generations", str(gens), "--tasks", f"kernelbench:{checkout}", "--seeds", "2",
+                            "--set", "verify.trials=3")

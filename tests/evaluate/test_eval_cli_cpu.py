@@ -131,6 +131,11 @@ def test_generations_in_kernelbench_layout(session, generations_run):
                  for e in store.load_trajectory(info.id).events if isinstance(e, ToolResultEvent) and e.verdict]
     assert len(seeds) == 6 and (o["seeds"]["numerator"], o["seeds"]["denominator"]) == (sum(seeds), 6)
     assert sum(seeds) >= 4
+    # `--set verify.trials=3` reached every verdict and is stored with the run (a resume judges the same way)
+    with open_store(session.db) as store:
+        trials = [e.verdict.correctness.trials for info in store.list_episodes(generations_run)
+                  for e in store.load_trajectory(info.id).events if isinstance(e, ToolResultEvent) and e.verdict]
+        assert trials == [3] * 6 and store.get_run(generations_run).config["verify"] == {"trials": 3}
     assert not o["cost"]["tokens"]["measured"]  # no model was queried
     assert set(s["by_level"]) == {"L1", "L2"} and set(s["by_category"]) == {"activation", "fused"}
 
@@ -147,6 +152,10 @@ def test_bad_input_exits_2_naming_it(session, tmp_path):
              (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "max_new_tokens=8", "--db", session.db],
               "model.KEY=VALUE"),
              (["evaluate", "--resume", "1", "--set", "model.max_new_tokens=8", "--db", session.db], "--set"),
+             (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "verify.judges_per_gpux=2", "--db", session.db],
+              "verify.judges_per_gpux"),
+             (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "verify.trials=0", "--db", session.db],
+              "verify.trials"),
              (["report", "999", "--out", str(tmp_path / "r"), "--db", session.db], "999")]
     for args, named in cases:
         result = CliRunner().invoke(app, args)

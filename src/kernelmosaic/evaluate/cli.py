@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -46,7 +47,13 @@ def _levels(text: str) -> list[int]:
 
 def _config(resume: int | None, store, given: dict) -> tuple[int | None, EvalConfig]:
     if resume is None:
-        return None, EvalConfig(**{k: v for k, v in given.items() if v is not None})
+        config = EvalConfig(**{k: v for k, v in given.items() if v is not None})
+        try:
+            config.verify_config()  # a bad [verify] value fails now, naming the key, before any task is read
+        except ValidationError as exc:
+            where = "; ".join(f"verify.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise fail(f"[verify] settings: {where}") from None
+        return None, config
     run = store.get_run(resume)
     if run.name != RUN_NAME:
         raise fail(f"--resume {resume}: run {resume} is a {run.name!r} run, not an evaluation")
@@ -133,17 +140,21 @@ def evaluate_command(
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
     if resume is not None and (config_file is not None or sets):
         raise fail("--resume continues a run with its stored settings; --config and --set are not taken")
-    taken = ("model.", "scale.")
+    taken = ("model.", "verify.", "scale.")
     if any(not item.startswith(taken) for item in sets):
-        raise fail(f"--set takes the model's options (model.KEY=VALUE, e.g. --set model.max_new_tokens=256) and where "
-                   f"the run goes (scale.KEY=VALUE) only (got {', '.join(s for s in sets if not s.startswith(taken))})")
+        raise fail(f"--set takes the model's options (model.KEY=VALUE, e.g. --set model.max_new_tokens=256), the "
+                   f"verifier's (verify.KEY=VALUE, e.g. --set verify.judges_per_gpu=4) and where the run goes "
+                   f"(scale.KEY=VALUE) only (got {', '.join(s for s in sets if not s.startswith(taken))})")
     try:
         settings = read_config(config_file, sets)
         options = settings.get("model", {}) if resume is None else {}
+        overrides = settings.get("verify", {}) if resume is None else {}
     except ConfigError as exc:
         raise fail(str(exc)) from None
     if not isinstance(options, dict):
         raise fail("[model] must be a section of model options, e.g. --set model.max_new_tokens=256")
+    if not isinstance(overrides, dict):
+        raise fail("[verify] must be a section of verifier settings, e.g. --set verify.judges_per_gpu=4")
     if device is None:
         from kernelmosaic.verify.settings import default_device
 
@@ -153,7 +164,7 @@ def evaluate_command(
                  generations=str(generations or ""), levels=_levels(levels), task_ids=task, limit=limit,
                  samples=samples, max_turns=max_turns, policy=policy, device=device, seeds=seeds,
                  alternatives=alternatives, compile_baseline=device == "cuda" if compile_baseline is None else compile_baseline,
-                 concurrency=concurrency, out_dir=out)
+                 concurrency=concurrency, out_dir=out, verify=overrides)
     console = Console()
     try:
         store = open_store(db)

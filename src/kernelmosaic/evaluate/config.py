@@ -55,6 +55,10 @@ class EvalConfig(BaseModel):
     """Time a torch.compile build of each reference beside eager."""
     out_dir: Path = Path("runs")
     """Problem and candidate files and trajectory JSON go under it (run-<id>/)."""
+    verify: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of the verifier's settings (the config file's `[verify]` section and `--set verify.KEY=VALUE`, any
+    `VerifyConfig` field, e.g. `judges_per_gpu` or `timing_profile`); stored with the run. The run's own `device`,
+    `policy` and `compile_baseline` (evaluate's options) win over the same keys here."""
     task_meta: dict[str, TaskMeta] = Field(default_factory=dict)
     """Level, category and title of every task of the run, so metrics group without re-reading the task source."""
 
@@ -63,8 +67,9 @@ class EvalConfig(BaseModel):
     def _no_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
         return without_secrets(options)
 
-    def verify_config(self, **overrides: object) -> VerifyConfig:
-        """The verifier's settings; host timing on CPU is only indicative, so it gets a short budget."""
+    def verify_config(self) -> VerifyConfig:
+        """The verifier's settings: `verify`'s overrides over the defaults, then the run's device, policy and
+        baseline. Host timing on CPU is only indicative, so it gets a short budget unless `verify` sets one."""
         light = {"timing_budget_ms": 25.0, "timing_rounds": 2} if self.device == "cpu" else {}
-        return VerifyConfig(device=self.device, compile_baseline=self.compile_baseline, policy=self.policy,
-                            **light, **overrides)
+        return VerifyConfig.model_validate({**light, **self.verify, "device": self.device,
+                                            "compile_baseline": self.compile_baseline, "policy": self.policy})
