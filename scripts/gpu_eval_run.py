@@ -60,6 +60,8 @@ def main(root: Path, out: Path, part: str) -> None:
               "--concurrency", "8"]
     if executor := os.environ.get("KM_EVAL_EXECUTOR"):  # `ray`: judged on the cluster's per-GPU judges
         common += ["--executor", executor]
+    for item in os.environ.get("KM_EVAL_SET", "").split():  # e.g. verify.judges_per_gpu=6 (a new run only)
+        common += ["--set", item]
 
     def report(rid: int) -> None:
         kernelmosaic("report", str(rid), "--db", db, "--out", str(out / f"report-run-{rid}"))
