@@ -126,7 +126,7 @@ class DeviceHold:
         self._depth = 0
         self._alone = False
         self.waited = 0.0
-        """Seconds spent waiting to take the device shared, over every call so far."""
+        """Seconds spent waiting for the device, shared or alone, over every call so far (`device_lock_wait`)."""
 
     def __enter__(self) -> DeviceHold:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,9 +168,11 @@ class DeviceHold:
         started = time.perf_counter()
         with self.gate.timing():
             fcntl.flock(fd, fcntl.LOCK_EX)
+            waited = round(time.perf_counter() - started, 3)
+            self.waited = round(self.waited + waited, 3)
             self._alone = True
             try:
-                yield round(time.perf_counter() - started, 3)
+                yield waited
             finally:
                 self._alone = False
                 fcntl.flock(fd, fcntl.LOCK_UN)

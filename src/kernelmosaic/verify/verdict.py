@@ -289,8 +289,8 @@ class Verdict(_Model):
     seconds: float = 0.0
     """Wall time of the whole verification."""
     phase_seconds: dict[str, float] = Field(default_factory=dict)
-    """Seconds per phase: `compile`; `judge` (everything on the device slot) and inside it `device_lock_wait` (the
-    device taken shared),
+    """Seconds per phase: `compile`; `judge` (everything on the device slot) and inside it `device_lock_wait` (every
+    wait for the device, shared or alone; `timing_lock_wait` is part of it),
     `reference` (the problem set up in the reference worker, or reused), `worker_start` (waiting for a fresh candidate
     worker), `load_init`, `correctness` (the candidate's trials), `compare` (against the oracle, refill check),
     `checks` (census, peak memory), `timing` (with, inside it, `timing_lock_wait`: the device taken alone,
