@@ -127,3 +127,21 @@ def test_a_busy_host_lengthens_the_burst_so_a_slow_clock_still_shows():
     assert wall_clock_finding(honest, eager) is None
     quiet = Burst(wall_ms=20.0, reported_ms=15.0, calls=500, host_median_ms=0.1)
     assert burst_target_ms(50.0, quiet) == 50.0  # a quiet host keeps the configured length
+
+
+def test_a_burst_short_on_the_parents_clock_is_run_again_longer():
+    """CI (2026-12-01, ninth session): a 10x slowed clock's burst was sized from its reported cold calls (50 ms) but
+    its warm calls cost far less, so it ran ~30 ms in truth, inside the additive slack. The parent resizes it from its
+    own clock until it lasts the target; at that length the slowed clock cannot hide."""
+    from kernelmosaic.verify.call_checks import MAX_BURST_CALLS, longer_burst
+
+    eager = Burst(wall_ms=20.0, reported_ms=15.0, calls=500, host_median_ms=0.03)  # slack 30 ms
+    short = Burst(wall_ms=31.0, reported_ms=3.1, calls=3846, host_median_ms=0.013)
+    assert wall_clock_finding(short, eager) is None  # what the bound alone lets through
+    calls = longer_burst(short, 50.0)
+    assert calls > 3846 * 50 / 31
+    per_call = short.wall_ms / short.calls  # the burst's true cost per call, on the parent's clock
+    again = Burst(wall_ms=calls * per_call, reported_ms=calls * per_call / 10, calls=calls, host_median_ms=0.013)
+    assert again.wall_ms >= 50.0 and longer_burst(again, 50.0) == 0
+    assert wall_clock_finding(again, eager).rule == "timing-wall-clock"
+    assert longer_burst(Burst(10.0, 10.0, MAX_BURST_CALLS, 1e-5), 50.0) == 0  # never past the cap
