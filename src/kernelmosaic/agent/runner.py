@@ -20,7 +20,7 @@ from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
-from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.config import VerifyConfig, run_timing
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
@@ -80,9 +80,8 @@ class GenerateConfig(BaseModel):
 
     def verify_config(self) -> VerifyConfig:
         """The verifier settings of this run. Host timing on CPU is only indicative, so it gets a short budget."""
-        light = {"timing_budget_ms": 25.0, "timing_rounds": 2} if self.agent.device == "cpu" else {}
         return VerifyConfig.model_validate({"device": self.agent.device, "compile_baseline": self.compile_baseline,
-                                            **light, **self.verify})
+                                            **run_timing(self.agent.device), **self.verify})
 
 
 def select_tasks(tasks: Sequence[Task], task_ids: Sequence[str], limit: int) -> list[Task]:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelmosaic.agent.runner import without_secrets
 from kernelmosaic.evaluate.records import TaskMeta
-from kernelmosaic.verify.config import Policy, VerifyConfig
+from kernelmosaic.verify.config import Policy, VerifyConfig, run_timing
 
 __all__ = ["EvalConfig", "Mode"]
 
@@ -70,6 +70,5 @@ class EvalConfig(BaseModel):
     def verify_config(self) -> VerifyConfig:
         """The verifier's settings: `verify`'s overrides over the defaults, then the run's device, policy and
         baseline. Host timing on CPU is only indicative, so it gets a short budget unless `verify` sets one."""
-        light = {"timing_budget_ms": 25.0, "timing_rounds": 2} if self.device == "cpu" else {}
-        return VerifyConfig.model_validate({**light, **self.verify, "device": self.device,
+        return VerifyConfig.model_validate({**run_timing(self.device), **self.verify, "device": self.device,
                                             "compile_baseline": self.compile_baseline, "policy": self.policy})

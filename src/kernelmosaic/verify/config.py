@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.verify.static.policy import StaticPolicy
 
-__all__ = ["VerifyConfig", "Precision", "Policy", "TimingProfile", "TOLERANCES", "default_cache_dir"]
+__all__ = ["VerifyConfig", "Precision", "Policy", "TimingProfile", "TOLERANCES", "default_cache_dir", "run_timing"]
 
 Precision = Literal["fp32", "fp16", "bf16"]
 Policy = Literal["strict", "kernelbench"]
@@ -26,6 +26,12 @@ TOLERANCES: dict[str, tuple[float, float]] = {
     "fp16": (1e-2, 1e-2),
     "bf16": (2e-2, 2e-2),
 }
+
+
+def run_timing(device: str) -> dict[str, float | int]:
+    """Timing settings a generate or evaluate run starts from: host timing on the CPU is only indicative, so a run
+    there gets a short budget (its `[verify]` section may still set one); on CUDA the defaults."""
+    return {"timing_budget_ms": 25.0, "timing_rounds": 2} if device == "cpu" else {}
 
 
 def default_cache_dir() -> Path:
