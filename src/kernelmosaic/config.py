@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["DEFAULT_FILE", "ConfigError", "read_config", "build", "describe_fields"]
+__all__ = ["DEFAULT_FILE", "ConfigError", "read_config", "build", "describe_error", "describe_fields"]
 
 DEFAULT_FILE = "kernelmosaic.toml"
 M = TypeVar("M", bound=BaseModel)
@@ -105,12 +105,16 @@ def build(model: type[M], tree: Mapping[str, Any], section: str, base: Mapping[s
     try:
         return model.model_validate(values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(first["loc"])
-        key = ".".join(str(part) for part in loc)
-        where = tree.get("__file__", "--set / options")
-        raise ConfigError(f"{where}: [{section}] {key}: {first['msg']} (got {first.get('input')!r})"
-                          f"{_allowed(model, loc)}") from None
+        raise ConfigError(describe_error(exc, model, section, tree.get("__file__", "--set / options"))) from None
+
+
+def describe_error(exc: ValidationError, model: type[BaseModel], section: str, where: str) -> str:
+    """The first error of validating `model` from `[section]` of `where` (a file, or `--set / options`): the key,
+    what was wrong, the value given, and the allowed values or known keys."""
+    first = exc.errors()[0]
+    loc = tuple(first["loc"])
+    key = ".".join(str(part) for part in loc)
+    return f"{where}: [{section}] {key}: {first['msg']} (got {first.get('input')!r}){_allowed(model, loc)}"
 
 
 def describe_fields(model: type[BaseModel]) -> list[tuple[str, str, str]]:

@@ -153,9 +153,9 @@ def test_bad_input_exits_2_naming_it(session, tmp_path):
               "model.KEY=VALUE"),
              (["evaluate", "--resume", "1", "--set", "model.max_new_tokens=8", "--db", session.db], "--set"),
              (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "verify.judges_per_gpux=2", "--db", session.db],
-              "verify.judges_per_gpux"),
+              "[verify] judges_per_gpux"),
              (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "verify.trials=0", "--db", session.db],
-              "verify.trials"),
+              "[verify] trials"),
              (["report", "999", "--out", str(tmp_path / "r"), "--db", session.db], "999")]
     for args, named in cases:
         result = CliRunner().invoke(app, args)

@@ -7,8 +7,10 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kernelmosaic.config import describe_error
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.records import TaskMeta, episode_record
 from kernelmosaic.evaluate.runner import (
@@ -25,13 +27,14 @@ from kernelmosaic.scale.cluster import portable_url
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 
 __all__ = ["evaluate_command", "fail"]
 
 
 def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)  # messages name [sections]
     return typer.Exit(2)
 
 
@@ -45,18 +48,18 @@ def _levels(text: str) -> list[int]:
     return levels
 
 
-def _config(resume: int | None, store, given: dict) -> tuple[int | None, EvalConfig]:
+def _config(resume: int | None, store, given: dict, where: str) -> tuple[int | None, EvalConfig]:
+    """`where`: the settings file the `[verify]` overrides came from (or `--set / options`), for the error."""
     if resume is None:
         config = EvalConfig(**{k: v for k, v in given.items() if v is not None})
         try:
             config.verify_config()  # a bad [verify] value fails now, naming the key, before any task is read
-        except ValidationError as exc:
-            where = "; ".join(f"verify.{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise fail(f"[verify] settings: {where}") from None
+        except ValidationError as exc:  # a ValueError: the caller's handler says it and exits 2
+            raise ValueError(describe_error(exc, VerifyConfig, "verify", where)) from None
         return None, config
     run = store.get_run(resume)
     if run.name != RUN_NAME:
-        raise fail(f"--resume {resume}: run {resume} is a {run.name!r} run, not an evaluation")
+        raise ValueError(f"--resume {resume}: run {resume} is a {run.name!r} run, not an evaluation")
     return resume, EvalConfig.model_validate(run.config)
 
 
@@ -168,7 +171,7 @@ def evaluate_command(
     console = Console()
     try:
         store = open_store(db)
-        run_id, config = _config(resume, store, given)
+        run_id, config = _config(resume, store, given, settings.get("__file__", "--set / options"))
         loaded = load_tasks(config.tasks) if config.tasks else []
         if config.mode == "generations":
             found = discover_generations(Path(config.generations), loaded)
