@@ -83,7 +83,8 @@ def _cost(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_model: 
     seconds = [j.verdict.seconds for r in records for j in r.judged]
     no_model = "judged generations: no model was queried"
     return Cost(solved=solved,
-                tokens=_per_solved(tokens, solved, "tokens", has_model, no_model),
+                tokens=_per_solved(tokens, solved, "tokens", has_model and tokens > 0,
+                                   no_model if not has_model else "the backend reported no token counts"),
                 cost_usd=_per_solved(cost, solved, "cost", has_model and cost > 0,
                                      no_model if not has_model else "the backend reported no cost"),
                 gpu_seconds=_per_solved(gpu, solved, "GPU-seconds", on_gpu, "no verdict ran on a GPU"),
