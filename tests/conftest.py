@@ -19,7 +19,12 @@ def _private_build_cache(tmp_path_factory):
     if os.environ.get("KERNELMOSAIC_CACHE"):
         yield
         return
-    os.environ["KERNELMOSAIC_CACHE"] = str(tmp_path_factory.mktemp("km-cache") / "build")
+    # pytest-xdist's workers of one run share it (their base folders' parent is the run's): builds are keyed on
+    # their source and each build directory is locked while it builds, so a worker waits for another's build
+    # instead of repeating it.
+    base = tmp_path_factory.getbasetemp()
+    run_root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ["KERNELMOSAIC_CACHE"] = str(run_root / "km-cache" / "build")
     try:
         yield
     finally:
