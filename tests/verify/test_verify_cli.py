@@ -58,10 +58,12 @@ def test_verify_batch_writes_jsonl_and_resumes(env, tmp_path):
     assert len(out.read_text().splitlines()) == 2
 
 
-def test_explain_prints_rule_severity_rationale_and_evidence(env, tmp_path):
-    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
-    cheat = kit.write(tmp_path, "cheat.py", kit.candidate("return torch.relu(a + b)  # ext is never used"))
-    res = CliRunner().invoke(app, ["verify", str(problem), str(cheat), "--device", "cpu", "--explain"], env={"COLUMNS": "250"})
+def test_explain_prints_rule_severity_rationale_and_evidence(env, tmp_path, monkeypatch):
+    kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    kit.write(tmp_path, "cheat.py", kit.candidate("return torch.relu(a + b)  # ext is never used"))
+    # paths as a user types them: a long absolute one (pytest-xdist's workers add a folder) wraps inside its cell
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["verify", "problem.py", "cheat.py", "--device", "cpu", "--explain"], env={"COLUMNS": "250"})
     assert res.exit_code == 1
     assert res.stdout.startswith("no_custom_kernel")  # the ext is built but never called
     assert "torch-compute" in res.output and "no-kernel-launched" in res.output and "reject" in res.output
