@@ -1,6 +1,7 @@
 """The README's main job, exactly as a new user runs it, through the real CPU verifier (no fake anywhere): every
 bundled demonstration is replayed, its candidates compiled, checked and timed again, and solved; the verified
-episodes become training data and the run a report."""
+episodes become training data, a tiny random base model is fine-tuned on them, the base and the checkpoint are
+evaluated, and the runs are reported."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_readme_loop_runs_every_stage_on_the_real_outputs(tmp_path, monkeypatch):
-    """`kernelmosaic loop`: curate -> generate -> sft export -> report, each stage a real child command."""
+    """`kernelmosaic loop`: curate -> generate -> sft export -> sft train -> evaluate -> report, each stage a real
+    child command."""
     monkeypatch.chdir(tmp_path)
     url = f"sqlite:///{tmp_path / 'kernelmosaic.db'}"
     done = subprocess.run([sys.executable, "-m", "kernelmosaic.cli", "loop", "--device", "cpu", "--db", url,
@@ -32,13 +34,29 @@ def test_readme_loop_runs_every_stage_on_the_real_outputs(tmp_path, monkeypatch)
     assert len(full) == 3 and all(row["messages"] for row in full)
     summary = json.loads((tmp_path / "loop" / "report" / "summary.json").read_text())
     assert summary and (tmp_path / "loop" / "report" / "report.html").stat().st_size > 10_000
+    _check_training_and_evaluation(url, tmp_path / "loop", done.stdout)
+
+
+def _check_training_and_evaluation(url: str, out, output: str) -> None:
+    """The checkpoint differs from the base it started from, and both were evaluated and compared."""
+    from safetensors.torch import load_file
+
+    base, trained = (load_file(str(p / "model.safetensors")) for p in (out / "tiny-base", out / "train" / "final"))
+    assert base.keys() == trained.keys() and any(not (base[k] == trained[k]).all() for k in base)
+    with open_store(url) as store:
+        *_, base_run, checkpoint_run = store.list_runs()[::-1]
+    assert (base_run.model, checkpoint_run.model) == (f"hf:{out / 'tiny-base'}", f"hf:{out / 'train' / 'final'}")
+    assert f"evaluation runs {base_run.id} (base) and {checkpoint_run.id} (checkpoint)" in " ".join(output.split())
+    compared = json.loads((out / "eval-report" / "summary.json").read_text())
+    assert [r["run"]["id"] for r in compared["runs"]] == [base_run.id, checkpoint_run.id]
+    assert all(r["overall"]["episodes"] == 3 for r in compared["runs"])
 
 
 def _check_run(url: str, output: str) -> None:
     recorded = {t.task_id for t in load_trajectories(bundled_path())}
     assert "replays recordings by" in output, "a replayed run says who wrote the recording"
     with open_store(url) as store:
-        run = store.latest_run()
+        [run] = [r for r in store.list_runs() if r.model == "replay:bundled"]  # the generation run; evaluations follow
         summary = store.run_summary(run.id)
         assert run.status == "done" and run.config["origin_model"]
         assert summary.solved == len(recorded) and summary.failed == 0 and summary.flagged_tasks == {}

@@ -1,4 +1,5 @@
-"""`kernelmosaic sft export|train`: trajectories to training data, and the training recipe."""
+"""`kernelmosaic sft export|train|tiny-base`: trajectories to training data, the training recipe, and a tiny random
+base model for showing the loop without real weights."""
 
 from __future__ import annotations
 
@@ -112,3 +113,23 @@ def train_command(
     console.print_json(result.model_dump_json())
     if result.serving_path:
         console.print(f"run it: kernelmosaic generate --model hf:{result.serving_path}", highlight=False)
+
+
+@app.command("tiny-base")
+def tiny_base_command(
+    data: Path = typer.Option(..., "--data", help="An exported variant (e.g. OUT/full) whose text trains the tokenizer."),
+    out: Path = typer.Option(..., "--out", help="Folder for the model and its tokenizer (then [sft.train] model)."),
+    hidden: int = typer.Option(64, "--hidden", min=16, help="Hidden size (a multiple of 16)."),
+    layers: int = typer.Option(2, "--layers", min=1, help="Transformer layers."),
+) -> None:
+    """A tiny random-weight base model, to show training where no real weights are at hand (it learns nothing useful)."""
+    try:
+        from kernelmosaic.sft.tiny import build_tiny_base
+    except ImportError as exc:
+        raise _fail(f"the tiny base needs the [hf] extra ({exc.name} is missing): pip install -e '.[hf]'") from None
+    try:
+        build_tiny_base(data, out, hidden=hidden, layers=layers)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    Console().print(f"random-weight base model in {out}: a demonstration of the loop, not a model that writes kernels",
+                    highlight=False)

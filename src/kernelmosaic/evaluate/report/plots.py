@@ -51,7 +51,8 @@ def fast_p_curves(summaries: Sequence[EvalSummary]) -> str:
     ax.set_xlabel("speedup threshold p (device time)")
     ax.set_ylabel("fast_p (share of episodes)")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:  # no curve when no episode has a speedup
+        ax.legend(fontsize=7)
     return _png(fig)
 
 
@@ -59,7 +60,7 @@ def speedup_distributions(summaries: Sequence[EvalSummary]) -> str:
     fig, ax = plt.subplots(figsize=(7, 4))
     data, names = [], []
     for s in summaries:
-        for key in ("eager_device", "compile_device", "eager_host"):
+        for key in ("eager_device", "compile_device", "eager_host", "compile_host"):
             dist = s.overall.speedup.get(key)
             if dist is not None and dist.measured:
                 data.append([math.log2(v) for v in dist.values])

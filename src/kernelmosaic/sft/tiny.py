@@ -1,0 +1,51 @@
+"""A tiny random-weight base model for showing the training loop where no real weights are available (CI, the
+README's `kernelmosaic loop` on a fresh machine): a byte-level BPE tokenizer trained on the exported conversations,
+KernelMosaic's ChatML tool template, and a randomly initialised Llama. It learns nothing useful in a few steps; a
+real run passes its own base model (`[sft.train] model`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["SPECIAL_TOKENS", "build_tiny_base"]
+
+SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "[PAD]"]
+
+
+def build_tiny_base(dataset: Path, out: Path, *, hidden: int = 64, layers: int = 2, vocab: int = 2048,
+                    seed: int = 0) -> Path:
+    """Write the tokenizer and the model to `out` (a folder `hf:PATH` and `[sft.train] model` accept); `dataset` is
+    an exported variant (`load_from_disk` folder or Parquet file) whose messages train the tokenizer."""
+    import datasets
+    import tokenizers
+    import torch
+    import transformers
+
+    from kernelmosaic.sft.template import chatml_tools_template
+
+    if hidden % 16:
+        raise ValueError(f"hidden size {hidden} is not a multiple of 16 (the attention head size)")
+    path = Path(dataset)
+    if not path.exists():
+        raise ValueError(f"{path}: no exported dataset there (run `kernelmosaic sft export` first)")
+    rows = datasets.Dataset.from_parquet(str(path)) if path.suffix == ".parquet" else datasets.load_from_disk(str(path))
+    corpus = [m["content"] for row in rows for m in row["messages"] if m.get("content")]
+    if not corpus:
+        raise ValueError(f"{path}: no message text to train a tokenizer on")
+    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
+    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = tokenizers.decoders.ByteLevel()
+    bpe.train_from_iterator(corpus, tokenizers.trainers.BpeTrainer(
+        vocab_size=vocab, special_tokens=SPECIAL_TOKENS, show_progress=False,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="[PAD]", eos_token="<|im_end|>")
+    tokenizer.chat_template = chatml_tools_template()
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(out)
+    torch.manual_seed(seed)
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 11 // 4, num_hidden_layers=layers,
+        num_attention_heads=hidden // 16, num_key_value_heads=hidden // 16, max_position_embeddings=32768,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    transformers.LlamaForCausalLM(config).save_pretrained(out)
+    return out
