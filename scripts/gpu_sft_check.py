@@ -23,40 +23,18 @@ import time
 from pathlib import Path
 
 import datasets
-import tokenizers
 import torch
 import transformers
 from gpu_sft_eval import cli, evaluate_models, evaluation_lines  # scripts/, beside this file
 
 from kernelmosaic.sft.config import ExportConfig
 from kernelmosaic.sft.export import export_dataset
-from kernelmosaic.sft.template import chatml_tools_template
+from kernelmosaic.sft.tiny import SPECIAL_TOKENS, build_tiny_base
 from kernelmosaic.sft.train import train
 from kernelmosaic.sft.train_config import LoraSettings, TrainConfig
 from kernelmosaic.store import open_store
 
 STAGES = ("data", "full", "lora", "generate", "evaluate")
-
-
-def _base_model(rows: datasets.Dataset, path: Path, hidden: int, layers: int) -> None:
-    """Byte-level tokenizer (the 256 bytes and the chat markers, no merges: ~1 token a character) and a random Llama."""
-    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
-    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = tokenizers.decoders.ByteLevel()
-    specials = ["<|im_start|>", "<|im_end|>", "[PAD]"]
-    corpus = [m["content"] for row in rows for m in row["messages"]]
-    bpe.train_from_iterator(corpus, tokenizers.trainers.BpeTrainer(
-        vocab_size=256 + len(specials), special_tokens=specials,
-        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet()))
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="[PAD]", eos_token="<|im_end|>")
-    tokenizer.chat_template = chatml_tools_template()
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 11 // 4, num_hidden_layers=layers,
-        num_attention_heads=hidden // 64, num_key_value_heads=hidden // 64, max_position_embeddings=32768,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-    transformers.LlamaForCausalLM(config).save_pretrained(path)
 
 
 def _generate_on_gpu(model_path: str, work: Path, name: str, device: str) -> dict:
@@ -85,7 +63,9 @@ def _data(work: Path, args: argparse.Namespace, summary: dict) -> None:
         report = export_dataset(store, ExportConfig(variants=["full", "final_answer"]), work / "data")
     summary["export"] = {"rows": report.rows, "skipped": report.skipped, "totals": report.counts.totals}
     rows = datasets.load_from_disk(str(work / "data" / "full"))
-    _base_model(rows, work / "base", args.hidden, args.layers)  # the starting model, kept as it is for `evaluate`
+    # the starting model, kept as it is for `evaluate`: the bytes and the chat markers only (~1 token a character)
+    build_tiny_base(work / "data" / "full", work / "base", hidden=args.hidden, layers=args.layers,
+                    vocab=256 + len(SPECIAL_TOKENS), head_dim=64)
     tokenizer = transformers.AutoTokenizer.from_pretrained(work / "base")
     lengths = [len(tokenizer.apply_chat_template(r["messages"], tools=r["tools"], tokenize=True, return_dict=True)["input_ids"])
                for r in rows]

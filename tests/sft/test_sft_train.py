@@ -21,7 +21,7 @@ from safetensors.torch import load_file  # noqa: E402
 from kernelmosaic.cli import app  # noqa: E402
 from kernelmosaic.sft.config import ExportConfig  # noqa: E402
 from kernelmosaic.sft.export import export_dataset  # noqa: E402
-from kernelmosaic.sft.template import chatml_tools_template  # noqa: E402
+from kernelmosaic.sft.tiny import build_tiny_base  # noqa: E402
 from kernelmosaic.sft.train import build_trainer  # noqa: E402
 from kernelmosaic.sft.train_config import TrainConfig  # noqa: E402
 from kernelmosaic.store import open_store  # noqa: E402
@@ -29,7 +29,6 @@ from kernelmosaic.store import open_store  # noqa: E402
 pytestmark = pytest.mark.slow
 # A template without generation markers that TRL cannot patch: training must fall back to KernelMosaic's.
 PLAIN_TEMPLATE = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
-SPECIALS = ["<|im_start|>", "<|im_end|>", "[PAD]"]
 
 
 @pytest.fixture(scope="module")
@@ -42,24 +41,10 @@ def exported(recorded, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def base_model(exported, tmp_path_factory):
-    """A byte-level BPE tokenizer trained on the exported trajectories and a random 2-layer Llama."""
-    path = tmp_path_factory.mktemp("tiny-base")
-    rows = datasets.load_from_disk(str(exported / "full"))
-    corpus = [m["content"] for row in rows for m in row["messages"]] + [chatml_tools_template()]
-    bpe = tokenizers.Tokenizer(tokenizers.models.BPE())
-    bpe.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = tokenizers.decoders.ByteLevel()
-    bpe.train_from_iterator(corpus, tokenizers.trainers.BpeTrainer(
-        vocab_size=1200, special_tokens=SPECIALS, initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet()))
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="[PAD]", eos_token="<|im_end|>")
-    tokenizer.chat_template = PLAIN_TEMPLATE
-    tokenizer.save_pretrained(path)
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=32768,
-                                      pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-    transformers.LlamaForCausalLM(config).save_pretrained(path)
-    return path
+    """A byte-level BPE tokenizer trained on the exported trajectories and a random 2-layer Llama, with a template
+    that has no generation markers."""
+    return build_tiny_base(exported / "full", tmp_path_factory.mktemp("tiny-base"), hidden=32, vocab=1200, head_dim=8,
+                           chat_template=PLAIN_TEMPLATE)
 
 
 def _config_file(folder, base_model, exported, out):

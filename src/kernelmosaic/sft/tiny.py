@@ -13,9 +13,11 @@ SPECIAL_TOKENS = ["<|im_start|>", "<|im_end|>", "[PAD]"]
 
 
 def build_tiny_base(dataset: Path, out: Path, *, hidden: int = 64, layers: int = 2, vocab: int = 2048,
-                    seed: int = 0) -> Path:
+                    head_dim: int = 16, chat_template: str | None = None, seed: int = 0) -> Path:
     """Write the tokenizer and the model to `out` (a folder `hf:PATH` and `[sft.train] model` accept); `dataset` is
-    an exported variant (`load_from_disk` folder or Parquet file) whose messages train the tokenizer."""
+    an exported variant (`load_from_disk` folder or Parquet file) whose messages train the tokenizer. `vocab`
+    256 + 3 keeps the bytes and the chat markers only (about a token a character); `chat_template` None gives
+    KernelMosaic's ChatML tool template."""
     import datasets
     import tokenizers
     import torch
@@ -23,8 +25,8 @@ def build_tiny_base(dataset: Path, out: Path, *, hidden: int = 64, layers: int =
 
     from kernelmosaic.sft.template import chatml_tools_template
 
-    if hidden % 16:
-        raise ValueError(f"hidden size {hidden} is not a multiple of 16 (the attention head size)")
+    if hidden % head_dim:
+        raise ValueError(f"hidden size {hidden} is not a multiple of {head_dim} (the attention head size)")
     path = Path(dataset)
     if not path.exists():
         raise ValueError(f"{path}: no exported dataset there (run `kernelmosaic sft export` first)")
@@ -39,13 +41,13 @@ def build_tiny_base(dataset: Path, out: Path, *, hidden: int = 64, layers: int =
         vocab_size=vocab, special_tokens=SPECIAL_TOKENS, show_progress=False,
         initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet()))
     tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="[PAD]", eos_token="<|im_end|>")
-    tokenizer.chat_template = chatml_tools_template()
+    tokenizer.chat_template = chatml_tools_template() if chat_template is None else chat_template
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(out)
     torch.manual_seed(seed)
     config = transformers.LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=hidden * 11 // 4, num_hidden_layers=layers,
-        num_attention_heads=hidden // 16, num_key_value_heads=hidden // 16, max_position_embeddings=32768,
+        num_attention_heads=hidden // head_dim, num_key_value_heads=hidden // head_dim, max_position_embeddings=32768,
         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
     transformers.LlamaForCausalLM(config).save_pretrained(out)
     return out
