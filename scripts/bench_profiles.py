@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Quick against full timing on the same kernels (issue 15, item 4): every accepted candidate of the throughput set is
-judged twice with one seed, under the `quick` profile (agent iterations) and the `full` one (final solutions,
-evaluation), in alternating order; prints how far the two medians differ per kernel and the seconds each verdict
-took (the judge phase: a kernel's first verdict also pays its build). Writes `profiles.json` and `profiles.md` to --out.
+"""Quick against full timing on the same kernels (issue 15, item 4): 20 distinct CUDA kernels (the elementwise
+operations of `gpu_eval_kit.py`, our own, at sizes from 0.5 to 16 M elements) plus the accepted Triton and fast-form
+candidates of the throughput set, judged with one seed under the `quick` profile (agent iterations) and the `full` one
+(final solutions, evaluation), each profile one `verify_many` batch (device slots side by side; timing holds the
+device alone). Prints how far the two medians differ per kernel and the seconds each verdict took (the judge phase;
+a kernel's first verdict also pays its build). Writes `profiles.json` and `profiles.md` to --out. On a CPU
+(`--device cpu`) the throughput set's C++ candidates stand in for the CUDA kernels.
 
-    python scripts/bench_profiles.py --device cuda --count 40 --out out/profiles
+    python scripts/bench_profiles.py --device cuda --out out/profiles
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_eval_kit  # noqa: E402
 from throughput_cases import EXPECTED, write_cases  # noqa: E402
 
 from kernelmosaic.verify import Verifier, VerifyConfig  # noqa: E402
@@ -52,27 +56,50 @@ def _summary(rows: list[dict]) -> dict:
     return out
 
 
+def _eval_kit_cases(root: Path) -> list[tuple[str, Path, Path, str]]:
+    """The 20 elementwise operations, each its own problem file and correct candidate (one shared extension)."""
+    out = []
+    for k, (name, (_, expr, _, _)) in enumerate(gpu_eval_kit.OPS.items()):
+        folder = root / "ops" / name.lower()
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = 128 << (k % 6)  # 128 .. 4096 rows of 4096: 0.5 M to 16 M elements
+        (folder / "problem.py").write_text(gpu_eval_kit.PROBLEM.format(name=name, expr=expr)
+                                           .replace("batch_size = 4096", f"batch_size = {rows}"))
+        (folder / "candidate.py").write_text(gpu_eval_kit.cuda_candidate(f"{name.lower()}_good"))
+        out.append((f"{name.lower()} ({rows}x4096)", folder / "problem.py", folder / "candidate.py", "correct"))
+    return out
+
+
+def _cases(root: Path, device: str) -> list[tuple[str, Path, Path, str]]:
+    """Distinct accepted kernels: of the throughput set, one candidate per distinct kernel text (its variant
+    comment aside), and on CUDA the eval kit's 20 operations."""
+    seen, out = set(), []
+    for case in write_cases(root / "throughput", device, 32):
+        text = "\n".join(line for line in case[2].read_text().splitlines() if "# variant" not in line)
+        if EXPECTED.get(case[3]) and text not in seen:
+            seen.add(text)
+            out.append(case)
+    return out + (_eval_kit_cases(root) if device == "cuda" else [])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
-    parser.add_argument("--count", type=int, default=40, help="Candidates written (the accepted kinds are judged).")
     parser.add_argument("--out", type=Path, default=Path("out/profiles"))
     parser.add_argument("--seed", type=int, default=1234)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    cases = [c for c in write_cases(args.out / "cases", args.device, args.count) if EXPECTED.get(c[3])]
-    rows: list[dict] = []
+    cases = _cases(args.out / "cases", args.device)
+    rows: list[dict] = [{"id": cid, "kind": kind} for cid, _, _, kind in cases]
     with Verifier(VerifyConfig(device=args.device, seed=args.seed, use_service=False)) as verifier:
-        for k, (cid, problem, candidate, kind) in enumerate(cases):
-            row: dict = {"id": cid, "kind": kind}
-            for profile in (PROFILES if k % 2 == 0 else PROFILES[::-1]):  # neither profile always runs first
-                started = time.perf_counter()
-                verdict = verifier.verify(problem, candidate, timing_profile=profile)
-                row[profile] = _row(verdict, time.perf_counter() - started)
-            rows.append(row)
-            q, f = row["quick"], row["full"]
-            print(f"{cid:40s} quick {q['status']:16s} {q['median_ms']} ms in {q['seconds']} s | "
-                  f"full {f['status']:16s} {f['median_ms']} ms in {f['seconds']} s", flush=True)
+        for profile in PROFILES:
+            started = time.perf_counter()
+            for k, verdict in verifier.verify_many([(p, c) for _, p, c, _ in cases], timing_profile=profile):
+                rows[k][profile] = _row(verdict, verdict.seconds)
+                r = rows[k][profile]
+                print(f"{profile} {rows[k]['id']:40s} {r['status']:16s} {r['median_ms']} ms, judged in {r['judge_s']} s",
+                      flush=True)
+            print(f"{profile}: {len(cases)} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
     summary = _summary(rows)
     (args.out / "profiles.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
     lines = [f"# quick vs full timing, {args.device}, {len(rows)} accepted-kind candidates", "",

@@ -110,7 +110,17 @@ def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, 
         got = dict(verifier.verify_many([(p, c) for _, p, c, _ in cases]))
     seconds = time.perf_counter() - t0
     return seconds, {cases[i][0]: {"accepted": v.accepted, "status": v.status.value, "seconds": v.seconds,
-                                   "compile_s": v.compile.seconds} for i, v in got.items()}
+                                   "compile_s": v.compile.seconds,
+                                   "phases": {k: round(x, 2) for k, x in v.phase_seconds.items()}}
+                     for i, v in got.items()}
+
+
+def _phase_medians(verdicts) -> dict[str, float]:
+    """Median seconds of each phase over the verdicts that have it (compile, judge, timing, ...)."""
+    import statistics
+
+    names = sorted({k for v in verdicts for k in v["phases"]})
+    return {k: round(statistics.median(v["phases"][k] for v in verdicts if k in v["phases"]), 2) for k in names}
 
 
 def main() -> None:
@@ -135,8 +145,12 @@ def main() -> None:
         parser.error(f"--profiles: expected quick and/or full, got {args.profiles!r}")
     with tempfile.TemporaryDirectory(prefix="km-bench-throughput-") as tmp:
         cases = write_cases(Path(tmp) / "cases", args.device, args.count, args.distinct)
+        ours = {}
+        for profile in profiles:  # ours first: a run cut short still says where our time went
+            ours[profile] = run_ours(cases, args.device, Path(tmp), profile)
+            print(f"ours, `{profile}`: {ours[profile][0]:.0f} s; phase medians (s): "
+                  f"{_phase_medians(ours[profile][1].values())}", flush=True)
         naive_s, naive = run_naive(cases, args.device, Path(tmp))
-        ours = {profile: run_ours(cases, args.device, Path(tmp), profile) for profile in profiles}
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
               "cores": os.cpu_count(), "torch": torch.__version__, "candidates": len(cases),
@@ -147,8 +161,10 @@ def main() -> None:
     for profile, (ours_s, got) in ours.items():
         rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": got[i]["status"],
                  "agree": naive[i]["accepted"] == got[i]["accepted"], "seconds": got[i]["seconds"],
-                 "ours_as_expected": got[i]["accepted"] == EXPECTED[kind]} for i, _, _, kind in cases]
-        result["ours"][profile] = {"seconds": round(ours_s, 1), "per_min": round(60 * len(cases) / ours_s, 2),
+                 "ours_as_expected": got[i]["accepted"] == EXPECTED[kind], "phases": got[i]["phases"]}
+                for i, _, _, kind in cases]
+        result["ours"][profile] = {"seconds": round(ours_s, 1), "phase_medians": _phase_medians(got.values()),
+                                   "per_min": round(60 * len(cases) / ours_s, 2),
                                    "vs_naive": round(naive_s / ours_s, 2), "agreement": sum(r["agree"] for r in rows),
                                    "as_expected": sum(r["ours_as_expected"] for r in rows), "rows": rows}
         print(f"| KernelMosaic verify_many, `{profile}` timing | {ours_s:.0f} | {result['ours'][profile]['per_min']} | "

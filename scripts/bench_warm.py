@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The warm CLI path (issue 15, item 6): `kernelmosaic verify` of a built candidate while `verify-serve` runs.
+
+Starts the service on a private build cache, judges one correct `load_inline` candidate of `throughput_cases.py` once
+(the cold verdict: build, reference set-up, baselines), then times repeated CLI invocations against the same service,
+each a fresh `python -m kernelmosaic.cli verify ... --json` process as a user's shell would start it, for each mode
+(`--no-timing`, the `quick` and the `full` timing profile). Reports wall seconds per invocation (median, min, max),
+the service's own seconds (the verdict's `seconds`) and the client's share (the rest). Writes --out (JSON) and prints
+a table.
+
+    python scripts/bench_warm.py --device cuda --repeats 6 --out out/warm.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from throughput_cases import write_cases  # noqa: E402 - the sibling module, put on the path above
+
+MODES = {"no-timing": ["--no-timing"], "quick": ["--set", "verify.timing_profile=quick"],
+         "full": ["--set", "verify.timing_profile=full"]}
+
+
+def _cli(env: dict, *args: str) -> list[str]:
+    return [sys.executable, "-m", "kernelmosaic.cli", *args]
+
+
+def _verify(env: dict, problem: Path, candidate: Path, device: str, extra: list[str]) -> tuple[float, dict]:
+    started = time.perf_counter()
+    done = subprocess.run(_cli(env, "verify", str(problem), str(candidate), "--device", device, "--json", *extra),
+                          env=env, capture_output=True, text=True, timeout=900)
+    wall = time.perf_counter() - started
+    if done.returncode not in (0, 1):  # 1: a verdict that rejects; anything else is a failure of the run itself
+        raise SystemExit(f"verify exited {done.returncode}: {done.stderr[-2000:]}")
+    return wall, json.loads(done.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--repeats", type=int, default=6)
+    parser.add_argument("--out", type=Path, default=Path("out/warm.json"))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="km-bench-warm-") as tmp:
+        cases = [c for c in write_cases(Path(tmp) / "cases", args.device, 4) if c[3] == "correct" and
+                 "load_inline" in c[2].read_text()]
+        _, problem, candidate, _ = cases[0]
+        env = {**os.environ, "KERNELMOSAIC_CACHE": str(Path(tmp) / "cache" / "build"), "PYTHONUNBUFFERED": "1"}
+        service = subprocess.Popen(_cli(env, "verify-serve", "--device", args.device), env=env,
+                                   stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / "service.log", "w"))  # noqa: SIM115
+        try:
+            sock = Path(env["KERNELMOSAIC_CACHE"]) / "verify.sock"
+            for _ in range(600):
+                if sock.exists():
+                    break
+                time.sleep(0.1)
+            else:
+                raise SystemExit("the verifier service did not open its socket in 60 s")
+            cold_wall, cold = _verify(env, problem, candidate, args.device, MODES["quick"])
+            print(f"cold (build, set-up, baselines): {cold_wall:.1f} s wall, status {cold['status']}", flush=True)
+            result = {"date": date.today().isoformat(), "device": args.device, "repeats": args.repeats,
+                      "cold_wall_s": round(cold_wall, 2), "cold_status": cold["status"], "modes": {}}
+            for mode, extra in MODES.items():
+                rows = [_verify(env, problem, candidate, args.device, extra) for _ in range(args.repeats + 1)][1:]
+                walls = [w for w, _ in rows]
+                service_s = [v["seconds"] for _, v in rows]
+                client = [w - s for w, s in zip(walls, service_s, strict=True)]
+                result["modes"][mode] = {
+                    "status": sorted({v["status"] for _, v in rows}),
+                    "wall_median_s": round(statistics.median(walls), 3), "wall_min_s": round(min(walls), 3),
+                    "wall_max_s": round(max(walls), 3), "service_median_s": round(statistics.median(service_s), 3),
+                    "client_median_s": round(statistics.median(client), 3),
+                    "phases_median_s": {k: round(statistics.median(v["phase_seconds"].get(k, 0.0) for _, v in rows), 3)
+                                        for k in rows[0][1]["phase_seconds"]}}
+                print(f"{mode}: {result['modes'][mode]}", flush=True)
+        finally:
+            service.terminate()
+            service.wait(timeout=60)
+            log = (Path(tmp) / "service.log").read_text()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1))
+    print("| mode | wall median s | min | max | service s | client s |\n|---|---|---|---|---|---|")
+    for mode, m in result["modes"].items():
+        print(f"| {mode} | {m['wall_median_s']} | {m['wall_min_s']} | {m['wall_max_s']} | {m['service_median_s']} | "
+              f"{m['client_median_s']} |")
+    if "Traceback" in log:
+        print("service log:\n" + log[-3000:])
+
+
+if __name__ == "__main__":
+    main()
