@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("out/warm.json"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="km-bench-warm-") as tmp:
-        cases = [c for c in write_cases(Path(tmp) / "cases", args.device, 4) if c[3] == "correct" and
+        cases = [c for c in write_cases(Path(tmp) / "cases", args.device, 8) if c[3] == "correct" and
                  "load_inline" in c[2].read_text()]
         _, problem, candidate, _ = cases[0]
         env = {**os.environ, "KERNELMOSAIC_CACHE": str(Path(tmp) / "cache" / "build"), "PYTHONUNBUFFERED": "1"}

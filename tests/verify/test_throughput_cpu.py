@@ -92,6 +92,27 @@ def test_baseline_key_separates_what_changes_the_baseline(tmp_path):
     assert load_baseline(base.cache_dir, key) == CompileBaseline(samples=[1.0, 2.0], host_samples=[1.5])
 
 
+def test_baselines_saved_at_once_by_two_judgements_all_land(tmp_path, caplog):
+    """Two device slots of one process judging one problem save the same key side by side (seen on the H200): every
+    save lands whole, none warns, and no temporary file is left behind."""
+    base = _config(tmp_path)
+    key = baseline_key("p" * 64, {"hostname": "h"}, "cpu", base)
+
+    def save_many(k: int) -> None:
+        for i in range(40):
+            save_baseline(base.cache_dir, key, CompileBaseline(samples=[float(k), float(i)], host_samples=[1.0]))
+
+    with caplog.at_level("WARNING", logger="kernelmosaic.verify.baselines"):
+        threads = [threading.Thread(target=save_many, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not caplog.records, [r.getMessage() for r in caplog.records]
+    assert load_baseline(base.cache_dir, key).samples[1] == 39.0
+    assert [p.name for p in (base.cache_dir / "baselines").iterdir()] == [f"compile-{key}.json"]
+
+
 @pytest.fixture
 def service(tmp_path):
     config = _config(tmp_path)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -59,8 +60,14 @@ def save_baseline(cache_dir: Path, key: str, baseline: CompileBaseline) -> None:
     path = _path(cache_dir, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(baseline.model_dump_json())
-        os.replace(tmp, path)
+        # a name of its own per writer: two judgements of one problem in this process (two device slots) may save
+        # the same key at once (H200, 2026-12-02: a shared `.PID.tmp` was renamed away under the second writer)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(baseline.model_dump_json())
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
     except OSError as exc:  # a cache that cannot be written costs time, never a verdict
         log.warning("could not keep the torch.compile baseline: %s", exc)
