@@ -41,11 +41,11 @@ def test_slot_hands_out_the_spare_and_the_cpu_slot_launches_none_while_judging(t
     slot = DeviceSlot("cpu", VerifyConfig(device="cpu", cache_dir=tmp_path))
     try:
         first = slot.take_candidate_worker()
-        assert not slot.spare_used and slot._spare is None  # CPU: no spare loads torch beside a timed candidate
+        assert not slot.spare_used and slot._spares == []  # CPU: no spare loads torch beside a timed candidate
         first.kill()
-        slot.warm_spare()  # the slot went idle
-        spare = slot._spare
-        assert spare is not None and spare.deferred
+        slot.warm_spare()  # the slot went idle: one spare on the CPU, whatever spare_workers says
+        [spare] = slot._spares
+        assert spare.deferred
         t = time.perf_counter()
         second = slot.take_candidate_worker()
         assert second is spare and slot.spare_used and not second.deferred
@@ -60,13 +60,53 @@ def test_a_spare_that_died_while_waiting_is_replaced_and_cleaned_up(tmp_path):
     slot = DeviceSlot("cpu", VerifyConfig(device="cpu", cache_dir=tmp_path))
     try:
         slot.warm_spare()
-        dead = slot._spare
+        [dead] = slot._spares
         dead.proc.kill()
         dead.proc.wait(timeout=30)
         slot.warm_spare()
-        assert slot._spare is not dead and slot._spare.alive and not dead.scratch.exists()
+        [fresh] = slot._spares
+        assert fresh is not dead and fresh.alive and not dead.scratch.exists()
         worker = slot.take_candidate_worker()
         assert slot.spare_used and worker.env["device"] == "cpu"
+        worker.kill()
+    finally:
+        slot.close()
+
+
+def test_a_gpu_slot_keeps_spare_workers_launched_and_skips_a_dead_one(tmp_path):
+    """On a GPU slot `spare_workers` candidate workers wait launched (deferred: no device touched, so this runs on any
+    machine); a spare that died while waiting is passed over for the next."""
+    slot = DeviceSlot("cuda:0", VerifyConfig(device="cpu", cache_dir=tmp_path, spare_workers=3))
+    try:
+        slot.warm_spare()
+        assert len(slot._spares) == 3 and all(w.alive and w.deferred for w in slot._spares)
+        assert slot.has_spare()
+        for w in slot._spares:
+            w.proc.kill()
+            w.proc.wait(timeout=30)
+        assert not slot.has_spare()
+        slot.warm_spare()  # the dead are replaced, their scratch folders removed
+        assert len(slot._spares) == 3 and all(w.alive for w in slot._spares)
+    finally:
+        slot.close()
+    assert slot._spares == [] and list(tmp_path.glob("km-candidate-*")) == []
+    none = DeviceSlot("cuda:0", VerifyConfig(device="cpu", cache_dir=tmp_path, spare_workers=0))
+    none.warm_spare()
+    assert none._spares == []
+
+
+def test_the_cpu_slot_hands_out_the_next_live_spare_when_the_oldest_died(tmp_path):
+    slot = DeviceSlot("cpu", VerifyConfig(device="cpu", cache_dir=tmp_path))
+    try:
+        slot.warm_spare()
+        [dead] = slot._spares
+        slot._spares.append(Worker("candidate", "cpu", WorkerLimits(), scratch_root=tmp_path))
+        slot._spares[1].spawn(defer_device=True)
+        live = slot._spares[1]
+        dead.proc.kill()
+        dead.proc.wait(timeout=30)
+        worker = slot.take_candidate_worker()
+        assert worker is live and slot.spare_used and worker.env["device"] == "cpu" and not dead.alive
         worker.kill()
     finally:
         slot.close()

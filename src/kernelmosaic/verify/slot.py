@@ -1,4 +1,4 @@
-"""A device slot (reference worker + a spare candidate worker launched ahead) and the compile stage.
+"""A device slot (reference worker + spare candidate workers launched ahead) and the compile stage.
 
 The reference worker is long-lived: problems are trusted more than candidates, and its per-problem setup and
 reference outputs are cached, so an agent that verifies twenty candidates for one task pays for them once.
@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import subprocess
 import sys
+import threading
 
 import torch
 
@@ -22,8 +24,11 @@ from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["DeviceSlot", "InputError", "compile_stage", "cached_compile", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
+__all__ = ["DeviceSlot", "InputError", "compile_stage", "cached_compile", "precompile_header", "worker_limits", "gpu_arch",
+           "driver_version", "arch_env", "nvidia_smi"]
 
+
+log = logging.getLogger(__name__)
 
 _CACHED_PROBLEMS = 4
 """Reference data kept per slot: a task's own problem and its alternatives."""
@@ -125,7 +130,41 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
         return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
     dirs = [f"{b['name']}_{b['key'][:16]}" for b in builds]
     marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
+    for wanted in [b["pch_wanted"] for b in builds if b.get("pch_wanted")]:
+        precompile_header(wanted["key"], wanted["build_dir"], config)
     return Status.accepted, "", info
+
+
+_PCH_ASKED: set[tuple[str, str]] = set()
+_PCH_LOCK = threading.Lock()
+
+
+def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
+    """Have a compile worker precompile the torch header with the flags of the plain build in `build_dir`, for
+    later C++ builds with those flags (`kmworker.pch`); once per flag set per process. On a GPU in the background:
+    no judgement waits for it (on the H200 it cost the first candidate of a flag set tens of seconds when the
+    compile worker did it before replying). On the CPU device before returning: a compiler running beside a
+    candidate timed on host timers would skew its numbers."""
+    with _PCH_LOCK:
+        if (str(config.cache_dir), key) in _PCH_ASKED:
+            return
+        _PCH_ASKED.add((str(config.cache_dir), key))
+
+    def run() -> None:
+        worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
+        try:
+            worker.start()
+            worker.call("precompile", config.compile_timeout_s, cache_dir=str(config.cache_dir), build_dir=build_dir,
+                        key=key)
+        except (WorkerDied, WorkerError) as exc:  # later builds stay plain; no verdict depends on it
+            log.warning("could not precompile the torch header for builds like %s: %s", build_dir, exc)
+        finally:
+            worker.kill()
+
+    if config.device == "cpu":
+        run()
+    else:
+        threading.Thread(target=run, name="km-pch", daemon=True).start()
 
 
 def _first_error(log: str) -> str:
@@ -141,7 +180,8 @@ class DeviceSlot:
         self.ref: Worker | None = None
         self._data: dict[tuple, ReferenceData] = {}
         self._loaded: tuple | None = None
-        self._spare: Worker | None = None
+        self._spares: list[Worker] = []
+        """Candidate workers launched ahead, oldest first (Python and torch loading or loaded, no device touched)."""
         self.reference_reused = False
         """The last `reference()` found the problem already set up."""
         self.spare_used = False
@@ -201,18 +241,29 @@ class DeviceSlot:
         self._loaded = key
         return self._data[key]
 
+    def holds(self, problem_sha: str) -> bool:
+        """The reference worker is up with this problem set up (a judgement of it here skips the set-up)."""
+        return bool(problem_sha) and self._loaded is not None and self._loaded[0] == problem_sha and \
+            self.ref is not None and self.ref.alive
+
+    def has_spare(self) -> bool:
+        return any(w.alive for w in self._spares)
+
     def take_candidate_worker(self) -> Worker:
-        """A fresh candidate worker: the spare, brought up on the device now (it has loaded Python and torch
-        already), else a new one. On a GPU the next spare is launched at once: loading Python and torch is host work
-        beside this candidate's judgement, and the spare touches the device only when it is handed out."""
-        worker, self._spare = self._spare, None
+        """A fresh candidate worker: the oldest live spare (it has loaded Python and torch, or is furthest along),
+        brought up on the device now, else a new one. On a GPU the spares are topped up at once: loading Python and
+        torch is host work beside this candidate's judgement, and a spare touches the device only when handed out."""
         self.spare_used = False
-        if worker is not None and worker.alive:
+        worker: Worker | None = None
+        while self._spares and not self.spare_used:
+            worker = self._spares.pop(0)
             try:
+                if not worker.alive:
+                    raise WorkerDied("crash", "the spare died while waiting")
                 worker.activate(self.config.load_timeout_s)
                 self.spare_used = True
             except WorkerDied:
-                worker.kill()
+                worker.kill()  # its process group and scratch folder go; the next spare, else a new worker
         if not self.spare_used:
             try:
                 worker = self.new_worker("candidate")
@@ -224,13 +275,14 @@ class DeviceSlot:
         return worker
 
     def warm_spare(self) -> None:
-        """Launch the next candidate worker, which loads Python and torch and then waits without touching the device.
-        On the CPU device this is called only when the slot goes idle: a process loading torch beside a candidate
-        timed on host timers would skew its numbers."""
-        if self._spare is None or not self._spare.alive:
-            if self._spare is not None:  # died while waiting: its process group and scratch folder go
-                self._spare.kill()
-                self._spare = None
+        """Top the spares up to `spare_workers` (GPU): each loads Python and torch and then waits without touching the
+        device. On the CPU device at most one, launched only when the slot goes idle: a process loading torch beside a
+        candidate timed on host timers would skew its numbers."""
+        for dead in [w for w in self._spares if not w.alive]:  # died while waiting: process group and scratch go
+            dead.kill()
+            self._spares.remove(dead)
+        want = self.config.spare_workers if self.device.startswith("cuda") else min(self.config.spare_workers, 1)
+        while len(self._spares) < want:
             spare = Worker("candidate", self.device, worker_limits(self.config, self.device, "candidate"),
                            keep_scratch=self.config.keep_scratch)
             try:
@@ -238,12 +290,12 @@ class DeviceSlot:
             except OSError:
                 spare.kill()
                 return
-            self._spare = spare
+            self._spares.append(spare)
 
     def close(self) -> None:
-        for w in (self.ref, self._spare):
+        for w in (self.ref, *self._spares):
             if w is not None:
                 w.close()
-        self.ref = self._spare = None
+        self.ref, self._spares = None, []
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import queue
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -38,6 +37,7 @@ from kernelmosaic.verify.slot import (
     compile_stage,
     driver_version,
 )
+from kernelmosaic.verify.slot_pool import SlotPool
 from kernelmosaic.verify.task_audit import audit_reference
 from kernelmosaic.verify.verdict import Env, Robustness, Status, Verdict, WorkerReuse
 
@@ -63,12 +63,10 @@ class Verifier:
     def __init__(self, config: VerifyConfig | None = None, devices: list[str] | None = None) -> None:
         self.config = config or VerifyConfig()
         self.config.cache_dir.mkdir(parents=True, exist_ok=True)
-        self._slots: queue.Queue[DeviceSlot] = queue.Queue()
         per_device = self.config.judges_per_gpu if self.config.device == "cuda" else 1
         self._all = [DeviceSlot(d, self.config) for d in (devices or visible_devices(self.config.device))
                      for _ in range(per_device)]
-        for slot in self._all:
-            self._slots.put(slot)
+        self._slots = SlotPool(self._all)
         # compiles happen before a device slot is taken, so they overlap with judging on the devices
         self._peaks: DevicePeaks | None = None
         self._compile_gate = threading.BoundedSemaphore(min(8, self.config.lookahead_slots()))
@@ -99,7 +97,7 @@ class Verifier:
     def device_peaks(self) -> DevicePeaks:
         """Measured ceilings of the first device (copy bandwidth, fp32 and bf16 matrix rates), cached."""
         if self._peaks is None:
-            slot = self._slots.get()
+            slot = self._slots.take()
             try:
                 with _device_hold(slot, self.config) as hold, hold.exclusive():
                     self._measure_peaks(slot)
@@ -223,7 +221,7 @@ class Verifier:
     def _judge_on_slot(self, job: Job) -> DeviceSlot:
         """Everything of a judgement that needs the device slot (raises Stop); returns the slot it used."""
         verdict, out, config = job.verdict, job.out, job.config
-        slot = self._slots.get()
+        slot = self._slots.take(verdict.problem_sha256)
         t = job.mark("judge")
         try:
             with _device_hold(slot, self.config) as hold:

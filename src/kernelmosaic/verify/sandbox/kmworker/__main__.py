@@ -84,11 +84,12 @@ def _make_role(name: str, device: str):
 
 def _dispatch(role, role_name: str, op: str, args: dict) -> dict:
     if role_name == "compile":
-        if op != "compile":
-            raise ValueError(f"unknown op {op!r}")
-        from .compiler import compile_candidate
+        from .compiler import compile_candidate, precompile_header
 
-        return compile_candidate(**args)
+        ops = {"compile": compile_candidate, "precompile": precompile_header}
+        if op not in ops:
+            raise ValueError(f"unknown op {op!r}")
+        return ops[op](**args)
     method = getattr(role, op, None)
     if op.startswith("_") or method is None:
         raise ValueError(f"unknown op {op!r} for role {role_name}")

@@ -7,13 +7,13 @@ what lets compiles run on a CPU pool while the GPU judges something else.
 from __future__ import annotations
 
 from .common import describe_error
-from .loader import BuildRecorder, load_module
+from .loader import BuildRecorder, load_module, precompile_header
 
-__all__ = ["compile_candidate"]
+__all__ = ["compile_candidate", "precompile_header"]
 
 
 def compile_candidate(candidate: str, cache_dir: str) -> dict:
-    recorder = BuildRecorder(cache_dir, make_pch=True)
+    recorder = BuildRecorder(cache_dir)
     import_error = None
     with recorder:
         try:

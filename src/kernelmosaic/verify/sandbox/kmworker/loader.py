@@ -96,10 +96,8 @@ def _build_dir_lock(build_dir: Path):
 class BuildRecorder:
     """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import."""
 
-    def __init__(self, cache_dir: str, make_pch: bool = False) -> None:
+    def __init__(self, cache_dir: str) -> None:
         self.cache_dir = Path(cache_dir)
-        self.make_pch = make_pch
-        """After a plain C++ build, precompile the torch header for later builds with its flags (compile role)."""
         self.builds: list[dict] = []
         self._orig = None
 
@@ -161,8 +159,8 @@ class BuildRecorder:
                 record["seconds"] = time.perf_counter() - start
                 if not record["ok"]:
                     record["diagnosed"] = diagnosed_failure(sys.exc_info()[1], record["log"])
-                elif self.make_pch and pch_key and header is None and not cache_hit:
-                    self._precompile(build_dir, pch_key, record)
+                elif pch_key and header is None and not cache_hit:  # the parent has it precompiled (slot.py)
+                    record["pch_wanted"] = {"key": pch_key, "build_dir": build_dir.name}
 
     def _pch_choice(self, build_dir: Path, cache_hit: bool, kwargs: dict) -> tuple[str | None, Path | None]:
         """(index key, header) for this build: a built directory keeps the choice it was built with (`km_pch`); a
@@ -178,11 +176,15 @@ class BuildRecorder:
             marker.unlink(missing_ok=True)
         return key, header
 
-    def _precompile(self, build_dir: Path, key: str, record: dict) -> None:
-        start = time.perf_counter()
-        try:
-            header = pch.ensure(self.cache_dir / "pch", build_dir / "build.ninja")
-            pch.record(self.cache_dir / "pch", key, header)
-            record["pch_seconds"] = round(time.perf_counter() - start, 3)
-        except (OSError, subprocess.SubprocessError) as exc:  # later builds stay plain; this one is done
-            record["log"] += f"\n[kernelmosaic] precompiling the torch header failed: {exc}"[:2000]
+
+def precompile_header(cache_dir: str, build_dir: str, key: str) -> dict:
+    """The compile role's `precompile`: the torch header precompiled with the flags of the plain build in
+    `build_dir` (a folder of the build cache) and indexed under `key` for later builds with those flags."""
+    root = Path(cache_dir)
+    folder = (root / build_dir).resolve()
+    if folder.parent != root.resolve() or not (folder / "build.ninja").is_file():
+        raise ValueError(f"precompile: {build_dir!r} is no build folder of the cache")
+    start = time.perf_counter()
+    header = pch.ensure(root / "pch", folder / "build.ninja")
+    pch.record(root / "pch", key, header)
+    return {"header": str(header), "seconds": round(time.perf_counter() - start, 3)}
