@@ -4,7 +4,7 @@
 Starts the service on a private build cache, judges one correct `load_inline` candidate of `throughput_cases.py` once
 (the cold verdict: build, reference set-up, baselines), then times repeated CLI invocations against the same service,
 each a fresh `python -m kernelmosaic.cli verify ... --json` process as a user's shell would start it, for each mode
-(`--no-timing`, the `quick` and the `full` timing profile). Reports wall seconds per invocation (median, min, max),
+(the `quick` timing profile, `--no-timing`, the `full` profile). Reports wall seconds per invocation (median, min, max),
 the service's own seconds (the verdict's `seconds`) and the client's share (the rest). Writes --out (JSON) and prints
 a table.
 
@@ -27,8 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput_cases import write_cases  # noqa: E402 - the sibling module, put on the path above
 
-MODES = {"no-timing": ["--no-timing"], "quick": ["--set", "verify.timing_profile=quick"],
+MODES = {"quick": ["--set", "verify.timing_profile=quick"], "no-timing": ["--no-timing"],
          "full": ["--set", "verify.timing_profile=full"]}
+"""In the order they run: `quick` first (an agent's iteration, the issue's warm verify), `full` last (the longest)."""
 
 
 def _cli(env: dict, *args: str) -> list[str]:
