@@ -48,9 +48,9 @@ def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flag
 
     [build_dir] = [d.name for d in config.cache_dir.iterdir() if d.name.startswith("km_pch_twice_1")]
     started = time.perf_counter()
-    precompile_header("k" * 24, build_dir, config.model_copy(update={"device": "cuda"}))
+    precompile_header("a" * 24, build_dir, config.model_copy(update={"device": "cuda"}))
     assert time.perf_counter() - started < 0.5  # a worker takes longer than this to start
-    index = config.cache_dir / "pch" / "index" / ("k" * 24)
+    index = config.cache_dir / "pch" / "index" / ("a" * 24)
     assert not index.exists()
     for _ in range(600):
         if index.exists():
@@ -59,7 +59,7 @@ def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flag
     assert index.read_text().endswith("km_torch_extension.h")
 
 
-def test_the_precompile_op_refuses_a_folder_outside_the_build_cache(tmp_path):
+def test_the_precompile_op_refuses_a_folder_outside_the_build_cache_and_a_key_that_is_no_name(tmp_path):
     config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache")
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "build.ninja").write_text("cxx = c++\n")
@@ -68,7 +68,13 @@ def test_the_precompile_op_refuses_a_folder_outside_the_build_cache(tmp_path):
         worker.start()
         for where in ("../elsewhere", str(tmp_path / "elsewhere"), "missing"):
             with pytest.raises(WorkerError) as refused:
-                worker.call("precompile", 60, cache_dir=str(config.cache_dir), build_dir=where, key="k")
+                worker.call("precompile", 60, cache_dir=str(config.cache_dir), build_dir=where, key="a" * 24)
             assert "no build folder of the cache" in refused.value.error["message"]
+        (config.cache_dir / "km_x").mkdir(parents=True)
+        (config.cache_dir / "km_x" / "build.ninja").write_text("cxx = c++\n")
+        for key in ("../../outside", "A" * 24, "a" * 23):  # an index file name, never a path
+            with pytest.raises(WorkerError) as refused:
+                worker.call("precompile", 60, cache_dir=str(config.cache_dir), build_dir="km_x", key=key)
+            assert "no header index key" in refused.value.error["message"]
     finally:
         worker.kill()

@@ -10,6 +10,7 @@ import functools
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -130,11 +131,15 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
         return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
     dirs = [f"{b['name']}_{b['key'][:16]}" for b in builds]
     marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
-    for wanted in [b["pch_wanted"] for b in builds if b.get("pch_wanted")]:
-        precompile_header(wanted["key"], wanted["build_dir"], config)
+    for wanted in [b.get("pch_wanted") for b in builds]:
+        if isinstance(wanted, dict) and _PCH_KEY.fullmatch(str(wanted.get("key"))) and \
+                isinstance(wanted.get("build_dir"), str):  # data from the candidate's process: only a well-formed wish
+            precompile_header(wanted["key"], wanted["build_dir"], config)
     return Status.accepted, "", info
 
 
+_PCH_KEY = re.compile(r"[0-9a-f]{24}")
+"""`kmworker.pch.index_key`'s form: the only index names a precompile may write."""
 _PCH_ASKED: set[tuple[str, str]] = set()
 _PCH_LOCK = threading.Lock()
 
