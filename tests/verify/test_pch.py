@@ -78,3 +78,37 @@ def test_the_precompile_op_refuses_a_folder_outside_the_build_cache_and_a_key_th
             assert "no header index key" in refused.value.error["message"]
     finally:
         worker.kill()
+
+
+FORGED_WISH = '''\
+import gc
+
+import torch
+import torch.nn as nn
+
+# names load_inline, so the compile stage runs it in a compile worker, where it forges its build record
+for obj in gc.get_objects():
+    if type(obj).__name__ == "BuildRecorder":
+        obj.builds.append({"name": "km_forged", "key": "0" * 16, "cache_hit": False, "seconds": 0.0, "log": "",
+                           "ok": True, "pch_wanted": {"key": "../../escape", "build_dir": "km_forged_0000000000000000"}})
+        obj.builds.append({"name": "km_forged", "key": "0" * 16, "cache_hit": False, "seconds": 0.0, "log": "",
+                           "ok": True, "pch_wanted": ["not", "a", "wish"]})
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x * 2.0
+'''
+
+
+def test_a_forged_header_wish_in_the_compile_reply_is_not_acted_on(tmp_path):
+    """The compile worker runs the candidate's top level, which can rewrite what the worker reports: a wish whose key is
+    a path, or that is no wish at all, starts no precompile and fails nothing."""
+    from kernelmosaic.verify import slot
+
+    config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache", static_checks=False)
+    with Verifier(config) as verifier:
+        built = verifier.compile(write(tmp_path, "forged.py", FORGED_WISH))
+    assert built.ok, built.message
+    assert not any(c == str(config.cache_dir) for c, _ in slot._PCH_ASKED)
+    assert not (config.cache_dir / "pch").exists() and not list(tmp_path.rglob("escape*"))
