@@ -29,9 +29,9 @@ from kernelmosaic.verify.verdict import Verdict  # noqa: E402
 PROFILES = ("quick", "full")
 
 
-def _row(verdict: Verdict, seconds: float) -> dict:
+def _row(verdict: Verdict) -> dict:
     t = verdict.timing
-    return {"status": verdict.status.value, "seconds": round(seconds, 2),
+    return {"status": verdict.status.value, "seconds": round(verdict.seconds, 2),
             "judge_s": round(verdict.phase_seconds.get("judge", 0.0), 2),
             "timing_s": round(verdict.phase_seconds.get("timing", 0.0), 2),
             "timing_checks_s": round(verdict.phase_seconds.get("timing_checks", 0.0), 2),
@@ -95,7 +95,7 @@ def main() -> None:
         for profile in PROFILES:
             started = time.perf_counter()
             for k, verdict in verifier.verify_many([(p, c) for _, p, c, _ in cases], timing_profile=profile):
-                rows[k][profile] = _row(verdict, verdict.seconds)
+                rows[k][profile] = _row(verdict)
                 r = rows[k][profile]
                 print(f"{profile} {rows[k]['id']:40s} {r['status']:16s} {r['median_ms']} ms, judged in {r['judge_s']} s",
                       flush=True)

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -117,8 +118,6 @@ def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, 
 
 def _phase_medians(verdicts) -> dict[str, float]:
     """Median seconds of each phase over the verdicts that have it (compile, judge, timing, ...)."""
-    import statistics
-
     names = sorted({k for v in verdicts for k in v["phases"]})
     return {k: round(statistics.median(v["phases"][k] for v in verdicts if k in v["phases"]), 2) for k in names}
 

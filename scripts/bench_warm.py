@@ -32,13 +32,13 @@ MODES = {"quick": ["--set", "verify.timing_profile=quick"], "no-timing": ["--no-
 """In the order they run: `quick` first (an agent's iteration, the issue's warm verify), `full` last (the longest)."""
 
 
-def _cli(env: dict, *args: str) -> list[str]:
+def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "kernelmosaic.cli", *args]
 
 
 def _verify(env: dict, problem: Path, candidate: Path, device: str, extra: list[str]) -> tuple[float, dict]:
     started = time.perf_counter()
-    done = subprocess.run(_cli(env, "verify", str(problem), str(candidate), "--device", device, "--json", *extra),
+    done = subprocess.run(_cli("verify", str(problem), str(candidate), "--device", device, "--json", *extra),
                           env=env, capture_output=True, text=True, timeout=900)
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):  # 1: a verdict that rejects; anything else is a failure of the run itself
@@ -57,7 +57,7 @@ def main() -> None:
                  "load_inline" in c[2].read_text()]
         _, problem, candidate, _ = cases[0]
         env = {**os.environ, "KERNELMOSAIC_CACHE": str(Path(tmp) / "cache" / "build"), "PYTHONUNBUFFERED": "1"}
-        service = subprocess.Popen(_cli(env, "verify-serve", "--device", args.device), env=env,
+        service = subprocess.Popen(_cli("verify-serve", "--device", args.device), env=env,
                                    stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / "service.log", "w"))  # noqa: SIM115
         try:
             sock = Path(env["KERNELMOSAIC_CACHE"]) / "verify.sock"

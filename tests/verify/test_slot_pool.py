@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from kernelmosaic.verify import Verifier, VerifyConfig
+from kernelmosaic.verify import Verifier
 from kernelmosaic.verify.hashing import problem_hash
 from kernelmosaic.verify.slot import DeviceSlot
 from kernelmosaic.verify.slot_pool import SlotPool
@@ -28,7 +28,7 @@ def test_a_repeated_verify_goes_to_the_slot_that_has_its_problem_set_up(tmp_path
 def test_the_pool_prefers_the_problem_then_a_spare_then_the_idlest_and_waits_when_none_is_free(tmp_path):
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     sha = problem_hash(problem.read_text())
-    config = VerifyConfig(**{**_config(tmp_path).model_dump(), "cache_dir": tmp_path / "cache"})
+    config = _config(tmp_path)
     idle, with_spare, with_problem = (DeviceSlot("cpu", config) for _ in range(3))
     try:
         with_problem.reference(str(problem), sha)

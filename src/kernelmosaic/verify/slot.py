@@ -10,10 +10,10 @@ import functools
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import torch
 
@@ -22,6 +22,7 @@ from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.requests import InputError
+from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
@@ -76,11 +77,12 @@ def arch_env() -> dict[str, str]:
     return {"TORCH_CUDA_ARCH_LIST": gpu_arch()} if gpu_arch() else {}
 
 
-def _marker(source: str, config: VerifyConfig):
+def _marker(source: str, config: VerifyConfig) -> Path:
+    """Where the compile stage's result for this exact source and toolchain is kept."""
     limits = worker_limits(config, "cpu", "compile")
     # keyed by the toolchain too: a build that failed under one torch/arch/python must be retried under another
     toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}"
-    return limits, config.cache_dir / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
+    return config.cache_dir / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
 
 
 def cached_compile(source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo] | None:
@@ -88,7 +90,7 @@ def cached_compile(source: str, config: VerifyConfig) -> tuple[Status, str, Comp
     this exact candidate built before and its builds are still there (or the compiler rejected it before)."""
     if "load_inline" not in source:
         return Status.accepted, "", CompileInfo()  # Triton or plain module: nothing to build ahead of loading
-    marker = _marker(source, config)[1]
+    marker = _marker(source, config)
     if not marker.is_file():
         return None
     record = json.loads(marker.read_text())
@@ -105,17 +107,13 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     if (done := cached_compile(source, config)) is not None:
         return done
     info = CompileInfo()
-    limits, marker = _marker(source, config)
-    worker = Worker("compile", "cpu", limits, keep_scratch=config.keep_scratch)
+    marker = _marker(source, config)
     try:
-        worker.start()
-        res = worker.call("compile", config.compile_timeout_s, candidate=candidate, cache_dir=str(config.cache_dir))
+        res = _in_compile_worker(config, "compile", candidate=candidate)
     except WorkerDied as exc:
         return status_of_death(exc), f"compiling: {exc.detail}", info
     except WorkerError as exc:
         return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
-    finally:
-        worker.kill()
     builds = res["builds"]
     info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
                        extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:])
@@ -132,14 +130,22 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[St
     dirs = [f"{b['name']}_{b['key'][:16]}" for b in builds]
     marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
     for wanted in [b.get("pch_wanted") for b in builds]:
-        if isinstance(wanted, dict) and _PCH_KEY.fullmatch(str(wanted.get("key"))) and \
+        if isinstance(wanted, dict) and pch.is_index_key(wanted.get("key")) and \
                 isinstance(wanted.get("build_dir"), str):  # data from the candidate's process: only a well-formed wish
             precompile_header(wanted["key"], wanted["build_dir"], config)
     return Status.accepted, "", info
 
 
-_PCH_KEY = re.compile(r"[0-9a-f]{24}")
-"""`kmworker.pch.index_key`'s form: the only index names a precompile may write."""
+def _in_compile_worker(config: VerifyConfig, op: str, **args) -> dict:
+    """`op` of a fresh CPU-only compile worker on the build cache (raises WorkerDied, WorkerError); the worker goes."""
+    worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
+    try:
+        worker.start()
+        return worker.call(op, config.compile_timeout_s, cache_dir=str(config.cache_dir), **args)
+    finally:
+        worker.kill()
+
+
 _PCH_ASKED: set[tuple[str, str]] = set()
 _PCH_LOCK = threading.Lock()
 
@@ -156,15 +162,10 @@ def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
         _PCH_ASKED.add((str(config.cache_dir), key))
 
     def run() -> None:
-        worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
         try:
-            worker.start()
-            worker.call("precompile", config.compile_timeout_s, cache_dir=str(config.cache_dir), build_dir=build_dir,
-                        key=key)
+            _in_compile_worker(config, "precompile", build_dir=build_dir, key=key)
         except (WorkerDied, WorkerError) as exc:  # later builds stay plain; no verdict depends on it
             log.warning("could not precompile the torch header for builds like %s: %s", build_dir, exc)
-        finally:
-            worker.kill()
 
     if config.device == "cpu":
         run()
@@ -258,18 +259,19 @@ class DeviceSlot:
         """A fresh candidate worker: the oldest live spare (it has loaded Python and torch, or is furthest along),
         brought up on the device now, else a new one. On a GPU the spares are topped up at once: loading Python and
         torch is host work beside this candidate's judgement, and a spare touches the device only when handed out."""
-        self.spare_used = False
         worker: Worker | None = None
-        while self._spares and not self.spare_used:
-            worker = self._spares.pop(0)
+        while worker is None and self._spares:
+            spare = self._spares.pop(0)
             try:
-                if not worker.alive:
-                    raise WorkerDied("crash", "the spare died while waiting")
-                worker.activate(self.config.load_timeout_s)
-                self.spare_used = True
+                if spare.alive:
+                    spare.activate(self.config.load_timeout_s)
+                    worker = spare
+                    continue
             except WorkerDied:
-                worker.kill()  # its process group and scratch folder go; the next spare, else a new worker
-        if not self.spare_used:
+                pass
+            spare.kill()  # died waiting or starting: its process group and scratch folder go; the next spare
+        self.spare_used = worker is not None
+        if worker is None:
             try:
                 worker = self.new_worker("candidate")
             except WorkerDied as exc:

@@ -184,7 +184,7 @@ def precompile_header(cache_dir: str, build_dir: str, key: str) -> dict:
     folder = (root / build_dir).resolve()
     if folder.parent != root.resolve() or not (folder / "build.ninja").is_file():
         raise ValueError(f"precompile: {build_dir!r} is no build folder of the cache")
-    if len(key) != 24 or any(c not in "0123456789abcdef" for c in key):  # an index file name, never a path
+    if not pch.is_index_key(key):
         raise ValueError(f"precompile: {key[:40]!r} is no header index key")
     start = time.perf_counter()
     header = pch.ensure(root / "pch", folder / "build.ninja")

@@ -19,9 +19,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["ensure", "flags", "index_key", "lookup", "record"]
+__all__ = ["ensure", "flags", "index_key", "is_index_key", "lookup", "record"]
 
 _HEADER = "km_torch_extension.h"
+_KEY_LENGTH = 24
 
 
 def flags(header: Path) -> list[str]:
@@ -43,7 +44,12 @@ def index_key(kwargs: dict) -> str | None:
     material["cuda"] = bool(kwargs.get("cuda_sources")) or bool(kwargs.get("with_cuda"))
     material["torch"], material["python"] = torch.__version__, sys.version.split()[0]
     material["cxx"] = os.environ.get("CXX", "c++")
-    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:24]
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:_KEY_LENGTH]
+
+
+def is_index_key(key: object) -> bool:
+    """`key` has `index_key`'s form: an index file name, never a path (a key can come from a candidate's process)."""
+    return isinstance(key, str) and len(key) == _KEY_LENGTH and all(c in "0123456789abcdef" for c in key)
 
 
 def lookup(pch_dir: Path, key: str) -> Path | None:
