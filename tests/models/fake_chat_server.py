@@ -75,6 +75,12 @@ class FakeChatServer:
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
                     time.sleep(canned.delay_s)
+                finally:
+                    # done before the reply goes out: once the client has read it, it may send its next request, and
+                    # that one must not find this one still counted (CI, 2026-12-02: 5 counted under a cap of 4)
+                    with server._lock:
+                        server.in_flight -= 1
+                try:
                     payload = canned.body.encode()
                     self.send_response(canned.status)
                     self.send_header("content-type", "application/json")
@@ -85,9 +91,6 @@ class FakeChatServer:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout tests)
-                finally:
-                    with server._lock:
-                        server.in_flight -= 1
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128  # the default backlog of 5 refuses bursts of concurrent clients
