@@ -2,7 +2,11 @@
 
 Every `load_inline` call is forced to build verbosely into `<cache>/<name>_<hash>` while file descriptors 1 and 2
 are captured, so the full compiler log is kept even when the candidate asked for `verbose=True` (where the stock
-harness loses it), and a rebuilt identical candidate is a cache hit across processes and runs.
+harness loses it), and a rebuilt identical candidate is a cache hit across processes and runs. A build the compiler
+refused (`diagnosed_failure`) is recorded in its directory (`km_failed.log`): a later load of the same extension
+fails at once with that log instead of running the compiler again. Candidates of one batch often share an extension
+(an agent's variants differ in their Python): on the H200 four candidates sharing a broken source queued on its
+build lock and failed one after another, 15-20 s each.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ def diagnosed_failure(exc: BaseException | None, log: str) -> bool:
     if not isinstance(cause, subprocess.CalledProcessError) or cause.returncode <= 0:
         return False
     return bool(_DIAGNOSTIC.search(log)) and not any(m in log for m in _STARVED)
+
+_FAILED = "km_failed.log"
+"""In a build directory: the log of a build the compiler refused (written by the builder holding `km.lock`)."""
 
 _counter = 0
 
@@ -142,7 +149,14 @@ class BuildRecorder:
             os.dup2(log.fileno(), 2)
             try:
                 with _build_dir_lock(build_dir):
-                    module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
+                    if not cache_hit and (build_dir / _FAILED).is_file():
+                        record["cached_failure"] = True
+                        _refuse_again(name, build_dir / _FAILED)
+                    try:
+                        module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
+                    except Exception as exc:
+                        _keep_failure(build_dir, log, exc)
+                        raise
                 record["ok"] = True
                 INTERCEPT.ops |= op_names() - ops_before  # operators the extension registered as it loaded
                 INTERCEPT.wrap_extension(module)
@@ -175,6 +189,32 @@ class BuildRecorder:
         else:
             marker.unlink(missing_ok=True)
         return key, header
+
+
+def _keep_failure(build_dir: Path, log, exc: BaseException) -> None:
+    """Record the build's log in `build_dir` when the compiler refused the source (never for a killed or starved
+    build, which may pass next time)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log.seek(0)
+    text = log.read().decode("utf-8", "replace")[-200_000:]
+    log.seek(0, os.SEEK_END)
+    if diagnosed_failure(exc, text):
+        tmp = build_dir / f".{_FAILED}.{os.getpid()}"
+        tmp.write_text(text)
+        os.replace(tmp, build_dir / _FAILED)
+
+
+def _refuse_again(name: str, failed: Path) -> None:
+    """Fail as the recorded build did: its log on the captured output, the same exception chain (so the compile
+    stage reads it as a compiler's refusal)."""
+    sys.stdout.write(f"[kernelmosaic] extension `{name}` failed to build before with these exact inputs; its log:\n")
+    sys.stdout.write(failed.read_text())
+    sys.stdout.flush()
+    try:
+        raise subprocess.CalledProcessError(1, ["ninja", "-v"])
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"Error building extension '{name}' (recorded failure of the same inputs)") from exc
 
 
 def precompile_header(cache_dir: str, build_dir: str, key: str) -> dict:
