@@ -146,3 +146,22 @@ def test_verify_batch_uses_the_service_when_it_runs(tmp_path, service):
     rows = list(run_batch(pairs, service, tmp_path / "out.jsonl", seeded=True))
     assert sorted(r["id"] for r in rows) == ["c0", "c1"]
     assert all(r["verdict"]["accepted"] and r["verdict"]["workers"]["served_by"].startswith("service") for r in rows)
+
+
+@pytest.mark.slow
+def test_a_batch_builds_each_problems_compile_baseline_once_ahead_of_its_judgements(tmp_path):
+    """Two device slots (two logical CPU devices): `verify_many` prepares the problem on one slot while the
+    candidates compile, its `torch.compile` baseline built, timed and saved once; every timed verdict, on either slot,
+    reads those samples instead of building its own."""
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    cands = [write(tmp_path, f"c{k}.py", TORCH_CANDIDATE.format(tag=f"c{k}")) for k in range(3)]
+    config = _config(tmp_path, timing=True, compile_baseline=True, timing_profile="quick", quick_budget_ms=10)
+    with Verifier(config, devices=["cpu", "cpu"]) as verifier:
+        got = dict(verifier.verify_many([(problem, c) for c in cands]))
+    assert all(v.accepted for v in got.values()), [v.message for v in got.values()]
+    for v in got.values():
+        assert v.timing.compile is not None and v.timing.baselines_cached, v.timing
+        assert v.timing.compile_baseline_error == ""
+    (saved,) = (tmp_path / "cache" / "baselines").iterdir()
+    samples = load_baseline(tmp_path / "cache", saved.name.removeprefix("compile-").removesuffix(".json")).samples
+    assert {v.timing.compile.samples for v in got.values()} == {len(samples)}

@@ -2,11 +2,15 @@
 
 Static rejects and build-cache hits never wait in the compile queue: they are settled when the job starts, a reject
 is finished at once and a cache hit goes straight to the judges. Judges (two threads per device slot) take compiled
-jobs in the order their compiles end. Verdicts come back as they are decided, each with its index.
+jobs in the order their compiles end. With several device slots, the batch's first problems (one per slot) are set up ahead, while the
+first candidates compile: reference trials and the `torch.compile` baseline (`Verifier.prepare`); on the H200 each
+slot's first judgement of a problem did this itself, 24-33 s, with its candidate waiting. Verdicts come back as they
+are decided, each with its index.
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,6 +24,14 @@ if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["run_lookahead"]
+
+log = logging.getLogger(__name__)
+
+
+def _log_failure(fut: Future) -> None:
+    """A preparation decides nothing (its problem's judgements meet any failure again and report it): logged only."""
+    if not fut.cancelled() and (exc := fut.exception()) is not None:
+        log.warning("preparing a problem ahead of its judgements failed: %s: %s", type(exc).__name__, exc)
 
 
 def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], options: dict) -> Iterator[tuple[int, Verdict]]:
@@ -46,6 +58,14 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
         else:
             judge(i, job)
 
+    prepared: set[str] = set()
+
+    def prepare(job: Job) -> None:
+        sha = job.verdict.problem_sha256
+        if job.stop is None and sha not in prepared and len(prepared) < verifier.device_count:
+            prepared.add(sha)  # submitted before any judgement of it: the judges take work first come, first served
+            judges.submit(verifier.prepare, job).add_done_callback(_log_failure)
+
     try:
         for i, (problem, candidate) in enumerate(pairs):
             try:
@@ -53,6 +73,8 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
             except Exception as exc:  # noqa: BLE001 - raised to the caller below, in order with the verdicts
                 done.put((i, exc))
                 continue
+            if len(pairs) > 1 and verifier.device_count > 1:  # one slot: the first judgement sets up as soon
+                prepare(job)
             if job.stop is not None:
                 done.put((i, finish(job)))
             elif job.compiled:

@@ -1,5 +1,5 @@
-"""The timing phase of one verdict: rounds of candidate, eager and `torch.compile` timing with the device held
-alone, then every round's timed calls checked (a random subset by fingerprint, one in full), and the parent's
+"""The timing phase of one verdict: the problem's `torch.compile` baseline (cached, `baseline_run.py`), rounds of
+candidate and eager timing with the device held alone, then every round's timed calls checked (a random subset by fingerprint, one in full), and the parent's
 wall-clock bound.
 
 Two figures per subject: device time (the lead kernel hides the host's launch cost) and host-inclusive call time
@@ -12,7 +12,7 @@ import random
 import statistics
 import time
 
-from kernelmosaic.verify.baselines import CompileBaseline, load_baseline, save_baseline
+from kernelmosaic.verify.baseline_run import ROUND_SEEDS, compile_baseline
 from kernelmosaic.verify.call_checks import (
     Burst,
     WallRatios,
@@ -27,26 +27,11 @@ from kernelmosaic.verify.call_checks import (
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Exclusive, Outcome, ReferenceData, Stop, _call, _integrity, escaped_work
-from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.stats import summarize
 from kernelmosaic.verify.verdict import Finding, Status, Timing
 
 __all__ = ["time_candidate"]
-
-_ROUND_SEEDS = 100_000
-"""Each round's calls draw inputs from seeds base + i; rounds and subjects start this far apart."""
-
-
-def _baseline_call(ref: Worker, op: str, config: VerifyConfig, what: str, **args) -> tuple[dict | None, str]:
-    """One call for the `torch.compile` baseline: (result, "") or (None, why it failed). A baseline that fails
-    costs the baseline, not the verdict; a reference worker that dies is `bad_problem`."""
-    try:
-        return ref.call(op, config.timing_timeout_s, **args), ""
-    except WorkerError as exc:
-        return None, f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
-    except WorkerDied as exc:
-        raise Stop(Status.bad_problem, f"the reference worker died while {what}: {exc.detail}") from exc
-
 
 def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float], r: int) -> int:
     """Check one round's timed calls: the one copied in full, and a random subset by fingerprint. Returns how
@@ -128,17 +113,15 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     ratios: list[tuple[WallRatios, WallRatios]] = []
     timed: list[tuple[dict, int]] = []  # each round's reply and its fingerprint seed, checked after the rounds
     secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
-    compile_error = "" if config.compile_baseline else "disabled"
     base = config.seed + 1_000_000
-    cached = load_baseline(config.cache_dir, baseline_key) if baseline_key and not compile_error else None
-    if cached is not None:
-        dev["compile"], hosted["compile"] = list(cached.samples), list(cached.host_samples)
-    elif not compile_error:  # built before any round: its compile is host work, kept out of the exclusive hold
-        compile_error = _baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=base + 3 * _ROUND_SEEDS)[1]
+    with out.phase("compile_baseline"):  # its own exclusive block, before the candidate's (baseline_run.py)
+        comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive)
+    if comp_run.baseline is not None:
+        dev["compile"], hosted["compile"] = list(comp_run.baseline.samples), list(comp_run.baseline.host_samples)
     with exclusive() as waited, out.phase("timing_held"):
         out.phase_seconds["timing_lock_wait"] = waited
         for r in range(rounds):
-            seed = base + 10 * r * _ROUND_SEEDS
+            seed = base + 10 * r * ROUND_SEEDS
             fp_seed = secret.randrange(1 << 31)
             res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
@@ -153,23 +136,15 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             flush = res["flush_bytes"]
             timed.append((res, fp_seed))
             eager = _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
-                          budget_ms=budget, seed=seed + _ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
+                          budget_ms=budget, seed=seed + ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
             dev["eager"] += eager["samples"]
             hosted["eager"] += eager["host_samples"]
             short["eager"] += eager["lead_short"]
-            if not compile_error and cached is None:
-                comp, compile_error = _baseline_call(ref, "time", config, "timing torch.compile", kind="compile",
-                                                     budget_ms=budget, seed=seed + 2 * _ROUND_SEEDS, l2_bytes=l2,
-                                                     lead_us=lead, wall_ms=wall)
-                dev["compile"] += comp["samples"] if comp else []
-                hosted["compile"] += comp["host_samples"] if comp else []
             with out.phase("timing_bursts"):
                 ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"],
-                                          seed + 4 * _ROUND_SEEDS))
+                                          seed + 4 * ROUND_SEEDS))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r) for r, (res, fp_seed) in enumerate(timed))
-    if baseline_key and cached is None and not compile_error and dev["compile"]:
-        save_baseline(config.cache_dir, baseline_key, CompileBaseline(samples=dev["compile"], host_samples=hosted["compile"]))
     cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])
     comp_stat = summarize(dev["compile"]) if dev["compile"] else None
     host_med = summarize(host).median_ms
@@ -182,7 +157,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     comp_host = summarize(hosted["compile"]) if hosted["compile"] else None
     return Timing(
         candidate=cand_stat, eager=eager_stat, compile=comp_stat,
-        compile_baseline_error="" if comp_stat else (compile_error or "no samples"),
+        compile_baseline_error="" if comp_stat else (comp_run.error or "no samples"),
         speedup_vs_eager=eager_stat.median_ms / max(cand_stat.median_ms, 1e-9),
         speedup_vs_compile=(comp_stat.median_ms / max(cand_stat.median_ms, 1e-9)) if comp_stat else None,
         timer="cuda_events" if cand.device.startswith("cuda") else "host", l2_flush_bytes=flush,
@@ -193,6 +168,6 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         timed_calls_checked=checked,
         wall_ratio=max(c.cold for c, _ in ratios), wall_ratio_eager=max(e.cold for _, e in ratios),
         clock_ratio=max(c.clock for c, _ in ratios), profile=config.timing_profile, rounds=rounds,
-        baselines_cached=cached is not None,
+        baselines_cached=comp_run.cached,
         lead_short_calls=short["candidate"], lead_short_calls_eager=short["eager"],
     )

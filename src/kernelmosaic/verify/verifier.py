@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
 from kernelmosaic.verify.custom_work import check_custom_work
@@ -197,6 +198,29 @@ class Verifier:
         job.compiled = True
         if status != Status.accepted:
             job.stop = Stop(status, message)
+
+    def prepare(self, job: Job) -> None:
+        """Set `job`'s problem up on a free device slot ahead of its judgements (`verify_many` does, for a batch's
+        first problems, while their candidates compile): the reference worker's set-up and trials and, when the job
+        times, the `torch.compile` baseline built, timed and cached. Warms the slot's spare workers too. A problem
+        that fails here fails again in its judgements, which report it; nothing is decided here."""
+        if job.stop is not None:
+            return
+        sha, config = job.verdict.problem_sha256, job.config
+        slot = self._slots.take(sha)
+        try:
+            with _device_hold(slot, self.config) as hold:
+                slot.use_hold(hold)
+                refdata = slot.reference(str(job.problem), sha)
+                if job.timing and config.compile_baseline and config.baseline_cache:
+                    key = baseline_key(sha, refdata.env, slot.device, config)
+                    compile_baseline(slot.ref, int(refdata.env.get("l2_bytes", 0)), config, key, hold.exclusive)
+        except Stop as stop:
+            log.info("preparing %s ahead of its judgements: %s", job.problem, stop.message)
+        finally:
+            slot.use_hold(None)
+            slot.warm_spare()  # after any timing: on the CPU a spare loading torch would skew host timers
+            self._slots.put(slot)
 
     def judge(self, job: Job) -> Verdict:
         """Judge a compiled job on a free device slot and assemble its verdict."""

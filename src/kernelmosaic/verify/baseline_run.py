@@ -1,0 +1,93 @@
+"""The `torch.compile` baseline of a problem: built in its reference worker, timed with the device held alone, kept
+on disk (`baselines.py`), and built once per key in a process.
+
+Every timed verdict of a problem compares against the same baseline samples, so the baseline is timed in a block of
+its own rather than interleaved with one candidate's rounds. Judgements of one problem on several device slots used
+to build it side by side (on the H200 each build held a slot 24-33 s and a host core busy); now the second waits for
+the first and reads its samples. `Verifier.prepare` calls it ahead of a batch's judgements.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from kernelmosaic.verify.baselines import CompileBaseline, load_baseline, save_baseline
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.judge import Exclusive, Stop
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.verdict import Status
+
+__all__ = ["ROUND_SEEDS", "CompileBaselineRun", "baseline_call", "compile_baseline"]
+
+ROUND_SEEDS = 100_000
+"""Each round's calls draw inputs from seeds base + i; rounds and subjects start this far apart."""
+
+_GUARD = threading.Lock()
+_BUILDING: dict[str, threading.Lock] = {}
+
+
+@dataclass(frozen=True)
+class CompileBaselineRun:
+    """What `compile_baseline` found."""
+
+    baseline: CompileBaseline | None
+    """The samples; None when there are none."""
+    cached: bool
+    """They came from the disk cache (built by an earlier judgement or `Verifier.prepare`)."""
+    error: str
+    """Why there are none ("disabled", the build's or the timing's error)."""
+
+
+def baseline_call(ref: Worker, op: str, config: VerifyConfig, what: str, **args) -> tuple[dict | None, str]:
+    """One call for the `torch.compile` baseline: (result, "") or (None, why it failed). A baseline that fails
+    costs the baseline, not the verdict; a reference worker that dies is `bad_problem`."""
+    try:
+        return ref.call(op, config.timing_timeout_s, **args), ""
+    except WorkerError as exc:
+        return None, f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
+    except WorkerDied as exc:
+        raise Stop(Status.bad_problem, f"the reference worker died while {what}: {exc.detail}") from exc
+
+
+def compile_baseline(ref: Worker, l2_bytes: int, config: VerifyConfig, key: str | None,
+                     exclusive: Exclusive) -> CompileBaselineRun:
+    """The baseline's samples for this problem (set up in `ref`): from the disk cache under `key`, else built and
+    timed here and saved under it (`key` None: the cache is off, nothing is kept). One build per key at a time in
+    this process: a second caller waits and reads the first one's samples. Raises Stop when `ref` dies."""
+    if not config.compile_baseline:
+        return CompileBaselineRun(None, False, "disabled")
+    if not key:
+        return _build_and_time(ref, l2_bytes, config, exclusive)
+    with _GUARD:
+        building = _BUILDING.setdefault(key, threading.Lock())
+    with building:
+        if (cached := load_baseline(config.cache_dir, key)) is not None:
+            return CompileBaselineRun(cached, True, "")
+        run = _build_and_time(ref, l2_bytes, config, exclusive)
+        if run.baseline is not None:
+            save_baseline(config.cache_dir, key, run.baseline)
+        return run
+
+
+def _build_and_time(ref: Worker, l2_bytes: int, config: VerifyConfig, exclusive: Exclusive) -> CompileBaselineRun:
+    """Build (host work, the device shared) then time every round with the device alone."""
+    base = config.seed + 1_000_000
+    _, error = baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=base + 3 * ROUND_SEEDS)
+    if error:
+        return CompileBaselineRun(None, False, error)
+    rounds, budget = config.timing_plan()
+    samples: list[float] = []
+    host: list[float] = []
+    with exclusive():
+        for r in range(rounds):
+            res, error = baseline_call(ref, "time", config, "timing torch.compile", kind="compile", budget_ms=budget,
+                                       seed=base + 10 * r * ROUND_SEEDS + 2 * ROUND_SEEDS, l2_bytes=l2_bytes,
+                                       lead_us=config.timing_lead_us, wall_ms=config.timing_wall_ms())
+            if error:
+                return CompileBaselineRun(None, False, error)
+            samples += res["samples"]
+            host += res["host_samples"]
+    if not samples:
+        return CompileBaselineRun(None, False, "no samples")
+    return CompileBaselineRun(CompileBaseline(samples=samples, host_samples=host), False, "")
