@@ -53,6 +53,10 @@ def _summary(rows: list[dict]) -> dict:
         secs = [r[p]["judge_s"] for r in both]
         if secs:
             out[f"{p}_judge_s_median"], out[f"{p}_judge_s_max"] = round(statistics.median(secs), 2), max(secs)
+        timing = [r[p]["timing_s"] for r in both]  # the verdict's timing phase: rounds, bursts, checks
+        if timing:
+            out[f"{p}_timing_s_median"], out[f"{p}_timing_s_max"] = round(statistics.median(timing), 2), max(timing)
+            out[f"{p}_timing_within_1s"] = sum(t <= 1.0 for t in timing)
     return out
 
 
@@ -87,11 +91,15 @@ def main() -> None:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--out", type=Path, default=Path("out/profiles"))
     parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--compile-baseline", action="store_true",
+                        help="also build and time each problem's torch.compile baseline (off: the comparison is of the "
+                             "candidates' medians, and 20 Inductor builds would cost the device call minutes)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     cases = _cases(args.out / "cases", args.device)
     rows: list[dict] = [{"id": cid, "kind": kind} for cid, _, _, kind in cases]
-    with Verifier(VerifyConfig(device=args.device, seed=args.seed, use_service=False)) as verifier:
+    config = VerifyConfig(device=args.device, seed=args.seed, use_service=False, compile_baseline=args.compile_baseline)
+    with Verifier(config) as verifier:
         for profile in PROFILES:
             started = time.perf_counter()
             for k, verdict in verifier.verify_many([(p, c) for _, p, c, _ in cases], timing_profile=profile):
@@ -102,7 +110,8 @@ def main() -> None:
             print(f"{profile}: {len(cases)} verdicts in {time.perf_counter() - started:.0f} s", flush=True)
     summary = _summary(rows)
     (args.out / "profiles.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
-    lines = [f"# quick vs full timing, {args.device}, {len(rows)} accepted-kind candidates", "",
+    lines = [f"# quick vs full timing, {args.device}, {len(rows)} accepted-kind candidates, torch.compile baseline "
+             f"{'on' if args.compile_baseline else 'off'}", "",
              "| kernel | quick ms | full ms | quick / full | quick judge s | full judge s |", "|---|---|---|---|---|---|"]
     for r in rows:
         q, f = r["quick"], r["full"]

@@ -5,7 +5,7 @@ Usage:
   python scripts/bench_throughput.py --device cuda --count 40
 
 Both harnesses judge the same candidates (`throughput_cases.py`: correct, slow, wrong, failing to compile) from
-empty build caches. The naive harness follows KernelBench's method in one process: import each candidate (its
+empty build caches (and empty Triton and Inductor caches of their own). The naive harness follows KernelBench's method in one process: import each candidate (its
 `load_inline` builds there, in a build folder of its own, as KernelBench's `eval_from_generations.py` gives every
 sample `<build dir>/<run>/<problem>/<sample>`), 5 correctness trials with `allclose(atol=rtol=1e-2)`, then 100 timed
 calls. Ours is `Verifier.verify_many` with the default settings (compiles ahead of judgement, isolated workers,
@@ -94,10 +94,16 @@ def run_naive(cases: list, device: str, tmp: Path) -> tuple[float, dict]:
     manifest, out = tmp / "naive_manifest.json", tmp / "naive_results.json"
     manifest.write_text(json.dumps([{"id": i, "problem": str(p), "candidate": str(c), "device": device}
                                     for i, p, c, _ in cases]))
-    env = {**os.environ, "KM_NAIVE_BUILD_ROOT": str(tmp / "naive-extensions")}  # cold, private, a folder per sample
+    env = {**os.environ, "KM_NAIVE_BUILD_ROOT": str(tmp / "naive-extensions"),  # cold, private, a folder per sample
+           **_jit_caches(tmp / "naive-jit")}
     t0 = time.perf_counter()
     subprocess.run([sys.executable, __file__, "--naive-run", str(manifest), str(out)], check=True, env=env)
     return time.perf_counter() - t0, json.loads(out.read_text())
+
+
+def _jit_caches(root: Path) -> dict[str, str]:
+    """Empty Triton and Inductor caches of a harness's own: neither run starts from kernels the other built."""
+    return {"TRITON_CACHE_DIR": str(root / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor")}
 
 
 def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, dict]:
@@ -106,14 +112,29 @@ def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, 
     # a cold build cache of its own per profile: each run pays every compile, as the naive harness does
     config = VerifyConfig(device=device, cache_dir=tmp / f"km-cache-{profile}", use_service=False,
                           timing_profile=profile)
-    t0 = time.perf_counter()
-    with Verifier(config) as verifier:
-        got = dict(verifier.verify_many([(p, c) for _, p, c, _ in cases]))
-    seconds = time.perf_counter() - t0
+    saved = dict(os.environ)
+    os.environ.update(_jit_caches(tmp / f"km-jit-{profile}"))  # the workers inherit it
+    try:
+        t0 = time.perf_counter()
+        with Verifier(config) as verifier:
+            got = dict(verifier.verify_many([(p, c) for _, p, c, _ in cases]))
+        seconds = time.perf_counter() - t0
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return seconds, {cases[i][0]: {"accepted": v.accepted, "status": v.status.value, "seconds": v.seconds,
                                    "compile_s": v.compile.seconds,
-                                   "phases": {k: round(x, 2) for k, x in v.phase_seconds.items()}}
+                                   "phases": _phases(v.phase_seconds)}
                      for i, v in got.items()}
+
+
+def _phases(seconds: dict[str, float]) -> dict[str, float]:
+    """The verdict's phases, plus its timing less the problem's `torch.compile` baseline (built or read once per
+    problem, `baseline_run.py`): what timing costs a verdict once its problem is set up."""
+    out = {k: round(x, 2) for k, x in seconds.items()}
+    if "timing" in seconds:
+        out["timing_less_baseline"] = round(seconds["timing"] - seconds.get("compile_baseline", 0.0), 2)
+    return out
 
 
 def _phase_medians(verdicts) -> dict[str, float]:

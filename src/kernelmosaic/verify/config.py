@@ -134,7 +134,7 @@ class VerifyConfig(BaseModel):
     judges_per_gpu: int = Field(3, ge=1)
     """Device slots per GPU: judgements judged side by side on one GPU, each with its own reference and candidate
     workers. They share the GPU except while one times (devlock.py); on the CPU there is one slot."""
-    spare_workers: int = Field(2, ge=0)
+    spare_workers: int = Field(3, ge=0)
     """Candidate workers each GPU slot keeps launched ahead (Python and torch loaded, no device touched), so a
     judgement rarely waits for a worker to start; the CPU slot keeps at most one, launched while it is idle."""
 
