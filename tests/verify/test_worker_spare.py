@@ -110,3 +110,18 @@ def test_the_cpu_slot_hands_out_the_next_live_spare_when_the_oldest_died(tmp_pat
         worker.kill()
     finally:
         slot.close()
+
+
+def test_closing_a_slot_reaps_its_reference_and_every_spare_side_by_side(tmp_path):
+    """`DeviceSlot.close` hands its workers to `close_all`: each is asked to exit and reaped, none left running, every
+    scratch folder gone, and the slot holds none afterwards."""
+    slot = DeviceSlot("cuda:0", VerifyConfig(device="cpu", cache_dir=tmp_path, spare_workers=3))
+    slot.ref = Worker("reference", "cpu", WorkerLimits(), scratch_root=tmp_path)
+    slot.ref.start()
+    slot.warm_spare()
+    workers = [slot.ref, *slot._spares]
+    assert len(workers) == 4 and all(w.alive for w in workers)
+    slot.close()
+    assert not any(w.alive for w in workers)
+    assert all(w.proc.poll() is not None for w in workers) and not any(w.scratch.exists() for w in workers)
+    assert slot.ref is None and not slot.has_spare() and slot.release_workers() == []

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -26,7 +27,7 @@ from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["DeviceSlot", "InputError", "compile_stage", "cached_compile", "precompile_header", "worker_limits", "gpu_arch",
+__all__ = ["DeviceSlot", "InputError", "close_all", "compile_stage", "cached_compile", "precompile_header", "worker_limits", "gpu_arch",
            "driver_version", "arch_env", "nvidia_smi"]
 
 
@@ -300,9 +301,24 @@ class DeviceSlot:
             self._spares.append(spare)
 
     def close(self) -> None:
-        for w in (self.ref, *self._spares):
-            if w is not None:
-                w.close()
+        """Every worker of the slot asked to exit and reaped side by side: a GPU worker's process takes a moment to
+        release its CUDA context, and a batch's Verifier closes a dozen of them."""
+        close_all(self.release_workers())
+
+    def release_workers(self) -> list[Worker]:
+        """The slot's workers, detached from it (the caller closes them)."""
+        workers = [w for w in (self.ref, *self._spares) if w is not None]
         self.ref, self._spares = None, []
+        return workers
+
+
+def close_all(workers: list[Worker]) -> None:
+    """`Worker.close` on each, concurrently."""
+    if len(workers) <= 1:
+        for w in workers:
+            w.close()
+        return
+    with ThreadPoolExecutor(len(workers), thread_name_prefix="km-close") as pool:
+        list(pool.map(Worker.close, workers))
 
 

@@ -35,6 +35,7 @@ from kernelmosaic.verify.slot import (
     InputError,
     arch_env,
     cached_compile,
+    close_all,
     compile_stage,
     driver_version,
 )
@@ -86,8 +87,8 @@ class Verifier:
         self.close()
 
     def close(self) -> None:
-        for slot in self._all:
-            slot.close()
+        """Every slot's workers, reaped side by side (`close_all`)."""
+        close_all([w for slot in self._all for w in slot.release_workers()])
 
     def compile(self, candidate: Path) -> CompileResult:
         source = read_input(candidate, "candidate")
