@@ -165,3 +165,45 @@ def test_a_batch_builds_each_problems_compile_baseline_once_ahead_of_its_judgeme
     (saved,) = (tmp_path / "cache" / "baselines").iterdir()
     samples = load_baseline(tmp_path / "cache", saved.name.removeprefix("compile-").removesuffix(".json")).samples
     assert {v.timing.compile.samples for v in got.values()} == {len(samples)}
+
+
+SHARED_EXT = '''\
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+# {tag}: the same extension source as its sibling, so the two share one build
+
+SRC = r"""
+torch::Tensor add_relu(torch::Tensor a, torch::Tensor b) {{
+    auto out = torch::empty_like(a);
+    const float* pa = a.data_ptr<float>();
+    const float* pb = b.data_ptr<float>();
+    float* po = out.data_ptr<float>();
+    for (int64_t i = 0; i < a.numel(); ++i) {{ float v = pa[i] + pb[i]; po[i] = v > 0.f ? v : 0.f; }}
+    return out;
+}}
+"""
+ext = load_inline(name="km_shared_gate_ext", cpp_sources=SRC, functions=["add_relu"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.add_relu(a, b)
+'''
+
+
+@pytest.mark.slow
+def test_a_compile_waiting_on_a_shared_build_gives_its_gate_place_to_another_candidate(tmp_path):
+    """Two places in the compile gate: the first candidate builds the shared extension; the second finds the build
+    under way, lets its place go and waits outside the gate; the third (nothing to build) takes the place and is done
+    before the build ends. The second then loads the build the first made."""
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    first, second = (write(tmp_path, f"s{k}.py", SHARED_EXT.format(tag=f"s{k}")) for k in (1, 2))
+    plain = write(tmp_path, "plain.py", TORCH_CANDIDATE.format(tag="plain"))
+    with Verifier(_config(tmp_path, lookahead=2)) as verifier:
+        got = dict(verifier.verify_many([(problem, first), (problem, second), (problem, plain)]))
+    assert all(v.accepted for v in got.values()), [v.message for v in got.values()]
+    build_end = got[0].phase_started["compile"] + got[0].phase_seconds["compile"]
+    assert not got[0].compile.cache_hit and got[1].compile.cache_hit  # one build, loaded by the second
+    plain_compiled = got[2].phase_started["compile"] + got[2].phase_seconds["compile"]
+    assert plain_compiled < build_end  # before: the second held the other place until the build was done

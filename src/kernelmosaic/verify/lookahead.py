@@ -38,7 +38,9 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
     """(index, verdict) for every pair, in the order they are decided. An exception of any stage (an unreadable
     input, a verifier that cannot start workers) is raised here, after the work in flight has stopped."""
     done: queue.Queue[tuple[int, Verdict | BaseException]] = queue.Queue()
-    compiles = ThreadPoolExecutor(verifier.config.lookahead_slots(), thread_name_prefix="km-compile")
+    # more threads than the compile gate has places: a compile waiting on another's shared build lets its place go
+    # (Verifier._gated_compile), and another candidate's compile takes it
+    compiles = ThreadPoolExecutor(4 * verifier.config.lookahead_slots(), thread_name_prefix="km-compile")
     # twice the slots: a thread that sanitizes after its judgement has handed its slot back already
     judges = ThreadPoolExecutor(2 * verifier.device_count, thread_name_prefix="km-judge")
 

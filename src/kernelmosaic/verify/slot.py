@@ -6,6 +6,7 @@ reference outputs are cached, so an agent that verifies twenty candidates for on
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import logging
@@ -13,6 +14,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -27,7 +29,7 @@ from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["DeviceSlot", "InputError", "close_all", "compile_stage", "cached_compile", "precompile_header", "worker_limits", "gpu_arch",
+__all__ = ["BuildBusy", "DeviceSlot", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile", "precompile_header", "worker_limits", "gpu_arch",
            "driver_version", "arch_env", "nvidia_smi"]
 
 
@@ -103,19 +105,50 @@ def cached_compile(source: str, config: VerifyConfig) -> tuple[Status, str, Comp
     return None
 
 
-def compile_stage(candidate: str, source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo]:
-    """Build the candidate's extensions in a CPU-only worker; returns (status, message, info)."""
+class BuildBusy(Exception):
+    """The compile stage's worker found one of the candidate's extensions being built by another process and did not
+    wait (`compile_stage(wait=False)`): the caller lets go of its compile-gate place, waits on `build_dir`'s lock
+    (`wait_for_build`) and runs the stage again."""
+
+    def __init__(self, build_dir: Path) -> None:
+        super().__init__(str(build_dir))
+        self.build_dir = build_dir
+
+
+def wait_for_build(build_dir: Path, timeout_s: float) -> None:
+    """Block until no process holds `build_dir`'s build lock (`km.lock`, kmworker/loader.py), at most `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    with open(build_dir / "km.lock", "a+") as lock:
+        while True:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return  # the stage's next try waits inside its worker, under its own timeout
+                time.sleep(0.2)
+
+
+def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool = True) -> tuple[Status, str, CompileInfo]:
+    """Build the candidate's extensions in a CPU-only worker; returns (status, message, info). `wait=False`: raises
+    `BuildBusy` when an extension is being built by another process, instead of waiting inside the worker."""
     if (done := cached_compile(source, config)) is not None:
         return done
     info = CompileInfo()
     marker = _marker(source, config)
     try:
-        res = _in_compile_worker(config, "compile", candidate=candidate)
+        res = _in_compile_worker(config, "compile", candidate=candidate, wait=wait)
     except WorkerDied as exc:
         return status_of_death(exc), f"compiling: {exc.detail}", info
     except WorkerError as exc:
         return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
     builds = res["builds"]
+    for b in builds:  # data from the candidate's process: only a folder directly under the cache is waited on
+        name = b.get("name", "") if b.get("busy") else ""
+        folder = config.cache_dir / f"{name}_{str(b.get('key', ''))[:16]}"
+        if not wait and name and folder.parent == config.cache_dir and (folder / "km.lock").is_file():
+            raise BuildBusy(folder)
     info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
                        extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:])
     failed = [b for b in builds if not b["ok"]]

@@ -12,8 +12,9 @@ from .loader import BuildRecorder, load_module, precompile_header
 __all__ = ["compile_candidate", "precompile_header"]
 
 
-def compile_candidate(candidate: str, cache_dir: str) -> dict:
-    recorder = BuildRecorder(cache_dir)
+def compile_candidate(candidate: str, cache_dir: str, wait: bool = True) -> dict:
+    """`wait=False`: an extension another process is building is reported (`busy`), not waited for."""
+    recorder = BuildRecorder(cache_dir, wait=wait)
     import_error = None
     with recorder:
         try:

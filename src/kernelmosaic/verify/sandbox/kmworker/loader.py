@@ -28,7 +28,7 @@ from pathlib import Path
 from . import pch
 from .intercept import INTERCEPT, op_names
 
-__all__ = ["load_module", "BuildRecorder", "diagnosed_failure"]
+__all__ = ["load_module", "BuildBusy", "BuildRecorder", "diagnosed_failure"]
 
 _STARVED = ("Killed", "killed", "signal", "internal compiler error", "out of memory", "memory exhausted",
             "Cannot allocate memory", "No space left", "interrupted")
@@ -84,15 +84,24 @@ def _build_key(kwargs: dict) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
+class BuildBusy(Exception):
+    """Another process is building this extension and the recorder was told not to wait (`BuildRecorder(wait=False)`:
+    the compile stage's first try, so a compile worker does not hold a place in the parent's compile gate while it
+    waits; the parent waits on the folder's lock itself and tries again)."""
+
+
 @contextlib.contextmanager
-def _build_dir_lock(build_dir: Path):
+def _build_dir_lock(build_dir: Path, wait: bool = True):
     """Hold `km.lock` (an flock, released by the kernel when its holder dies) around torch's build or load of
     `build_dir`. torch marks a build in progress with a plain `lock` file that a killed builder (a compile worker
     past its timeout) leaves behind, and every later load of the directory then waits on it forever (seen here,
     2026-12-01: every candidate of one extension hung until its load timeout). Every builder of this cache holds
     `km.lock` first, so a `lock` file found while holding it belongs to a builder that is gone: it is removed."""
     with open(build_dir / "km.lock", "a+") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        try:
+            fcntl.flock(held.fileno(), fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildBusy(build_dir.name) from None
         try:
             (build_dir / "lock").unlink(missing_ok=True)
             yield
@@ -103,8 +112,10 @@ def _build_dir_lock(build_dir: Path):
 class BuildRecorder:
     """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import."""
 
-    def __init__(self, cache_dir: str) -> None:
+    def __init__(self, cache_dir: str, wait: bool = True) -> None:
         self.cache_dir = Path(cache_dir)
+        self.wait = wait
+        """False: a build another process holds raises `BuildBusy` (recorded as `busy`) instead of waiting for it."""
         self.builds: list[dict] = []
         self._orig = None
 
@@ -148,7 +159,7 @@ class BuildRecorder:
             os.dup2(log.fileno(), 1)
             os.dup2(log.fileno(), 2)
             try:
-                with _build_dir_lock(build_dir):
+                with _build_dir_lock(build_dir, wait=self.wait or cache_hit):
                     if not cache_hit and (build_dir / _FAILED).is_file():
                         record["cached_failure"] = True
                         _refuse_again(name, build_dir / _FAILED)
@@ -172,6 +183,7 @@ class BuildRecorder:
                 record["log"] = log.read().decode("utf-8", "replace")[-200_000:]
                 record["seconds"] = time.perf_counter() - start
                 if not record["ok"]:
+                    record["busy"] = isinstance(sys.exc_info()[1], BuildBusy)
                     record["diagnosed"] = diagnosed_failure(sys.exc_info()[1], record["log"])
                 elif pch_key and header is None and not cache_hit:  # the parent has it precompiled (slot.py)
                     record["pch_wanted"] = {"key": pch_key, "build_dir": build_dir.name}
