@@ -2,10 +2,10 @@
 
 Static rejects and build-cache hits never wait in the compile queue: they are settled when the job starts, a reject
 is finished at once and a cache hit goes straight to the judges. Judges (two threads per device slot) take compiled
-jobs in the order their compiles end. With several device slots, the batch's first problems (one per slot) are set up ahead, while the
-first candidates compile: reference trials and the `torch.compile` baseline (`Verifier.prepare`); on the H200 each
-slot's first judgement of a problem did this itself, 24-33 s, with its candidate waiting. Verdicts come back as they
-are decided, each with its index.
+jobs in the order their compiles end. With several device slots, the batch's first problems (one per slot) are set
+up ahead, while the first candidates compile: reference trials and the `torch.compile` baseline
+(`Verifier.prepare`); on the H200 each slot's first judgement of a problem did this itself, 24-33 s, with its
+candidate waiting. Verdicts come back as they are decided, each with its index.
 """
 
 from __future__ import annotations
