@@ -29,8 +29,8 @@ from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["BuildBusy", "DeviceSlot", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile", "precompile_header", "worker_limits", "gpu_arch",
-           "driver_version", "arch_env", "nvidia_smi"]
+__all__ = ["BuildBusy", "DeviceSlot", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile",
+           "precompile_header", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
 
 
 log = logging.getLogger(__name__)
@@ -144,10 +144,9 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
     except WorkerError as exc:
         return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
     builds = res["builds"]
-    for b in builds:  # data from the candidate's process: only a folder directly under the cache is waited on
-        name = b.get("name", "") if b.get("busy") else ""
-        folder = config.cache_dir / f"{name}_{str(b.get('key', ''))[:16]}"
-        if not wait and name and folder.parent == config.cache_dir and (folder / "km.lock").is_file():
+    for b in [] if wait else [b for b in builds if b.get("busy") and b.get("name")]:
+        folder = config.cache_dir / f"{b['name']}_{str(b.get('key', ''))[:16]}"
+        if folder.parent == config.cache_dir and (folder / "km.lock").is_file():  # from the candidate's process
             raise BuildBusy(folder)
     info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
                        extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:])

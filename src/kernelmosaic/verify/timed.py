@@ -1,6 +1,6 @@
 """The timing phase of one verdict: the problem's `torch.compile` baseline (cached, `baseline_run.py`), rounds of
-candidate and eager timing with the device held alone, then every round's timed calls checked (a random subset by fingerprint, one in full), and the parent's
-wall-clock bound.
+candidate and eager timing with the device held alone, then every round's timed calls checked (a random subset by
+fingerprint, one in full), and the parent's wall-clock bound.
 
 Two figures per subject: device time (the lead kernel hides the host's launch cost) and host-inclusive call time
 (calls on an idle device, as KernelBench times them). Runs in the trusted parent; the workers only report.

@@ -161,7 +161,6 @@ class BuildRecorder:
             try:
                 with _build_dir_lock(build_dir, wait=self.wait or cache_hit):
                     if not cache_hit and (build_dir / _FAILED).is_file():
-                        record["cached_failure"] = True
                         _refuse_again(name, build_dir / _FAILED)
                     try:
                         module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
@@ -179,8 +178,7 @@ class BuildRecorder:
                 os.dup2(saved[1], 2)
                 os.close(saved[0])
                 os.close(saved[1])
-                log.seek(0)
-                record["log"] = log.read().decode("utf-8", "replace")[-200_000:]
+                record["log"] = _captured(log)
                 record["seconds"] = time.perf_counter() - start
                 if not record["ok"]:
                     record["busy"] = isinstance(sys.exc_info()[1], BuildBusy)
@@ -203,14 +201,21 @@ class BuildRecorder:
         return key, header
 
 
+def _captured(log) -> str:
+    """The end of what the build wrote so far to the capture file (its position left at the end, where fds 1 and 2
+    go on writing)."""
+    log.seek(0)
+    text = log.read().decode("utf-8", "replace")[-200_000:]
+    log.seek(0, os.SEEK_END)
+    return text
+
+
 def _keep_failure(build_dir: Path, log, exc: BaseException) -> None:
     """Record the build's log in `build_dir` when the compiler refused the source (never for a killed or starved
     build, which may pass next time)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    log.seek(0)
-    text = log.read().decode("utf-8", "replace")[-200_000:]
-    log.seek(0, os.SEEK_END)
+    text = _captured(log)
     if diagnosed_failure(exc, text):
         tmp = build_dir / f".{_FAILED}.{os.getpid()}"
         tmp.write_text(text)
