@@ -166,3 +166,31 @@ def test_a_batch_builds_each_problems_compile_baseline_once_ahead_of_its_judgeme
     samples = load_baseline(tmp_path / "cache", saved.name.removeprefix("compile-").removesuffix(".json")).samples
     assert {v.timing.compile.samples for v in got.values()} == {len(samples)}
 
+
+
+def test_the_service_brings_the_next_spare_up_while_idle_and_the_next_verify_takes_it(tmp_path, service):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    cand = write(tmp_path, "c.py", TORCH_CANDIDATE.format(tag="ahead"))
+    first = remote_verify(service, problem, cand, seeded=True)
+    second = remote_verify(service, problem, cand, seeded=True)
+    assert first.accepted and second.accepted, (first.message, second.message)
+    assert not first.workers.candidate_ready_ahead  # a new service: its first worker was started for the request
+    # after answering the first request the service brought the slot's spare up on its device; the second took it
+    assert second.workers.candidate_prestarted and second.workers.candidate_ready_ahead
+
+
+def test_ready_spares_brings_the_next_spare_up_and_the_next_hand_out_takes_it(tmp_path):
+    with Verifier(_config(tmp_path)) as verifier:
+        [slot] = verifier._all
+        assert verifier.ready_spares() == 0  # no spare yet: nothing started for it
+        slot.warm_spare()
+        [spare] = slot._spares
+        assert not spare.ready
+        assert verifier.ready_spares() == 1 and spare.ready and spare.alive
+        assert verifier.ready_spares() == 1 and slot._spares == [spare]  # already up: not brought up twice
+        worker = slot.take_candidate_worker()
+        assert worker is spare and slot.spare_was_ready and slot.spare_used
+        worker.kill()
+        worker = slot.take_candidate_worker()  # no spare left: a new worker, nothing brought up ahead
+        assert worker is not spare and not slot.spare_was_ready and not slot.spare_used
+        worker.kill()

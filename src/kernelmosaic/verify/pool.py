@@ -113,6 +113,8 @@ class Worker:
         self.poisoned = False
         self.deferred = False
         """Spawned with `defer_device` and not yet activated."""
+        self.ready = False
+        """It greeted: its device is set up and it serves requests (`env` holds what it reported)."""
         self.hold = None
         """The judgement's hold on the device (devlock.DeviceHold), taken shared around every call; None: none."""
 
@@ -145,7 +147,10 @@ class Worker:
         self.deferred = defer_device
 
     def activate(self, timeout: float = 120.0) -> dict:
-        """A worker spawned with `defer_device`: let it set up its device and wait until it is ready."""
+        """A worker spawned with `defer_device`: let it set up its device and wait until it is ready (at once when it
+        already is: a spare brought up ahead, `DeviceSlot.ready_spare`)."""
+        if self.ready:
+            return self.env
         if self.deferred:
             try:
                 self.channel.send({"op": "begin"})
@@ -157,6 +162,7 @@ class Worker:
     def _ready(self, timeout: float) -> dict:
         hello = self._wait(timeout, "start")
         self.env = hello.get("env", {})
+        self.ready = True
         return self.env
 
     @property

@@ -74,6 +74,12 @@ class _Handler(socketserver.StreamRequestHandler):
         except Exception as exc:  # noqa: BLE001 - reported to the client, which decides the exit status
             log.warning("request failed: %s", exc)
             self._send({"ok": False, "kind": "input" if isinstance(exc, InputError) else "verifier", "error": str(exc)})
+            return
+        self.connection.shutdown(socket.SHUT_WR)  # the client has every reply and the end of the stream...
+        try:
+            verifier.ready_spares()  # ...before the next request's worker is brought up, while the service is idle
+        except Exception as exc:  # noqa: BLE001 - a spare that cannot come up is replaced at the next hand-out
+            log.warning("bringing a spare worker up ahead: %s", exc)
 
     def _send(self, message: dict) -> None:
         self.wfile.write((json.dumps(message) + "\n").encode())

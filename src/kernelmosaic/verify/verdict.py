@@ -268,6 +268,8 @@ class WorkerReuse(_Model):
     """The reference worker already had this problem set up, with its trials' outputs."""
     candidate_prestarted: bool = False
     """The candidate's fresh worker had been started before the verdict needed it."""
+    candidate_ready_ahead: bool = False
+    """...and had set its device up too (CUDA initialised) while the verifier was idle (`Verifier.ready_spares`)."""
     served_by: str = ""
     """`service pid N` when the local verifier service judged it; empty in-process."""
 

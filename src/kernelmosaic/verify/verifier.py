@@ -92,6 +92,17 @@ class Verifier:
         """Every slot's workers, reaped side by side (`close_all`)."""
         close_all([w for slot in self._all for w in slot.release_workers()])
 
+    def ready_spares(self) -> int:
+        """Each slot's next spare candidate worker brought up on its device now (`DeviceSlot.ready_spare`), with the
+        device held shared, so the next judgement's hand-out is immediate. The verifier service calls it after
+        answering a request; a request that comes meanwhile waits at its hand-out for the rest of the bring-up, never
+        for a whole slot. Returns how many spares are up."""
+        up = 0
+        for slot in self._all:
+            with _device_hold(slot, self.config) as hold, hold.shared():
+                up += slot.ready_spare()
+        return up
+
     def compile(self, candidate: Path) -> CompileResult:
         source = read_input(candidate, "candidate")
         status, message, info = self._gated_compile(str(Path(candidate).resolve()), source)
@@ -280,6 +291,7 @@ class Verifier:
                 with out.phase("worker_start"):
                     cand = slot.take_candidate_worker()
                 verdict.workers.candidate_prestarted = slot.spare_used
+                verdict.workers.candidate_ready_ahead = slot.spare_was_ready
                 try:
                     judge_candidate(cand, slot.ref, refdata, str(job.candidate), config, job.timing, out, hold.exclusive)
                     if out.timing and slot.device.startswith("cuda"):
