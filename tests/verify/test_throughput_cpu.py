@@ -194,3 +194,13 @@ def test_ready_spares_brings_the_next_spare_up_and_the_next_hand_out_takes_it(tm
         worker = slot.take_candidate_worker()  # no spare left: a new worker, nothing brought up ahead
         assert worker is not spare and not slot.spare_was_ready and not slot.spare_used
         worker.kill()
+
+
+def test_ready_spares_brings_every_slots_spare_up(tmp_path):
+    """Two slots (two logical CPU devices): both spares come up, whichever slot the next judgement takes."""
+    with Verifier(_config(tmp_path), devices=["cpu", "cpu"]) as verifier:
+        for slot in verifier._all:
+            slot.warm_spare()
+        spares = [slot._spares[0] for slot in verifier._all]
+        assert verifier.ready_spares() == 2 and all(s.ready and s.alive for s in spares)
+        assert len({s.proc.pid for s in spares}) == 2

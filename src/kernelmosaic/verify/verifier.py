@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kernelmosaic.verify.baseline_run import compile_baseline
@@ -93,15 +94,19 @@ class Verifier:
         close_all([w for slot in self._all for w in slot.release_workers()])
 
     def ready_spares(self) -> int:
-        """Each slot's next spare candidate worker brought up on its device now (`DeviceSlot.ready_spare`), with the
-        device held shared, so the next judgement's hand-out is immediate. The verifier service calls it after
-        answering a request; a request that comes meanwhile waits at its hand-out for the rest of the bring-up, never
-        for a whole slot. Returns how many spares are up."""
-        up = 0
-        for slot in self._all:
+        """Every slot's next spare candidate worker brought up on its device now, all slots at once
+        (`DeviceSlot.ready_spare`, the device held shared), so the next judgement's hand-out is immediate whichever
+        slot it takes. The verifier service calls it after answering a request; a request that comes meanwhile waits
+        at its hand-out for the rest of that slot's bring-up. Returns how many spares are up."""
+
+        def ready(slot: DeviceSlot) -> bool:
             with _device_hold(slot, self.config) as hold, hold.shared():
-                up += slot.ready_spare()
-        return up
+                return slot.ready_spare()
+
+        if len(self._all) == 1:
+            return int(ready(self._all[0]))
+        with ThreadPoolExecutor(len(self._all), thread_name_prefix="km-ready") as pool:
+            return sum(pool.map(ready, self._all))
 
     def compile(self, candidate: Path) -> CompileResult:
         source = read_input(candidate, "candidate")
