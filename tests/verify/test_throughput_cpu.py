@@ -5,13 +5,15 @@ phase timestamps, counts and worker identities the verdicts record, never on wal
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
-from kernelmosaic.verify import Verifier, VerifyConfig
+from kernelmosaic.verify import Verifier, VerifyConfig, pool
 from kernelmosaic.verify.baselines import CompileBaseline, baseline_key, load_baseline, save_baseline
 from kernelmosaic.verify.batch import Pair, run_batch
 from kernelmosaic.verify.service import remote_verify, serve, service_available
+from kernelmosaic.verify.slot import compile_stage, spare_compile_worker
 from kernelmosaic.verify.verdict import Status
 from tests.verify.kit import PROBLEM_ADD_RELU, write
 
@@ -172,6 +174,11 @@ def test_the_service_brings_the_next_spare_up_while_idle_and_the_next_verify_tak
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     cand = write(tmp_path, "c.py", TORCH_CANDIDATE.format(tag="ahead"))
     first = remote_verify(service, problem, cand, seeded=True)
+    # the service runs in this process: wait (as an agent's next model call would) until its spare is up
+    deadline = time.monotonic() + 120
+    while not any(w.role == "candidate" and w.ready and w.alive for w in list(pool._LIVE)):
+        assert time.monotonic() < deadline, "the service did not bring its spare up after answering"
+        time.sleep(0.1)
     second = remote_verify(service, problem, cand, seeded=True)
     assert first.accepted and second.accepted, (first.message, second.message)
     assert not first.workers.candidate_ready_ahead  # a new service: its first worker was started for the request
@@ -204,3 +211,17 @@ def test_ready_spares_brings_every_slots_spare_up(tmp_path):
         spares = [slot._spares[0] for slot in verifier._all]
         assert verifier.ready_spares() == 2 and all(s.ready and s.alive for s in spares)
         assert len({s.proc.pid for s in spares}) == 2
+
+
+def test_a_compile_runs_in_the_worker_launched_ahead_for_it_and_the_worker_always_goes(tmp_path):
+    config = _config(tmp_path)
+    cand = write(tmp_path, "c.py", TORCH_CANDIDATE.format(tag="ahead"))
+    source = cand.read_text()
+    ahead = spare_compile_worker(config)
+    assert ahead.deferred and not ahead.ready
+    status, message, _ = compile_stage(str(cand), source, config, worker=ahead)
+    assert status == Status.accepted, message
+    assert ahead.ready and not ahead.alive  # it served the compile (it greeted), then went
+    unused = spare_compile_worker(config)  # the candidate is known now: nothing to compile, the worker still goes
+    assert compile_stage(str(cand), source, config, worker=unused)[0] == Status.accepted
+    assert not unused.ready and not unused.alive

@@ -30,7 +30,7 @@ from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
 __all__ = ["BuildBusy", "DeviceSlot", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile",
-           "precompile_header", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
+           "precompile_header", "spare_compile_worker", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
 
 
 log = logging.getLogger(__name__)
@@ -133,15 +133,19 @@ def wait_for_build(build_dir: Path, timeout_s: float) -> None:
                 time.sleep(0.2)
 
 
-def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool = True) -> tuple[Status, str, CompileInfo]:
+def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool = True,
+                  worker: Worker | None = None) -> tuple[Status, str, CompileInfo]:
     """Build the candidate's extensions in a CPU-only worker; returns (status, message, info). `wait=False`: raises
-    `BuildBusy` when an extension is being built by another process, instead of waiting inside the worker."""
+    `BuildBusy` when an extension is being built by another process, instead of waiting inside the worker. `worker`:
+    a compile worker launched ahead (`spare_compile_worker`) to use instead of a new one; it goes either way."""
     if (done := cached_compile(source, config)) is not None:
+        if worker is not None:
+            worker.kill()
         return done
     info = CompileInfo()
     marker = _marker(source, config)
     try:
-        res = _in_compile_worker(config, "compile", candidate=candidate, wait=wait)
+        res = _in_compile_worker(config, "compile", worker, candidate=candidate, wait=wait)
     except WorkerDied as exc:
         return status_of_death(exc), f"compiling: {exc.detail}", info
     except WorkerError as exc:
@@ -172,11 +176,25 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
     return Status.accepted, "", info
 
 
-def _in_compile_worker(config: VerifyConfig, op: str, **args) -> dict:
-    """`op` of a fresh CPU-only compile worker on the build cache (raises WorkerDied, WorkerError); the worker goes."""
+def spare_compile_worker(config: VerifyConfig) -> Worker:
+    """A fresh compile worker launched now (loading Python and torch) for a compile that will run later: a
+    candidate waiting on another process's build of its extension retries in it the moment the build ends (on the
+    H200, thirteen retries that each started their worker after the build ended up to 11 s after it)."""
     worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
+    worker.spawn(defer_device=True)
+    return worker
+
+
+def _in_compile_worker(config: VerifyConfig, op: str, worker: Worker | None = None, **args) -> dict:
+    """`op` of a fresh CPU-only compile worker on the build cache (raises WorkerDied, WorkerError); the worker goes.
+    `worker`: one launched ahead (`spare_compile_worker`), else a new one."""
+    if worker is None:
+        worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
     try:
-        worker.start()
+        if worker.deferred:
+            worker.activate(config.load_timeout_s)
+        else:
+            worker.start()
         return worker.call(op, config.compile_timeout_s, cache_dir=str(config.cache_dir), **args)
     finally:
         worker.kill()

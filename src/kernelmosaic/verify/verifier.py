@@ -40,6 +40,7 @@ from kernelmosaic.verify.slot import (
     close_all,
     compile_stage,
     driver_version,
+    spare_compile_worker,
     wait_for_build,
 )
 from kernelmosaic.verify.slot_pool import SlotPool
@@ -219,9 +220,14 @@ class Verifier:
                 return compile_stage(candidate, source, self.config, wait=False)
             except BuildBusy as busy:
                 folder = busy.build_dir
-        wait_for_build(folder, self.config.compile_timeout_s)
+        retry = spare_compile_worker(self.config)  # loads torch while the build runs, not after it
+        try:
+            wait_for_build(folder, self.config.compile_timeout_s)
+        except BaseException:
+            retry.kill()
+            raise
         with self._compile_gate:
-            return compile_stage(candidate, source, self.config)
+            return compile_stage(candidate, source, self.config, worker=retry)
 
     @staticmethod
     def _compiled(job: Job, done: tuple, seconds: float) -> None:
