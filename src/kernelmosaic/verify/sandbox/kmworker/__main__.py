@@ -26,6 +26,8 @@ def main() -> None:
     import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
     import torch.profiler  # noqa: F401
+    if args.role != "reference":  # a `load_inline` candidate's first line; setuptools with it (0.08-0.13 s on a CPU)
+        import torch.utils.cpp_extension  # noqa: F401
 
     from .common import describe_error, probe_env
     from .protocol import Channel
