@@ -297,7 +297,8 @@ class Verdict(_Model):
     worker), `load_init`, `correctness` (the candidate's trials), `compare` (against the oracle, refill check),
     `checks` (census, peak memory), `timing` (with, inside it, `timing_lock_wait`: the device taken alone,
     `timing_held`: the rounds with the device held alone, `timing_bursts`: the wall-clock bursts, and
-    `timing_checks`: the timed calls' outputs checked), `custom_work` (data-flow probes), `robustness`; then `sanitize_lock_wait`
+    `timing_checks`: the timed calls' outputs checked), `custom_work` (data-flow probes), `worker_end` (the candidate's
+    worker killed and reaped), `robustness`; then `sanitize_lock_wait`
     and `sanitize`."""
 
     @property

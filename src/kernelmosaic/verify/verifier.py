@@ -314,7 +314,8 @@ class Verifier:
                         verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
                 finally:
                     verdict.candidate_output_tail = cand.output_tail()
-                    cand.kill()
+                    with out.phase("worker_end"):  # reaped before the device hold goes: its context is gone too
+                        cand.kill()
                 if verdict.robustness is not None:
                     with out.phase("robustness"):
                         check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
