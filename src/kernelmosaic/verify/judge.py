@@ -104,13 +104,15 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     `exclusive()` holds the device alone (yielding the seconds waited) for the timing phase (devlock.py)."""
     atol, rtol = config.tolerances()
     with out.phase("load_init"):
-        loaded = _call(cand, "load", config.load_timeout_s, Status.load_error, "loading the candidate",
-                       candidate=candidate_path, cache_dir=str(config.cache_dir))
+        with out.phase("load"):
+            loaded = _call(cand, "load", config.load_timeout_s, Status.load_error, "loading the candidate",
+                           candidate=candidate_path, cache_dir=str(config.cache_dir))
         out.builds = loaded["builds"]
         _integrity(loaded["integrity"], "import")
-        init = _call(cand, "init", config.init_timeout_s, Status.init_error, "constructing ModelNew",
-                     init_inputs=refdata.setup["init_inputs"], state_dict=refdata.setup["state_dict"], seed=config.seed,
-                     precision=config.precision)
+        with out.phase("init"):
+            init = _call(cand, "init", config.init_timeout_s, Status.init_error, "constructing ModelNew",
+                         init_inputs=refdata.setup["init_inputs"], state_dict=refdata.setup["state_dict"],
+                         seed=config.seed, precision=config.precision)
         out.weights = {"copied": len(init["copied"]), "not_copied": init["skipped"]}
         _integrity(init["integrity"], "construction")
 

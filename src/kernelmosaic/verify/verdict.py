@@ -294,7 +294,8 @@ class Verdict(_Model):
     """Seconds per phase: `compile`; `judge` (everything on the device slot) and inside it `device_lock_wait` (every
     wait for the device, shared or alone; `timing_lock_wait` is part of it),
     `reference` (the problem set up in the reference worker, or reused), `worker_start` (waiting for a fresh candidate
-    worker), `load_init`, `correctness` (the candidate's trials), `compare` (against the oracle, refill check),
+    worker), `load_init` (with, inside it, `load`: the candidate imported, its extensions loaded, and `init`:
+    `ModelNew` built, the weights copied), `correctness` (the candidate's trials), `compare` (against the oracle, refill check),
     `checks` (census, peak memory), `timing` (with, inside it, `timing_lock_wait`: the device taken alone,
     `timing_held`: the rounds with the device held alone, `timing_bursts`: the wall-clock bursts, and
     `timing_checks`: the timed calls' outputs checked), `custom_work` (data-flow probes), `worker_end` (the candidate's
