@@ -43,7 +43,9 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     gib = 1 << 30
     # Inductor compiles a graph's kernels in a pool of min(32, cores) processes by default, each importing torch:
     # on the 16-core H200 host up to 16 per `torch.compile` baseline, beside a batch's nvcc builds. One thread
-    # builds the same kernels (the pool changes where they compile, not what); the user's own setting wins.
+    # builds the same kernels (the pool changes where they compile, not what). The cost: a graph of many kernels
+    # (an L3 model) built alone compiles them one after another, once per problem (the baseline is cached on disk).
+    # The user's own setting wins.
     env = {"TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")}
     if role == "compile":
         env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
