@@ -30,7 +30,8 @@ from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
 __all__ = ["BuildBusy", "DeviceSlot", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile",
-           "precompile_header", "spare_compile_worker", "worker_limits", "gpu_arch", "driver_version", "arch_env", "nvidia_smi"]
+           "precompile_header", "spare_compile_worker", "worker_limits", "gpu_arch", "driver_version", "arch_env",
+           "nvidia_smi"]
 
 
 log = logging.getLogger(__name__)
@@ -356,8 +357,8 @@ class DeviceSlot:
     def ready_spare(self) -> bool:
         """Bring the spare the next hand-out takes up on the device now (CUDA initialised, its role made), so that
         hand-out costs nothing: 0.66 s of a warm verify on the H200. The caller holds the device shared (a context
-        made during another judgement's timing would show in it); a hand-out meanwhile waits for the bring-up. True when a spare is up; a
-        spare that died is left for `warm_spare` to replace."""
+        made during another judgement's timing would show in it); a hand-out meanwhile waits for the bring-up.
+        True when a spare is up; a spare that died is left for `warm_spare` to replace."""
         with self._spare_lock:
             for spare in self._spares:
                 if spare.alive:
