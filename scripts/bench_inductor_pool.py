@@ -82,7 +82,8 @@ def main() -> None:
         print(label, result["runs"][label], flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
-    print("| Inductor compile | first call s | process wall s | CPU s (with children) | most processes |\n|---|---|---|---|---|")
+    print("| Inductor compile | first call s | process wall s | CPU s (with children) | most processes |")
+    print("|---|---|---|---|---|")
     for label, r in result["runs"].items():
         print(f"| {label} | {r['compile_s']} | {r['wall_s']} | {r['cpu_s']} | {r['most_children']} |")
 
