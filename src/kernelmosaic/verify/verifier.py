@@ -245,19 +245,28 @@ class Verifier:
         if job.stop is not None:
             return
         sha, config = job.verdict.problem_sha256, job.config
-        slot = self._slots.take(sha)
         try:
-            with _device_hold(slot, self.config) as hold:
-                slot.use_hold(hold)
+            with self._on_slot(sha) as (slot, hold):
                 refdata = slot.reference(str(job.problem), sha)
                 if job.timing and config.compile_baseline and config.baseline_cache:
                     key = baseline_key(sha, refdata.env, slot.device, config)
                     compile_baseline(slot.ref, int(refdata.env.get("l2_bytes", 0)), config, key, hold.exclusive)
         except Stop as stop:
             log.info("preparing %s ahead of its judgements: %s", job.problem, stop.message)
+
+    @contextlib.contextmanager
+    def _on_slot(self, problem_sha: str) -> Iterator[tuple[DeviceSlot, DeviceHold | _CpuHold]]:
+        """The best free slot for `problem_sha` with the device held for it (`_device_hold`; every worker call of the
+        slot takes it shared); afterwards the slot's spares are topped up (after any timing: on the CPU a spare
+        loading torch would skew host timers) and the slot goes back to the pool."""
+        slot = self._slots.take(problem_sha)
+        try:
+            with _device_hold(slot, self.config) as hold:
+                slot.use_hold(hold)
+                yield slot, hold
         finally:
             slot.use_hold(None)
-            slot.warm_spare()  # after any timing: on the CPU a spare loading torch would skew host timers
+            slot.warm_spare()
             self._slots.put(slot)
 
     def judge(self, job: Job) -> Verdict:
@@ -283,11 +292,9 @@ class Verifier:
     def _judge_on_slot(self, job: Job) -> DeviceSlot:
         """Everything of a judgement that needs the device slot (raises Stop); returns the slot it used."""
         verdict, out, config = job.verdict, job.out, job.config
-        slot = self._slots.take(verdict.problem_sha256)
-        t = job.mark("judge")
-        try:
-            with _device_hold(slot, self.config) as hold:
-                slot.use_hold(hold)  # every worker call of this judgement takes the device shared
+        with self._on_slot(verdict.problem_sha256) as (slot, hold):
+            t = job.mark("judge")
+            try:
                 with out.phase("reference"):
                     refdata = slot.reference(str(job.problem), verdict.problem_sha256)
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
@@ -320,13 +327,9 @@ class Verifier:
                     with out.phase("robustness"):
                         check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
                                          verdict.robustness, out.findings)
-        finally:
-            if slot.hold is not None:
-                out.phase_seconds["device_lock_wait"] = slot.hold.waited
-            slot.use_hold(None)
-            out.phase_seconds["judge"] = time.perf_counter() - t
-            slot.warm_spare()
-            self._slots.put(slot)
+            finally:
+                out.phase_seconds["device_lock_wait"] = hold.waited
+                out.phase_seconds["judge"] = time.perf_counter() - t
         return slot
 
 
