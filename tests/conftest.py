@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # for `cpp_kit` (the folders' own kits are found beside their tests)
+sys.path.insert(0, str(Path(__file__).parent))  # for `cpp_kit`, `xdist_scopes` (folders' own kits are beside their tests)
+
+
+@pytest.hookimpl(optionalhook=True)  # optional: `-p no:xdist` runs without the plugin
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist_scopes import CostFirstScheduling
+
+    return CostFirstScheduling(config, log)
 
 
 @pytest.fixture(scope="session", autouse=True)
