@@ -173,10 +173,11 @@ def test_a_batch_builds_each_problems_compile_baseline_once_ahead_of_its_judgeme
 def test_the_service_brings_the_next_spare_up_while_idle_and_the_next_verify_takes_it(tmp_path, service):
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     cand = write(tmp_path, "c.py", TORCH_CANDIDATE.format(tag="ahead"))
+    earlier = list(pool._LIVE)  # workers some other test of this process left (held here: no id is reused)
     first = remote_verify(service, problem, cand, seeded=True)
-    # the service runs in this process: wait (as an agent's next model call would) until its spare is up
+    # the service runs in this process: wait (as an agent's next model call would) until its new spare is up
     deadline = time.monotonic() + 120
-    while not any(w.role == "candidate" and w.ready and w.alive for w in list(pool._LIVE)):
+    while not any(w.role == "candidate" and w.ready and w.alive and w not in earlier for w in list(pool._LIVE)):
         assert time.monotonic() < deadline, "the service did not bring its spare up after answering"
         time.sleep(0.1)
     second = remote_verify(service, problem, cand, seeded=True)
