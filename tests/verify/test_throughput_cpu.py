@@ -169,7 +169,6 @@ def test_a_batch_builds_each_problems_compile_baseline_once_ahead_of_its_judgeme
     assert {v.timing.compile.samples for v in got.values()} == {len(samples)}
 
 
-
 def test_the_service_brings_the_next_spare_up_while_idle_and_the_next_verify_takes_it(tmp_path, service):
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     cand = write(tmp_path, "c.py", TORCH_CANDIDATE.format(tag="ahead"))

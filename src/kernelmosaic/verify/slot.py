@@ -30,7 +30,7 @@ from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
 __all__ = ["BuildBusy", "DeviceSlot", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile",
-           "precompile_header", "spare_compile_worker", "worker_limits", "gpu_arch", "driver_version", "arch_env",
+           "precompile_header", "side_by_side", "spare_compile_worker", "worker_limits", "gpu_arch", "driver_version", "arch_env",
            "nvidia_smi"]
 
 
@@ -183,16 +183,19 @@ def spare_compile_worker(config: VerifyConfig) -> Worker:
     """A fresh compile worker launched now (loading Python and torch) for a compile that will run later: a
     candidate waiting on another process's build of its extension retries in it the moment the build ends (on the
     H200, thirteen retries that each started their worker after the build ended up to 11 s after it)."""
-    worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
+    worker = _compile_worker(config)
     worker.spawn(defer_device=True)
     return worker
+
+
+def _compile_worker(config: VerifyConfig) -> Worker:
+    return Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
 
 
 def _in_compile_worker(config: VerifyConfig, op: str, worker: Worker | None = None, **args) -> dict:
     """`op` of a fresh CPU-only compile worker on the build cache (raises WorkerDied, WorkerError); the worker goes.
     `worker`: one launched ahead (`spare_compile_worker`), else a new one."""
-    if worker is None:
-        worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
+    worker = worker if worker is not None else _compile_worker(config)
     try:
         if worker.deferred:
             worker.activate(config.load_timeout_s)
@@ -338,12 +341,12 @@ class DeviceSlot:
     def _hand_out_spare(self) -> Worker | None:
         """The oldest live spare, up on the device (None: no spare could be); dead ones go on the way."""
         worker: Worker | None = None
-        self.spare_was_ready = False
+        was_ready = False
         while worker is None and self._spares:
             spare = self._spares.pop(0)
-            self.spare_was_ready = spare.ready
             try:
                 if spare.alive:
+                    was_ready = spare.ready
                     spare.activate(self.config.load_timeout_s)
                     worker = spare
                     continue
@@ -351,7 +354,7 @@ class DeviceSlot:
                 pass
             spare.kill()  # died waiting or starting: its process group and scratch folder go; the next spare
         self.spare_used = worker is not None
-        self.spare_was_ready = self.spare_was_ready and self.spare_used
+        self.spare_was_ready = self.spare_used and was_ready
         return worker
 
     def ready_spare(self) -> bool:
@@ -403,11 +406,14 @@ class DeviceSlot:
 
 def close_all(workers: list[Worker]) -> None:
     """`Worker.close` on each, concurrently."""
-    if len(workers) <= 1:
-        for w in workers:
-            w.close()
-        return
-    with ThreadPoolExecutor(len(workers), thread_name_prefix="km-close") as pool:
-        list(pool.map(Worker.close, workers))
+    side_by_side(Worker.close, workers)
+
+
+def side_by_side(fn, items: list) -> list:
+    """`fn` of each item, each in its own thread (in this one for a single item); the results in order."""
+    if len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(len(items), thread_name_prefix="km-side") as pool:
+        return list(pool.map(fn, items))
 
 

@@ -13,7 +13,6 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kernelmosaic.verify.baseline_run import compile_baseline
@@ -40,6 +39,7 @@ from kernelmosaic.verify.slot import (
     close_all,
     compile_stage,
     driver_version,
+    side_by_side,
     spare_compile_worker,
     wait_for_build,
 )
@@ -104,10 +104,7 @@ class Verifier:
             with _device_hold(slot, self.config) as hold, hold.shared():
                 return slot.ready_spare()
 
-        if len(self._all) == 1:
-            return int(ready(self._all[0]))
-        with ThreadPoolExecutor(len(self._all), thread_name_prefix="km-ready") as pool:
-            return sum(pool.map(ready, self._all))
+        return sum(side_by_side(ready, self._all))
 
     def compile(self, candidate: Path) -> CompileResult:
         source = read_input(candidate, "candidate")
