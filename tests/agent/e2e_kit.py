@@ -65,7 +65,7 @@ FAST = candidate("relu_unrolled")
 
 
 def _stale_after(calls: int, cpp: str = CPP) -> str:
-    """GOOD for its first `calls` calls (the correctness trials), then it answers every call with its last output."""
+    """GOOD for its first `calls` calls, then it answers every call with its last output."""
     return candidate("relu_basic", cpp).replace('''    def forward(self, x):
         return ext.relu_basic(x)
 ''', f'''    def forward(self, x):
@@ -76,4 +76,8 @@ def _stale_after(calls: int, cpp: str = CPP) -> str:
 ''')
 
 
-STALE = _stale_after(40)
+STALE = _stale_after(9)
+"""Stale from the first call after the correctness phase: test() at trials=3 makes 9 calls (counted 2026-12-02) and
+passes it; benchmark() repeats those 9 and then times it, so every timed call is stale at any machine speed. (At 40,
+a slow machine's quick profile once ended its timed calls first and left only the wall-clock burst stale, which
+nothing checked then: CI, 2026-12-02.)"""

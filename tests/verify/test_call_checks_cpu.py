@@ -49,6 +49,20 @@ def test_stale_after_n_calls_is_rejected(unguarded, problem, tmp_path, n):
         assert TIMED_RULES & {f.rule for f in v.findings}, v.findings
 
 
+def test_stale_when_the_calls_come_back_to_back_is_rejected(unguarded, problem, tmp_path):
+    """A candidate that tells the wall-clock burst from the timed calls (no L2 flush or fresh draw between its calls,
+    so the next call comes within microseconds; a preempted gap of under a millisecond does not end it) and answers
+    the burst with its last output: every timed call is right, so only the check of the bursts' last calls sees it."""
+    body = ("gap = time.perf_counter() - self.returned\n"
+            "        self.stale = self.calls > 12 and (gap < 2e-4 or (self.stale and gap < 1e-3))\n"
+            "        if not self.stale:\n            self.last = ext.add_relu(a, b)\n"
+            "        self.returned = time.perf_counter()\n        return self.last")
+    source = "import time\n" + _stateful(body, "        self.returned = 0.0\n        self.stale = False\n")
+    v = unguarded.verify(problem, kit.write(tmp_path, "stale_in_burst.py", source))
+    assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
+    assert {f.rule for f in v.findings} == {"burst-output-fingerprint"}, v.findings
+
+
 def test_skipping_work_on_a_fifth_of_the_calls_is_rejected(unguarded, problem, tmp_path):
     source = _stateful("if self.calls > 8 and self.calls % 5 == 0:\n            return self.last\n        "
                        "self.last = ext.add_relu(a, b)\n        return self.last")
@@ -71,7 +85,7 @@ def test_reusing_its_own_output_buffer_is_legitimate(unguarded, problem, tmp_pat
             "            self.last = torch.empty_like(out)\n        self.last.copy_(out)\n        return self.last")
     v = unguarded.verify(problem, kit.write(tmp_path, "reuses_buffer.py", _stateful(body)))
     assert v.accepted, v.message
-    assert v.timing.timed_calls_checked >= 3 * 2  # every round checked a subset, not only the first
+    assert v.timing.timed_calls_checked >= 3 * 3  # every round checked a subset, not only the first, and its burst
     assert v.timing.candidate_host is not None and v.timing.speedup_vs_eager_host is not None
 
 

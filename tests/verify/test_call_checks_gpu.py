@@ -109,6 +109,20 @@ def test_stale_after_n_calls_is_rejected_on_cuda(unguarded, problems, tmp_path, 
     assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
 
 
+def test_stale_when_the_calls_come_back_to_back_is_rejected_on_cuda(unguarded, problems, tmp_path):
+    """The burst's calls come microseconds apart (no flush, sync or lead between them); a candidate that answers those
+    with its last output must still be rejected (by the bursts' last-call check, or earlier if a timed call's gap
+    was that short too)."""
+    body = ("gap = time.perf_counter() - self.returned\n"
+            "        self.stale = self.calls > 12 and (gap < 2e-5 or (self.stale and gap < 1e-3))\n"
+            "        if not self.stale:\n            self.last = ext.add_relu(a, b)\n"
+            "        self.returned = time.perf_counter()\n        return self.last")
+    source = "import time\n" + _stateful(body, "        self.returned = 0.0\n        self.stale = False\n")
+    v = unguarded.verify(problems / "add.py", kit.write(tmp_path, "stale_in_burst.py", source))
+    assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
+    assert (TIMED_RULES | {"burst-output-fingerprint"}) & {f.rule for f in v.findings}, v.findings
+
+
 def test_skipping_a_fifth_of_the_calls_is_rejected_on_cuda(unguarded, problems, tmp_path):
     body = ("if self.calls > 8 and self.calls % 5 == 0:\n            return self.last\n"
             "        self.last = ext.add_relu(a, b)\n        return self.last")

@@ -16,6 +16,8 @@ RUNTIME_RULES: dict[str, str] = {
     "timed-output-check": "a timed call returned a wrong result: cached, stale or unfinished work",
     "timed-output-fingerprint": "a timed call, chosen after the round, did not return its own inputs' result: skipped, "
                                 "stale or cached work on some calls",
+    "burst-output-fingerprint": "the last call of a wall-clock burst did not return its own inputs' result: stale or "
+                                "skipped work once the calls come back to back",
     "stale-buffer-check": "new values written in place into the same input buffers gave the old output: a cache keyed "
                           "on buffer identity",
     "timing-wall-clock": "the verifier's own clock saw the calls take far longer than the worker reported",

@@ -1,6 +1,6 @@
 """The timing phase of one verdict: the problem's `torch.compile` baseline (cached, `baseline_run.py`), rounds of
 candidate and eager timing with the device held alone, then every round's timed calls checked (a random subset by
-fingerprint, one in full), and the parent's wall-clock bound.
+fingerprint, one in full, and the last call of each wall-clock burst by fingerprint), and the parent's wall-clock bound.
 
 Two figures per subject: device time (the lead kernel hides the host's launch cost) and host-inclusive call time
 (calls on an idle device, as KernelBench times them). Runs in the trusted parent; the workers only report.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from typing import NamedTuple
 
 from kernelmosaic.verify.baseline_run import ROUND_SEEDS, compile_baseline
 from kernelmosaic.verify.call_checks import (
@@ -28,6 +29,7 @@ from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Exclusive, Outcome, ReferenceData, Stop, _call, _integrity, escaped_work
 from kernelmosaic.verify.pool import Worker
+from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 from kernelmosaic.verify.stats import summarize
 from kernelmosaic.verify.verdict import Finding, Status, Timing
 
@@ -57,34 +59,62 @@ def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int
     return len(picked) + 1
 
 
+class BurstCheck(NamedTuple):
+    """A candidate burst's last call, checked after the rounds: its input set's seed and the fingerprint it gave."""
+    seed: int
+    fp: list
+
+
 def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float,
-           resize: bool = False, **kind) -> Burst:
-    """`resize`: run the burst again, longer, until it lasts `target_ms` on this process's clock (at most twice)."""
+           resize: bool = False, prints: list[BurstCheck] | None = None, fp_seed: int = 0, **kind) -> Burst:
+    """`resize`: run the burst again, longer, until it lasts `target_ms` on this process's clock (at most twice).
+    `prints`: the candidate's; each burst's last call is added to it for `_check_bursts`."""
     status = Status.bad_problem if kind else Status.runtime_error
     _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed)
     calls = burst_calls(target_ms, host_median_ms)
+    extra = {} if prints is None else {"fp_seed": fp_seed}
     for _ in range(3 if resize else 1):
         t0 = time.perf_counter()
-        res = _call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind)
+        res = _call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind, **extra)
         wall_ms = (time.perf_counter() - t0) * 1e3
         if "integrity" in res:
             _integrity(res["integrity"], "timing")
+        if prints is not None:  # the seed from what was asked, not from anything the worker says
+            prints.append(BurstCheck(seed + (calls - 1) % BURST_SETS, res["last_fp"]))
         burst = Burst(wall_ms, float(res["reported_ms"]), calls, host_median_ms)
         if not (calls := longer_burst(burst, target_ms)):
             break
     return burst
 
 
+def _check_bursts(prints: list[BurstCheck], ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float]) -> int:
+    """The last call of every candidate burst against the reference on the same input set: the burst is timed by
+    the parent's clock, so its calls answer for their results like the rounds' timed calls. Returns how many."""
+    if not prints:
+        return 0
+    atol, rtol = config.tolerances()
+    want = _call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on the bursts' inputs",
+                 seeds=[p.seed for p in prints], fp_seed=fp_seed)["prints"]
+    for k, (p, w) in enumerate(zip(prints, want, strict=True)):
+        if why := fingerprint_mismatch(p.fp, w, atol, rtol, extra):
+            detail = f"last call of wall-clock burst {k + 1} of {len(prints)}: {why}"
+            raise Stop(Status.output_mismatch, f"a burst call returned a wrong result (skipped, stale or cached work): {detail}",
+                       [Finding(rule="burst-output-fingerprint", severity="reject",
+                                message="the wall-clock burst's calls must compute their own inputs' results",
+                                evidence=detail)])
+    return len(prints)
+
+
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
-                seed: int) -> tuple[WallRatios, WallRatios]:
+                seed: int, prints: list[BurstCheck], fp_seed: int) -> tuple[WallRatios, WallRatios]:
     """The candidate's and eager's wall ratios for one round; raises on a candidate beyond the bound in three
-    attempts (one burst slowed by a busy host is not a verdict)."""
+    attempts (one burst slowed by a busy host is not a verdict). The candidate's bursts' last calls go to `prints`."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     for attempt in range(3):
         eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, kind="eager")
         # A busy host widens the slack (a fixed cost per request); the candidate's burst grows with it.
         subject = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager),
-                         resize=True)
+                         resize=True, prints=prints, fp_seed=fp_seed)
         # eager again after it: the bound's slack comes from the quieter of the two, so one request slowed by a
         # busy host cannot widen it for a candidate (CI, 2026-12-01: a 10x slowed clock once passed, 7.35x)
         again = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, kind="eager")
@@ -113,6 +143,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     ratios: list[tuple[WallRatios, WallRatios]] = []
     timed: list[tuple[dict, int]] = []  # each round's reply and its fingerprint seed, checked after the rounds
     secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
+    bursts: list[BurstCheck] = []  # every candidate burst's last call, checked after the rounds
+    burst_fp = secret.randrange(1 << 31)
     base = config.seed + 1_000_000
     with out.phase("compile_baseline"):  # its own exclusive block, before the candidate's (baseline_run.py)
         comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive)
@@ -142,9 +174,10 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             short["eager"] += eager["lead_short"]
             with out.phase("timing_bursts"):
                 ratios.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"],
-                                          seed + 4 * ROUND_SEEDS))
+                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r) for r, (res, fp_seed) in enumerate(timed))
+        checked += _check_bursts(bursts, ref, config, burst_fp, extra)
     cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])
     comp_stat = summarize(dev["compile"]) if dev["compile"] else None
     host_med = summarize(host).median_ms

@@ -20,7 +20,7 @@ from .inputs import InputTemplate, cast_model, to_device
 from .intercept import INTERCEPT
 from .loader import BuildRecorder, load_module
 from .memory import forward_peak_bytes
-from .timing import Timer, burst
+from .timing import BURST_SETS, Timer, burst
 
 __all__ = ["CandidateRole"]
 
@@ -175,13 +175,15 @@ class CandidateRole:
     def burst_inputs(self, seed: int) -> dict:
         """Draw the wall-clock burst's input sets ahead of it, so the parent's timing of the burst holds calls only."""
         draw = self.template.drawer(self.device)
-        self.burst_sets = [draw(seed + k) for k in range(4)]
+        self.burst_sets = [draw(seed + k) for k in range(BURST_SETS)]
         return {}
 
     @torch.no_grad()
-    def burst(self, calls: int) -> dict:
-        reported = burst(self.model, self.burst_sets, calls, self.device)
-        return {"reported_ms": reported, "integrity": integrity.diff(self.before)}
+    def burst(self, calls: int, fp_seed: int = 0) -> dict:
+        """The burst's calls; the last one's output fingerprinted after them (its seed follows from the request)."""
+        reported, last = burst(self.model, self.burst_sets, calls, self.device)
+        return {"reported_ms": reported, "last_fp": Fingerprinter(fp_seed, self.device)(last),
+                "integrity": integrity.diff(self.before)}
 
     @torch.no_grad()
     def refill(self, trials: list[list], poison_sizes: list[int]) -> dict:

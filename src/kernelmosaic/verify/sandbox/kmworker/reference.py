@@ -13,7 +13,7 @@ from .inputs import InputTemplate, apply_distribution, cast_model, cast_precisio
 from .loader import load_module
 from .memory import forward_peak_bytes
 from .oracle import Oracle
-from .timing import Timer, burst
+from .timing import BURST_SETS, Timer, burst
 
 __all__ = ["ReferenceRole"]
 
@@ -137,13 +137,13 @@ class ReferenceRole:
 
     def burst_inputs(self, seed: int) -> dict:
         draw = self.template.drawer(self.device)
-        self.burst_sets = [draw(seed + k) for k in range(4)]
+        self.burst_sets = [draw(seed + k) for k in range(BURST_SETS)]
         return {}
 
     @torch.no_grad()
     def burst(self, kind: str, calls: int) -> dict:
         fn = self._compiled() if kind == "compile" else self.model
-        return {"reported_ms": burst(fn, self.burst_sets, calls, self.device)}
+        return {"reported_ms": burst(fn, self.burst_sets, calls, self.device)[0]}
 
     @torch.no_grad()
     def check_calls(self, seeds: list[int], fp_seed: int) -> dict:

@@ -30,7 +30,7 @@ import torch
 
 from .common import package_outputs
 
-__all__ = ["Timer", "burst", "repetitions", "lead_short"]
+__all__ = ["BURST_SETS", "Timer", "burst", "repetitions", "lead_short"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
 _MAX_LEAD_US = 20_000.0
@@ -196,13 +196,19 @@ def repetitions(budget_ms: float, wall_ms: float, est_ms: float, call_wall_ms: f
     return int(min(max(min(budget_ms / est_ms, wall_ms / call_wall_ms), _MIN_REPS), _MAX_REPS))
 
 
-def burst(fn, inputs: list[list], calls: int, device: str) -> float:
+BURST_SETS = 4
+"""Input sets a wall-clock burst rotates through; call i uses set i % BURST_SETS (drawn from seed + that index)."""
+
+
+def burst(fn, inputs: list[list], calls: int, device: str) -> tuple[float, object]:
     """`calls` back-to-back calls over the given input sets (drawn beforehand), no flush, no per-call sync; returns
-    this process's own measurement of them (ms). The parent times the same request with its own clock: a clock
-    rewritten inside the worker's process cannot shorten the parent's."""
+    this process's own measurement of them (ms) and the last call's output (the parent checks it: a candidate that
+    answers the burst's calls with stale work is caught like one that does so in a timed call). The parent times the
+    same request with its own clock: a clock rewritten inside the worker's process cannot shorten the parent's."""
+    out = None
     t0 = time.perf_counter()
     for i in range(calls):
-        fn(*inputs[i % len(inputs)])
+        out = fn(*inputs[i % len(inputs)])
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-    return (time.perf_counter() - t0) * 1e3
+    return (time.perf_counter() - t0) * 1e3, out
