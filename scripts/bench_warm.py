@@ -46,6 +46,22 @@ def _verify(env: dict, problem: Path, candidate: Path, device: str, extra: list[
     return wall, json.loads(done.stdout)
 
 
+def _client_parts(env: dict, repeats: int = 5) -> dict:
+    """Medians of what a client process costs before it talks to the service, on this machine: starting the
+    interpreter, and starting it plus importing the CLI a `verify` runs (the rest of the client's share is parsing,
+    settings, the exchange and printing)."""
+    def median_s(code: str) -> float:
+        walls = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True)
+            walls.append(time.perf_counter() - t0)
+        return round(statistics.median(walls), 3)
+    return {"interpreter": median_s("pass"),
+            "interpreter_and_imports": median_s("import kernelmosaic.cli, kernelmosaic.verify.cli, "
+                                                "kernelmosaic.verify.service")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
@@ -67,16 +83,22 @@ def main() -> None:
                 time.sleep(0.1)
             else:
                 raise SystemExit("the verifier service did not open its socket in 60 s")
+            result_client = _client_parts(env)
             cold_wall, cold = _verify(env, problem, candidate, args.device, MODES["quick"])
             print(f"cold (build, set-up, baselines): {cold_wall:.1f} s wall, status {cold['status']}", flush=True)
             result = {"date": date.today().isoformat(), "device": args.device, "repeats": args.repeats,
-                      "cold_wall_s": round(cold_wall, 2), "cold_status": cold["status"], "modes": {}}
+                      "cold_wall_s": round(cold_wall, 2), "cold_status": cold["status"], "client_parts_s": result_client,
+                      "modes": {}}
             for mode, extra in MODES.items():
                 rows = [_verify(env, problem, candidate, args.device, extra) for _ in range(args.repeats + 1)][1:]
                 walls = [w for w, _ in rows]
                 service_s = [v["seconds"] for _, v in rows]
                 client = [w - s for w, s in zip(walls, service_s, strict=True)]
                 result["modes"][mode] = {
+                    "requests": [{"wall_s": round(w, 3), "service_s": v["seconds"],
+                                  "worker_start_s": v["phase_seconds"].get("worker_start"),
+                                  "ready_ahead": (v.get("workers") or {}).get("candidate_ready_ahead")}
+                                 for w, v in rows],
                     "status": sorted({v["status"] for _, v in rows}),
                     "wall_median_s": round(statistics.median(walls), 3), "wall_min_s": round(min(walls), 3),
                     "wall_max_s": round(max(walls), 3), "service_median_s": round(statistics.median(service_s), 3),
@@ -90,6 +112,7 @@ def main() -> None:
             log = (Path(tmp) / "service.log").read_text()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1))
+    print(f"client process parts (medians): {result['client_parts_s']}")
     print("| mode | wall median s | min | max | service s | client s |\n|---|---|---|---|---|---|")
     for mode, m in result["modes"].items():
         print(f"| {mode} | {m['wall_median_s']} | {m['wall_min_s']} | {m['wall_max_s']} | {m['service_median_s']} | "
