@@ -4,6 +4,7 @@ phase timestamps, counts and worker identities the verdicts record, never on wal
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 import time
 
@@ -200,6 +201,23 @@ def test_ready_spares_brings_the_next_spare_up_and_the_next_hand_out_takes_it(tm
         worker.kill()
         worker = slot.take_candidate_worker()  # no spare left: a new worker, nothing brought up ahead
         assert worker is not spare and not slot.spare_was_ready and not slot.spare_used
+        worker.kill()
+
+
+def test_a_hand_out_during_the_bring_up_waits_and_is_not_counted_as_ready_ahead(tmp_path):
+    """The request came before the spare was up (CPU bench, 2026-12-02: the flag read true after a 1.4 s wait)."""
+    with Verifier(_config(tmp_path)) as verifier:
+        [slot] = verifier._all
+        slot.warm_spare()
+        [spare] = slot._spares
+        with concurrent.futures.ThreadPoolExecutor(1) as taker:
+            with slot._spare_lock:  # the bring-up under the slot's spare lock, as `ready_spare` does it
+                taken = taker.submit(slot.take_candidate_worker)
+                time.sleep(0.2)
+                assert not taken.done()  # the hand-out waits for the bring-up
+                spare.activate(120)
+            worker = taken.result(timeout=120)
+        assert worker is spare and worker.ready and slot.spare_used and not slot.spare_was_ready
         worker.kill()
 
 

@@ -257,7 +257,7 @@ class DeviceSlot:
         self.spare_used = False
         """The last `take_candidate_worker()` handed out a worker started beforehand."""
         self.spare_was_ready = False
-        """...one already up on the device (`ready_spare`)."""
+        """...one already up on the device (`ready_spare`), taken without waiting for its bring-up to end."""
         self.hold = None
         """The running judgement's hold on the device (devlock.DeviceHold): its workers take it around each call."""
 
@@ -326,8 +326,14 @@ class DeviceSlot:
         brought up on the device now, else a new one. On a GPU the spares are topped up at once: loading Python and
         torch is host work beside this candidate's judgement, and a spare touches the device only when handed out or
         brought up ahead while the verifier is idle (`ready_spare`)."""
-        with self._spare_lock:
+        waited = not self._spare_lock.acquire(blocking=False)  # a bring-up (`ready_spare`) still under way
+        if waited:
+            self._spare_lock.acquire()
+        try:
             worker = self._hand_out_spare()
+        finally:
+            self._spare_lock.release()
+        self.spare_was_ready = self.spare_was_ready and not waited
         if worker is None:
             try:
                 worker = self.new_worker("candidate")

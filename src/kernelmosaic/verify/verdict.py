@@ -269,7 +269,8 @@ class WorkerReuse(_Model):
     candidate_prestarted: bool = False
     """The candidate's fresh worker had been started before the verdict needed it."""
     candidate_ready_ahead: bool = False
-    """...and had set its device up too (CUDA initialised) while the verifier was idle (`Verifier.ready_spares`)."""
+    """...and had set its device up too (CUDA initialised) while the verifier was idle (`Verifier.ready_spares`), so
+    the hand-out did not wait for it (false when the request came while that bring-up was still under way)."""
     served_by: str = ""
     """`service pid N` when the local verifier service judged it; empty in-process."""
 
