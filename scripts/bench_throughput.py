@@ -115,7 +115,7 @@ def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, 
     saved = dict(os.environ)
     os.environ.update(_jit_caches(tmp / f"km-jit-{profile}"))  # the workers inherit it
     try:
-        t0 = time.perf_counter()
+        t0, wall0 = time.perf_counter(), time.time()
         with Verifier(config) as verifier:
             got = dict(verifier.verify_many([(p, c) for _, p, c, _ in cases]))
         seconds = time.perf_counter() - t0
@@ -123,8 +123,9 @@ def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, 
         os.environ.clear()
         os.environ.update(saved)
     return seconds, {cases[i][0]: {"accepted": v.accepted, "status": v.status.value, "seconds": v.seconds,
-                                   "compile_s": v.compile.seconds,
-                                   "phases": _phases(v.phase_seconds)}
+                                   "compile_s": v.compile.seconds, "compile_steps": v.compile.steps,
+                                   "phases": _phases(v.phase_seconds),
+                                   "started": {k: round(t - wall0, 2) for k, t in v.phase_started.items()}}
                      for i, v in got.items()}
 
 
@@ -181,7 +182,9 @@ def main() -> None:
     for profile, (ours_s, got) in ours.items():
         rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": got[i]["status"],
                  "agree": naive[i]["accepted"] == got[i]["accepted"], "seconds": got[i]["seconds"],
-                 "ours_as_expected": got[i]["accepted"] == EXPECTED[kind], "phases": got[i]["phases"]}
+                 "ours_as_expected": got[i]["accepted"] == EXPECTED[kind], "phases": got[i]["phases"],
+                 "started": got[i]["started"], "compile_s": got[i]["compile_s"],
+                 "compile_steps": got[i]["compile_steps"]}
                 for i, _, _, kind in cases]
         result["ours"][profile] = {"seconds": round(ours_s, 1), "phase_medians": _phase_medians(got.values()),
                                    "per_min": round(60 * len(cases) / ours_s, 2),
@@ -190,6 +193,12 @@ def main() -> None:
         print(f"| KernelMosaic verify_many, `{profile}` timing | {ours_s:.0f} | {result['ours'][profile]['per_min']} | "
               f"{naive_s / ours_s:.2f}x |")
     for profile, summary in result["ours"].items():
+        built = [r for r in summary["rows"] if r["compile_steps"]]
+        if built:  # the critical path of a cold batch is usually its longest build: where that build's time went
+            longest = max(built, key=lambda r: r["phases"].get("compile", 0.0))
+            print(f"`{profile}`: longest build {longest['id']} (compile stage {longest['phases'].get('compile')} s, "
+                  f"started {longest['started'].get('compile')} s in; load_inline calls {longest['compile_s']} s): "
+                  f"{longest['compile_steps']}")
         print(f"`{profile}`: accept/reject agreement with naive {summary['agreement']}/{len(cases)}; as expected "
               f"{summary['as_expected']}/{len(cases)}")
         for r in summary["rows"]:

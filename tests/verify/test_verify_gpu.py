@@ -54,6 +54,10 @@ def test_correct_cuda_kernel_accepted_with_both_speedups(gpu_verifier, problems,
     # add+relu allocates one output like its inputs; eager allocates a + b and then relu's output.
     assert v.memory is not None and v.memory.candidate_peak_bytes > 0 and v.memory.reference_peak_bytes > 0
     assert v.memory.ratio == pytest.approx(v.memory.candidate_peak_bytes / v.memory.reference_peak_bytes)
+    if not v.compile.cache_hit:  # where the CUDA build's time went: the CUDA unit and nvcc's front ends
+        steps = {k.partition(":")[2]: s for k, s in v.compile.steps.items()}
+        assert steps["cuda.cuda.o"] > 0 and steps["main.o"] > 0, v.compile.steps
+        assert {"nvcc:cudafe++", "nvcc:cicc", "nvcc:gcc (compiling)"} <= set(steps), v.compile.steps
 
 
 def test_illegal_access_is_cuda_error_and_next_candidate_is_judged_correctly(gpu_verifier, problems, tmp_path):

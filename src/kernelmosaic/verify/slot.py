@@ -159,7 +159,8 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
         if folder.parent == config.cache_dir and (folder / "km.lock").is_file():  # from the candidate's process
             raise BuildBusy(folder)
     info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
-                       extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:])
+                       extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:],
+                       steps={f"{b['name']}:{k}": v for b in builds for k, v in b.get("steps", {}).items()})
     failed = [b for b in builds if not b["ok"]]
     marker.parent.mkdir(parents=True, exist_ok=True)
     if failed:

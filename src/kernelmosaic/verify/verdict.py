@@ -162,6 +162,10 @@ class CompileInfo(_Model):
     """Names of `load_inline` extensions the candidate built."""
     log: str = ""
     """The full compiler log (ninja, g++/nvcc), verbose builds included."""
+    steps: dict[str, float] = Field(default_factory=dict)
+    """Seconds per step of each extension built for this verdict (none for cache hits), keyed `<extension>:<step>`:
+    ninja's outputs (`main.o` the binding unit, `cuda.cuda.o` the CUDA unit, `<extension>.so` the link) and nvcc's
+    phases (`nvcc:cudafe++`, `nvcc:cicc`, `nvcc:ptxas`, `nvcc:gcc (compiling)`, ...)."""
 
 
 class Env(_Model):

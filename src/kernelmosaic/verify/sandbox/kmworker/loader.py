@@ -25,7 +25,7 @@ import time
 import types
 from pathlib import Path
 
-from . import pch
+from . import build_steps, pch
 from .intercept import INTERCEPT, op_names
 
 __all__ = ["load_module", "BuildBusy", "BuildRecorder", "diagnosed_failure"]
@@ -146,12 +146,16 @@ class BuildRecorder:
         pch_key, header = self._pch_choice(build_dir, cache_hit, {"cuda_sources": cuda_sources, **kwargs})
         if header is not None:  # the flags the directory was built with, or ninja would rebuild it
             kwargs = {**kwargs, "extra_cflags": [*(kwargs.get("extra_cflags") or []), *pch.flags(header)]}
+        if cuda_sources:  # nvcc records its phases beside the build (build_steps.py); same flag for every build here
+            kwargs = {**kwargs, "extra_cuda_cflags": [*(kwargs.get("extra_cuda_cflags") or []),
+                                                       *build_steps.nvcc_time_flags(build_dir)]}
         kwargs = {**kwargs, "build_directory": str(build_dir), "verbose": True}
         record = {"name": name, "key": key, "cache_hit": cache_hit, "seconds": 0.0, "log": "", "ok": False,
                   "pch": header is not None}
         self.builds.append(record)
         start = time.perf_counter()
         ops_before = op_names()
+        built_here = False
         with tempfile.TemporaryFile() as log:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -162,6 +166,9 @@ class BuildRecorder:
                 with _build_dir_lock(build_dir, wait=self.wait or cache_hit):
                     if not cache_hit and (build_dir / _FAILED).is_file():
                         _refuse_again(name, build_dir / _FAILED)
+                    built_here = not (build_dir / f"{name}.so").exists()
+                    if built_here:  # nvcc appends to its table: this build's phases only
+                        (build_dir / build_steps.NVCC_TIME).unlink(missing_ok=True)
                     try:
                         module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
                     except Exception as exc:
@@ -180,6 +187,8 @@ class BuildRecorder:
                 os.close(saved[1])
                 record["log"] = _captured(log)
                 record["seconds"] = time.perf_counter() - start
+                if built_here:
+                    record["steps"] = build_steps.steps(build_dir)
                 if not record["ok"]:
                     record["busy"] = isinstance(sys.exc_info()[1], BuildBusy)
                     record["diagnosed"] = diagnosed_failure(sys.exc_info()[1], record["log"])
