@@ -97,6 +97,7 @@ def main() -> None:
                 result["modes"][mode] = {
                     "requests": [{"wall_s": round(w, 3), "service_s": v["seconds"],
                                   "worker_start_s": v["phase_seconds"].get("worker_start"),
+                                  "prestarted": (v.get("workers") or {}).get("candidate_prestarted"),
                                   "ready_ahead": (v.get("workers") or {}).get("candidate_ready_ahead")}
                                  for w, v in rows],
                     "status": sorted({v["status"] for _, v in rows}),
