@@ -12,7 +12,9 @@ calls. Ours is `Verifier.verify_many` with the default settings (compiles ahead 
 every check; its build cache is keyed on the extension's content, so candidates sharing a source build it once),
 once per timing profile of `--profiles` (default `full`; `quick,full` runs both, each from a cold cache).
 `--distinct` gives every candidate its own extension source (an agent's successive kernels), so neither harness
-builds anything twice. Reports candidates per minute for each and where accept/reject disagree.
+builds anything twice. `--variant NAME:KEY=VALUE,...` also runs ours with other verify settings (each cold, beside the
+same naive run), so settings can be compared side by side. Reports candidates per minute for each, where
+accept/reject disagree, each verdict's phase start times, and the longest build's steps (`compile.steps`).
 """
 
 from __future__ import annotations
@@ -106,14 +108,18 @@ def _jit_caches(root: Path) -> dict[str, str]:
     return {"TRITON_CACHE_DIR": str(root / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor")}
 
 
-def run_ours(cases: list, device: str, tmp: Path, profile: str) -> tuple[float, dict]:
-    from kernelmosaic.verify import Verifier, VerifyConfig
+def run_ours(cases: list, device: str, tmp: Path, profile: str, sets: list[str] = (), name: str = "") -> tuple[float, dict]:
+    """`sets`: `verify.<key>=<value>` settings of a variant (`--variant`), read as `--set` reads them."""
+    from kernelmosaic.config import read_config
+    from kernelmosaic.verify import Verifier
+    from kernelmosaic.verify.settings import verify_settings
 
-    # a cold build cache of its own per profile: each run pays every compile, as the naive harness does
-    config = VerifyConfig(device=device, cache_dir=tmp / f"km-cache-{profile}", use_service=False,
-                          timing_profile=profile)
+    run = f"{profile}-{name}" if name else profile
+    # a cold build cache of its own per run: each run pays every compile, as the naive harness does
+    config = verify_settings(read_config(None, list(sets)), {"device": device}).model_copy(
+        update={"cache_dir": tmp / f"km-cache-{run}", "use_service": False, "timing_profile": profile})
     saved = dict(os.environ)
-    os.environ.update(_jit_caches(tmp / f"km-jit-{profile}"))  # the workers inherit it
+    os.environ.update(_jit_caches(tmp / f"km-jit-{run}"))  # the workers inherit it
     try:
         t0, wall0 = time.perf_counter(), time.time()
         with Verifier(config) as verifier:
@@ -154,6 +160,9 @@ def main() -> None:
     parser.add_argument("--profiles", default="full",
                         help="our timing profiles to run, comma-separated (quick,full): each judges every candidate "
                              "from a cold cache, side by side with the naive harness in the same run")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+                        help="also judge every candidate with these verify settings (e.g. 'spare1:spare_workers=1'), "
+                             "cold, in the same run; repeatable. Keys are VerifyConfig's, as `--set verify.KEY=VALUE`")
     parser.add_argument("--naive-run", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.naive_run:
@@ -164,13 +173,21 @@ def main() -> None:
     profiles = [x.strip() for x in args.profiles.split(",") if x.strip()]
     if not profiles or any(x not in ("quick", "full") for x in profiles):
         parser.error(f"--profiles: expected quick and/or full, got {args.profiles!r}")
+    variants = [("", [])]
+    for spec in args.variant:
+        name, _, pairs = spec.partition(":")
+        if not name or not pairs or any("=" not in p for p in pairs.split(",")):
+            parser.error(f"--variant {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE]")
+        variants.append((name, [f"verify.{p.strip()}" for p in pairs.split(",")]))
     with tempfile.TemporaryDirectory(prefix="km-bench-throughput-") as tmp:
         cases = write_cases(Path(tmp) / "cases", args.device, args.count, args.distinct)
         ours = {}
         for profile in profiles:  # ours first: a run cut short still says where our time went
-            ours[profile] = run_ours(cases, args.device, Path(tmp), profile)
-            print(f"ours, `{profile}`: {ours[profile][0]:.0f} s; phase medians (s): "
-                  f"{_phase_medians(ours[profile][1].values())}", flush=True)
+            for name, sets in variants:
+                run = f"{profile}-{name}" if name else profile
+                ours[run] = run_ours(cases, args.device, Path(tmp), profile, sets, name)
+                print(f"ours, `{run}`: {ours[run][0]:.0f} s; phase medians (s): "
+                      f"{_phase_medians(ours[run][1].values())}", flush=True)
         naive_s, naive = run_naive(cases, args.device, Path(tmp))
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
