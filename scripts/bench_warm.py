@@ -33,7 +33,7 @@ MODES = {"quick": ["--set", "verify.timing_profile=quick"], "no-timing": ["--no-
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kernelmosaic.cli", *args]
+    return [sys.executable, "-m", "kernelmosaic", *args]  # the `kernelmosaic` command (launch.py)
 
 
 def _verify(env: dict, problem: Path, candidate: Path, device: str, extra: list[str]) -> tuple[float, dict]:

@@ -10,14 +10,20 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["DEFAULT_FILE", "ConfigError", "read_config", "build", "describe_error", "describe_fields"]
+from kernelmosaic.paths import CONFIG_FILE
 
-DEFAULT_FILE = "kernelmosaic.toml"
+__all__ = ["DEFAULT_FILE", "WORKDIR", "ConfigError", "read_config", "build", "describe_error", "describe_fields"]
+
+DEFAULT_FILE = CONFIG_FILE
+WORKDIR: ContextVar[Path | None] = ContextVar("kernelmosaic_workdir", default=None)
+"""The directory a command runs for, where it is not this process's (the verifier service running a client's
+`verify`, `verify/forwarded.py`): `read_config` looks for ./kernelmosaic.toml there."""
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -46,6 +52,7 @@ def _set(tree: dict[str, Any], dotted: str, value: Any, where: str) -> None:
 def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | None = None) -> dict[str, Any]:
     """The merged tree: the file (`path`, else ./kernelmosaic.toml when present), then each `--set key=value`."""
     tree: dict[str, Any] = {}
+    cwd = cwd or WORKDIR.get()
     if path is None and (Path(cwd or ".") / DEFAULT_FILE).is_file():
         path = Path(cwd or ".") / DEFAULT_FILE
     if path is not None:

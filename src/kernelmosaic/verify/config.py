@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic.paths import default_cache_dir
 from kernelmosaic.verify.static.policy import StaticPolicy
 
 __all__ = ["VerifyConfig", "Precision", "Policy", "TimingProfile", "TOLERANCES", "default_cache_dir", "run_timing"]
@@ -32,12 +33,6 @@ def run_timing(device: str) -> dict[str, float | int]:
     """Timing settings a generate or evaluate run starts from: host timing on the CPU is only indicative, so a run
     there gets a short budget (its `[verify]` section may still set one); on CUDA the defaults."""
     return {"timing_budget_ms": 25.0, "timing_rounds": 2} if device == "cpu" else {}
-
-
-def default_cache_dir() -> Path:
-    """`$KERNELMOSAIC_CACHE`, else `~/.cache/kernelmosaic/build`."""
-    env = os.environ.get("KERNELMOSAIC_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "kernelmosaic" / "build"
 
 
 class VerifyConfig(BaseModel):

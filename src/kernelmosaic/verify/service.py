@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
+from kernelmosaic.paths import socket_path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.verdict import Verdict
@@ -44,10 +45,6 @@ class ServiceError(Exception):
         self.kind = kind
 
 
-def socket_path(cache_dir: Path) -> Path:
-    return Path(cache_dir) / "verify.sock"
-
-
 def _key(config: dict, seeded: bool) -> str:
     return json.dumps({k: v for k, v in config.items() if seeded or k != "seed"}, sort_keys=True)
 
@@ -60,6 +57,11 @@ class _Handler(socketserver.StreamRequestHandler):
                 from kernelmosaic.verify.settings import default_device
 
                 self._send({"ok": True, "device": default_device()})
+                return
+            if request["op"] == "cli_verify":  # a thin client's whole command (kernelmosaic.launch)
+                from kernelmosaic.verify.forwarded import run_verify
+
+                self._send(run_verify(list(request["argv"]), Path(request["cwd"]), self.server.cache_dir))  # type: ignore[attr-defined]
                 return
             verifier = self.server.verifier_for(request["config"], bool(request.get("seeded")))  # type: ignore[attr-defined]
             options = {k: request[k] for k in ("timing", "sanitize", "policy", "timing_profile") if request.get(k) is not None}
@@ -92,6 +94,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def __init__(self, path: Path, devices: list[str] | None) -> None:
         super().__init__(str(path), _Handler)
         self.devices = devices
+        self.cache_dir = path.parent
         self._verifiers: OrderedDict[str, object] = OrderedDict()
         self._lock = threading.Lock()
 
