@@ -15,11 +15,24 @@ from pathlib import Path
 
 from kernelmosaic.paths import CONFIG_FILE, default_cache_dir, socket_path
 
-__all__ = ["KEPT_HERE", "forward", "main"]
+__all__ = ["KEPT_HERE", "forward", "handed_over", "main"]
 
-KEPT_HERE = ("--set", "--config", "--alt", "--derive-alt", "--help")
-"""Options whose values are read relative to this process (files, settings that may name paths), and help: the
-full CLI handles them, as it does a working directory with its own settings file."""
+KEPT_HERE = ("--config", "--alt", "--derive-alt", "--help")
+"""Options read relative to this process (files), and help: the full CLI handles them, as it does a `--set` of the
+build cache (a path, and another service's) and a working directory with its own settings file."""
+
+
+def handed_over(argv: list[str]) -> bool:
+    """Whether `argv` is a command the verifier service runs for this process (the service asks the same)."""
+    if argv[:1] != ["verify"] or "--json" not in argv[1:]:
+        return False
+    for k, arg in enumerate(argv[1:], start=1):
+        option, _, value = arg.partition("=")
+        if option in KEPT_HERE:
+            return False
+        if option == "--set" and "cache_dir" in (value or (argv[k + 1] if k + 1 < len(argv) else "")):
+            return False
+    return True
 
 
 def main() -> None:
@@ -34,9 +47,7 @@ def main() -> None:
 def forward(argv: list[str]) -> int | None:
     """The exit status of `argv` run by the verifier service, its output written here; None when it is not one to
     hand over (not `verify --json`, an option kept here) or no service took it."""
-    if argv[:1] != ["verify"] or "--json" not in argv[1:] or Path(CONFIG_FILE).is_file():
-        return None
-    if any(a.partition("=")[0] in KEPT_HERE for a in argv[1:]):
+    if not handed_over(argv) or Path(CONFIG_FILE).is_file():
         return None
     request = json.dumps({"op": "cli_verify", "argv": argv, "cwd": os.getcwd()}) + "\n"
     try:

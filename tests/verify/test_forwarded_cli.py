@@ -45,7 +45,7 @@ def served(tmp_path, monkeypatch):
 def test_a_forwarded_verify_prints_what_the_full_cli_prints(tmp_path, served):
     write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     write(tmp_path, "cand.py", candidate("return ext.add_relu(a, b)"))
-    argv = ["verify", "problem.py", "cand.py", "--json", "--device", "cpu", "--no-timing", "--trials", "2"]
+    argv = ["verify", "problem.py", "cand.py", "--json", "--device", "cpu", "--no-timing", "--set", "verify.trials=2"]
     env = {**os.environ, "KERNELMOSAIC_CACHE": str(served)}
     thin = subprocess.run([sys.executable, "-c", FORWARD_AND_REPORT, *argv], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
@@ -76,7 +76,8 @@ def test_what_is_not_handed_over(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert forward(["verify", "p.py", "c.py", "--json"]) is None  # no service answers
     for argv in (["verify", "p.py", "c.py"],  # human output stays with the full CLI (terminal width, colour)
-                 ["verify", "p.py", "c.py", "--json", "--set", "verify.trials=3"],
+                 ["verify", "p.py", "c.py", "--json", "--set", "verify.cache_dir=elsewhere"],
+                 ["verify", "p.py", "c.py", "--json", "--set=verify.cache_dir=elsewhere"],
                  ["verify", "p.py", "c.py", "--json", "--config=k.toml"],
                  ["verify", "p.py", "c.py", "--json", "--alt", "a.py"],
                  ["tasks", "list", "--json"]):
@@ -84,6 +85,6 @@ def test_what_is_not_handed_over(tmp_path, monkeypatch):
     (tmp_path / "kernelmosaic.toml").write_text("[verify]\ntrials = 3\n")  # settings of this directory
     assert forward(["verify", "p.py", "c.py", "--json"]) is None
     # the service refuses the same itself, whoever sends it
-    for argv in (["verify", "p.py", "c.py", "--json", "--set", "verify.trials=3"], ["verify", "p.py", "c.py"],
-                 ["tasks", "list"]):
+    for argv in (["verify", "p.py", "c.py", "--json", "--set", "verify.cache_dir=x"], ["verify", "p.py", "c.py"],
+                 ["verify", "p.py", "c.py", "--json", "--alt", "a.py"], ["tasks", "list"]):
         assert run_verify(argv, tmp_path, tmp_path / "no-service")["ok"] is False, argv

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kernelmosaic.config import WORKDIR
-from kernelmosaic.launch import KEPT_HERE
+from kernelmosaic.launch import handed_over
 from kernelmosaic.paths import default_cache_dir
 
 __all__ = ["run_verify"]
@@ -79,8 +79,8 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
 
     from kernelmosaic.verify.cli import verify_command
 
-    if argv[:1] != ["verify"] or "--json" not in argv[1:] or any(a.partition("=")[0] in KEPT_HERE for a in argv[1:]):
-        return {"ok": False, "declined": "only `verify --json` without file or settings options is run for a client"}
+    if not handed_over(argv):
+        return {"ok": False, "declined": "only `verify --json` without file options is run for a client"}
     if default_cache_dir().resolve() != Path(service_cache).resolve():
         # the client found this service at its default cache; here the default is another one
         return {"ok": False, "declined": "this service's default build cache is not the one it serves"}
