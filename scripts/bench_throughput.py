@@ -108,13 +108,14 @@ def _jit_caches(root: Path) -> dict[str, str]:
     return {"TRITON_CACHE_DIR": str(root / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor")}
 
 
-def run_ours(cases: list, device: str, tmp: Path, profile: str, sets: list[str] = (), name: str = "") -> tuple[float, dict]:
-    """`sets`: `verify.<key>=<value>` settings of a variant (`--variant`), read as `--set` reads them."""
+def run_ours(cases: list, device: str, tmp: Path, profile: str, sets: list[str] = (), run: str = "") -> tuple[float, dict]:
+    """`sets`: `verify.<key>=<value>` settings of a variant (`--variant`), read as `--set` reads them; `run`: the
+    run's label, which names its caches (default the profile)."""
     from kernelmosaic.config import read_config
     from kernelmosaic.verify import Verifier
     from kernelmosaic.verify.settings import verify_settings
 
-    run = f"{profile}-{name}" if name else profile
+    run = run or profile
     # a cold build cache of its own per run: each run pays every compile, as the naive harness does
     config = verify_settings(read_config(None, list(sets)), {"device": device}).model_copy(
         update={"cache_dir": tmp / f"km-cache-{run}", "use_service": False, "timing_profile": profile})
@@ -185,7 +186,7 @@ def main() -> None:
         for profile in profiles:  # ours first: a run cut short still says where our time went
             for name, sets in variants:
                 run = f"{profile}-{name}" if name else profile
-                ours[run] = run_ours(cases, args.device, Path(tmp), profile, sets, name)
+                ours[run] = run_ours(cases, args.device, Path(tmp), profile, sets, run)
                 print(f"ours, `{run}`: {ours[run][0]:.0f} s; phase medians (s): "
                       f"{_phase_medians(ours[run][1].values())}", flush=True)
         naive_s, naive = run_naive(cases, args.device, Path(tmp))
@@ -196,27 +197,27 @@ def main() -> None:
               "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours": {}}
     print("| harness | seconds | candidates/min | vs naive |\n|---|---|---|---|\n"
           f"| naive (KernelBench method) | {naive_s:.0f} | {result['naive_per_min']} | 1.00x |")
-    for profile, (ours_s, got) in ours.items():
+    for run, (ours_s, got) in ours.items():
         rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": got[i]["status"],
                  "agree": naive[i]["accepted"] == got[i]["accepted"], "seconds": got[i]["seconds"],
                  "ours_as_expected": got[i]["accepted"] == EXPECTED[kind], "phases": got[i]["phases"],
                  "started": got[i]["started"], "compile_s": got[i]["compile_s"],
                  "compile_steps": got[i]["compile_steps"]}
                 for i, _, _, kind in cases]
-        result["ours"][profile] = {"seconds": round(ours_s, 1), "phase_medians": _phase_medians(got.values()),
-                                   "per_min": round(60 * len(cases) / ours_s, 2),
-                                   "vs_naive": round(naive_s / ours_s, 2), "agreement": sum(r["agree"] for r in rows),
-                                   "as_expected": sum(r["ours_as_expected"] for r in rows), "rows": rows}
-        print(f"| KernelMosaic verify_many, `{profile}` timing | {ours_s:.0f} | {result['ours'][profile]['per_min']} | "
+        result["ours"][run] = {"seconds": round(ours_s, 1), "phase_medians": _phase_medians(got.values()),
+                               "per_min": round(60 * len(cases) / ours_s, 2),
+                               "vs_naive": round(naive_s / ours_s, 2), "agreement": sum(r["agree"] for r in rows),
+                               "as_expected": sum(r["ours_as_expected"] for r in rows), "rows": rows}
+        print(f"| KernelMosaic verify_many, `{run}` timing | {ours_s:.0f} | {result['ours'][run]['per_min']} | "
               f"{naive_s / ours_s:.2f}x |")
-    for profile, summary in result["ours"].items():
+    for run, summary in result["ours"].items():
         built = [r for r in summary["rows"] if r["compile_steps"]]
         if built:  # the critical path of a cold batch is usually its longest build: where that build's time went
             longest = max(built, key=lambda r: r["phases"].get("compile", 0.0))
-            print(f"`{profile}`: longest build {longest['id']} (compile stage {longest['phases'].get('compile')} s, "
+            print(f"`{run}`: longest build {longest['id']} (compile stage {longest['phases'].get('compile')} s, "
                   f"started {longest['started'].get('compile')} s in; load_inline calls {longest['compile_s']} s): "
                   f"{longest['compile_steps']}")
-        print(f"`{profile}`: accept/reject agreement with naive {summary['agreement']}/{len(cases)}; as expected "
+        print(f"`{run}`: accept/reject agreement with naive {summary['agreement']}/{len(cases)}; as expected "
               f"{summary['as_expected']}/{len(cases)}")
         for r in summary["rows"]:
             if not r["ours_as_expected"]:

@@ -48,7 +48,8 @@ def _verify(env: dict, problem: Path, candidate: Path, device: str, extra: list[
 
 def _client_parts(env: dict, repeats: int = 5) -> dict:
     """Medians of what a client process costs before it talks to the service, on this machine: starting the
-    interpreter, and starting it plus importing the CLI a `verify` runs (the rest of the client's share is parsing,
+    interpreter; starting it and importing the entry point (`launch.py`: all a handed-over `verify --json` imports);
+    starting it and importing the full CLI's `verify` (what a verify that is not handed over pays before parsing,
     settings, the exchange and printing)."""
     def median_s(code: str) -> float:
         walls = []
@@ -57,7 +58,7 @@ def _client_parts(env: dict, repeats: int = 5) -> dict:
             subprocess.run([sys.executable, "-c", code], env=env, check=True)
             walls.append(time.perf_counter() - t0)
         return round(statistics.median(walls), 3)
-    return {"interpreter": median_s("pass"),
+    return {"interpreter": median_s("pass"), "interpreter_and_entry_point": median_s("import kernelmosaic.launch"),
             "interpreter_and_imports": median_s("import kernelmosaic.cli, kernelmosaic.verify.cli, "
                                                 "kernelmosaic.verify.service")}
 

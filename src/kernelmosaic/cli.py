@@ -15,7 +15,7 @@ from typer.core import TyperGroup
 
 from kernelmosaic import __version__
 
-__all__ = ["app"]
+__all__ = ["app", "stage_command"]
 
 # name -> (module, attribute, kind, one-line help). kind: "command" (a function) or "group" (a typer.Typer).
 _COMMANDS: dict[str, tuple[str, str, str, str]] = {
@@ -49,23 +49,29 @@ class _LazyStages(TyperGroup):
         if cmd_name not in _COMMANDS:
             return None
         if cmd_name not in self.commands:
-            module, attr, kind, short = _COMMANDS[cmd_name]
-            target = getattr(importlib.import_module(module), attr)
-            if kind == "group":
-                command = typer.main.get_group(target)
-                command.help = command.help or short
-            else:
-                holder = typer.Typer(pretty_exceptions_enable=False)
-                holder.command(cmd_name)(target)
-                command = typer.main.get_command(holder)
-            command.name = cmd_name
-            self.commands[cmd_name] = command
+            self.commands[cmd_name] = stage_command(cmd_name)
         return self.commands[cmd_name]
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # The listing uses the short help above, so `kernelmosaic --help` imports no stage.
         with formatter.section("Commands"):
             formatter.write_dl([(name, row[3]) for name, row in _COMMANDS.items()])
+
+
+def stage_command(name: str) -> click.Command:
+    """The command (or group) `name` of `_COMMANDS`, built from its stage module; the verifier service builds
+    `verify` with it for a handed-over client (verify/forwarded.py)."""
+    module, attr, kind, short = _COMMANDS[name]
+    target = getattr(importlib.import_module(module), attr)
+    if kind == "group":
+        command = typer.main.get_group(target)
+        command.help = command.help or short
+    else:
+        holder = typer.Typer(pretty_exceptions_enable=False)
+        holder.command(name)(target)
+        command = typer.main.get_command(holder)
+    command.name = name
+    return command
 
 
 app = typer.Typer(

@@ -6,6 +6,7 @@ socket like any client, so it takes the same warm verifier."""
 from __future__ import annotations
 
 import io
+import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -58,8 +59,6 @@ class _Routed(io.TextIOBase):
 
 @contextmanager
 def _captured():
-    import sys
-
     with _INSTALL:  # once per process; streams swapped later (a test's capture) are wrapped again
         if not isinstance(sys.stdout, _Routed):
             sys.stdout = _Routed(sys.stdout, "stdout")
@@ -77,16 +76,14 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
     {"ok": False, "declined": why} when the command would not see the settings it sees in the client."""
     import typer
 
-    from kernelmosaic.verify.cli import verify_command
+    from kernelmosaic.cli import stage_command
 
     if not handed_over(argv):
         return {"ok": False, "declined": "only `verify --json` without file options is run for a client"}
     if default_cache_dir().resolve() != Path(service_cache).resolve():
         # the client found this service at its default cache; here the default is another one
         return {"ok": False, "declined": "this service's default build cache is not the one it serves"}
-    holder = typer.Typer(pretty_exceptions_enable=False)
-    holder.command("verify")(verify_command)
-    command = typer.main.get_command(holder)
+    command = stage_command("verify")
     token = WORKDIR.set(Path(cwd))
     code = 0
     with _captured() as (out, err):

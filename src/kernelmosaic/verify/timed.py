@@ -29,7 +29,7 @@ from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Exclusive, Outcome, ReferenceData, Stop, _call, _integrity, escaped_work
 from kernelmosaic.verify.pool import Worker
-from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
+from kernelmosaic.verify.sandbox.kmworker.timing import burst_seed
 from kernelmosaic.verify.stats import summarize
 from kernelmosaic.verify.verdict import Finding, Status, Timing
 
@@ -72,15 +72,15 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
     status = Status.bad_problem if kind else Status.runtime_error
     _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed)
     calls = burst_calls(target_ms, host_median_ms)
-    extra = {} if prints is None else {"fp_seed": fp_seed}
+    fp_args = {} if prints is None else {"fp_seed": fp_seed}
     for _ in range(3 if resize else 1):
         t0 = time.perf_counter()
-        res = _call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind, **extra)
+        res = _call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind, **fp_args)
         wall_ms = (time.perf_counter() - t0) * 1e3
         if "integrity" in res:
             _integrity(res["integrity"], "timing")
         if prints is not None:  # the seed from what was asked, not from anything the worker says
-            prints.append(BurstCheck(seed + (calls - 1) % BURST_SETS, res["last_fp"]))
+            prints.append(BurstCheck(burst_seed(seed, calls - 1), res["last_fp"]))
         burst = Burst(wall_ms, float(res["reported_ms"]), calls, host_median_ms)
         if not (calls := longer_burst(burst, target_ms)):
             break

@@ -20,7 +20,7 @@ from .inputs import InputTemplate, cast_model, to_device
 from .intercept import INTERCEPT
 from .loader import BuildRecorder, load_module
 from .memory import forward_peak_bytes
-from .timing import BURST_SETS, Timer, burst
+from .timing import BURST_SETS, Timer, burst, burst_seed
 
 __all__ = ["CandidateRole"]
 
@@ -175,7 +175,7 @@ class CandidateRole:
     def burst_inputs(self, seed: int) -> dict:
         """Draw the wall-clock burst's input sets ahead of it, so the parent's timing of the burst holds calls only."""
         draw = self.template.drawer(self.device)
-        self.burst_sets = [draw(seed + k) for k in range(BURST_SETS)]
+        self.burst_sets = [draw(burst_seed(seed, k)) for k in range(BURST_SETS)]
         return {}
 
     @torch.no_grad()

@@ -13,7 +13,7 @@ from .inputs import InputTemplate, apply_distribution, cast_model, cast_precisio
 from .loader import load_module
 from .memory import forward_peak_bytes
 from .oracle import Oracle
-from .timing import BURST_SETS, Timer, burst
+from .timing import BURST_SETS, Timer, burst, burst_seed
 
 __all__ = ["ReferenceRole"]
 
@@ -137,7 +137,7 @@ class ReferenceRole:
 
     def burst_inputs(self, seed: int) -> dict:
         draw = self.template.drawer(self.device)
-        self.burst_sets = [draw(seed + k) for k in range(BURST_SETS)]
+        self.burst_sets = [draw(burst_seed(seed, k)) for k in range(BURST_SETS)]
         return {}
 
     @torch.no_grad()

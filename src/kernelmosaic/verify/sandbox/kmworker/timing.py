@@ -30,7 +30,7 @@ import torch
 
 from .common import package_outputs
 
-__all__ = ["BURST_SETS", "Timer", "burst", "repetitions", "lead_short"]
+__all__ = ["BURST_SETS", "Timer", "burst", "burst_seed", "repetitions", "lead_short"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
 _MAX_LEAD_US = 20_000.0
@@ -197,7 +197,13 @@ def repetitions(budget_ms: float, wall_ms: float, est_ms: float, call_wall_ms: f
 
 
 BURST_SETS = 4
-"""Input sets a wall-clock burst rotates through; call i uses set i % BURST_SETS (drawn from seed + that index)."""
+"""Input sets a wall-clock burst rotates through (`burst_seed`)."""
+
+
+def burst_seed(seed: int, call: int) -> int:
+    """The seed of the input set that call `call` of a burst drawn from `seed` uses (the workers draw the sets with
+    it; the parent finds the last call's inputs with it)."""
+    return seed + call % BURST_SETS
 
 
 def burst(fn, inputs: list[list], calls: int, device: str) -> tuple[float, object]:
