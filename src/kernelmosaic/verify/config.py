@@ -77,6 +77,10 @@ class VerifyConfig(BaseModel):
     one answers on `<cache_dir>/verify.sock`; otherwise they judge in-process."""
     compile_jobs: int = Field(2, ge=1)
     """Cores one `load_inline` compile is counted as using (sets the default `lookahead`)."""
+    split_nvcc: bool = True
+    """Build a candidate's CUDA unit with nvcc's host and device front ends side by side (the same commands nvcc
+    runs, `kmworker/nvcc_split.py`): the unit's wall time falls from their sum to the longer of them. Off: nvcc as
+    is. Either way the build directory is the same, so switching does not rebuild the cache."""
     timing_lead_us: float = Field(50.0, ge=0.0)
     """CUDA: before each timed call a spin kernel keeps the device busy for at least this long (µs), and for twice
     the host's measured enqueue time, so the window holds device time and not the host's launch latency, which

@@ -25,7 +25,7 @@ from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.requests import InputError
-from kernelmosaic.verify.sandbox.kmworker import pch
+from kernelmosaic.verify.sandbox.kmworker import nvcc_split, pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
@@ -47,7 +47,8 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     # builds the same kernels (the pool changes where they compile, not what). The cost: a graph of many kernels
     # (an L3 model) built alone compiles them one after another, once per problem (the baseline is cached on disk).
     # The user's own setting wins.
-    env = {"TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")}
+    env = {"TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"),
+           nvcc_split.SWITCH: "1" if config.split_nvcc else "0"}
     if role == "compile":
         env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
         if config.device == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ import time
 import types
 from pathlib import Path
 
-from . import build_steps, pch
+from . import build_steps, nvcc_split, pch
 from .intercept import INTERCEPT, op_names
 
 __all__ = ["load_module", "BuildBusy", "BuildRecorder", "diagnosed_failure"]
@@ -170,7 +171,8 @@ class BuildRecorder:
                     if built_here:  # nvcc appends to its table: this build's phases only
                         (build_dir / build_steps.NVCC_TIME).unlink(missing_ok=True)
                     try:
-                        module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
+                        with _split_nvcc(bool(cuda_sources)):
+                            module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
                     except Exception as exc:
                         _keep_failure(build_dir, log, exc)
                         raise
@@ -208,6 +210,28 @@ class BuildRecorder:
         else:
             marker.unlink(missing_ok=True)
         return key, header
+
+
+@contextlib.contextmanager
+def _split_nvcc(cuda: bool):
+    """torch's ninja runs `nvcc_split` as its nvcc for this build (the wrapper runs the real one unchanged when told
+    to, `KM_NVCC_SPLIT=0`, so the build file is the same either way and switching never rebuilds)."""
+    if not cuda:
+        yield
+        return
+    from torch.utils.cpp_extension import _join_cuda_home
+
+    saved = {k: os.environ.get(k) for k in ("PYTORCH_NVCC", nvcc_split.REAL_NVCC)}
+    os.environ["PYTORCH_NVCC"] = f"{shlex.quote(sys.executable)} -I {shlex.quote(nvcc_split.__file__)}"
+    os.environ[nvcc_split.REAL_NVCC] = _join_cuda_home("bin", "nvcc")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _captured(log) -> str:
