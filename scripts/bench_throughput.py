@@ -151,6 +151,20 @@ def _phase_medians(verdicts) -> dict[str, float]:
     return {k: round(statistics.median(v["phases"][k] for v in verdicts if k in v["phases"]), 2) for k in names}
 
 
+def _print_timeline(run: str, got: dict) -> None:
+    """Each verdict's phases as (start, end) seconds into the run, in the order they ended: which build or
+    judgement the run's last seconds waited on."""
+    def span(v, phase):
+        start = v["started"].get(phase)
+        return None if start is None else (start, round(start + v["phases"].get(phase, 0.0), 1))
+
+    print(f"`{run}` timeline (s into the run: compile, judge, timing; status):")
+    for ident, v in sorted(got.items(), key=lambda kv: max((e for _, e in filter(None, (
+            span(kv[1], p) for p in ("compile", "judge", "timing")))), default=0.0)):
+        parts = " ".join(f"{p} {s[0]}-{s[1]}" for p in ("compile", "judge", "timing") if (s := span(v, p)))
+        print(f"  {ident}: {parts}; {v['status']}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -189,6 +203,11 @@ def main() -> None:
                 ours[run] = run_ours(cases, args.device, Path(tmp), profile, sets, run)
                 print(f"ours, `{run}`: {ours[run][0]:.0f} s; phase medians (s): "
                       f"{_phase_medians(ours[run][1].values())}", flush=True)
+                # written at once: the naive harness takes ~9 minutes, and a device call cut before it ends
+                # still brings back when each of our candidates compiled and was judged
+                partial = args.out.with_name(f"{args.out.stem}.{run}.json")
+                partial.write_text(json.dumps({"seconds": round(ours[run][0], 1), "verdicts": ours[run][1]}, indent=1))
+                _print_timeline(run, ours[run][1])
         naive_s, naive = run_naive(cases, args.device, Path(tmp))
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
