@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
 from kernelmosaic.verify.pool import Worker, WorkerLimits
 
 
@@ -24,3 +32,47 @@ def test_scratch_kept_when_asked(tmp_path):
 def test_a_worker_that_never_started_leaves_nothing(tmp_path):
     Worker("compile", "cpu", WorkerLimits(), scratch_root=tmp_path).kill()
     assert list(tmp_path.iterdir()) == []
+
+
+ORPHAN = """
+import sys
+from pathlib import Path
+from kernelmosaic.verify.pool import Worker, WorkerLimits
+worker = Worker("candidate", "cpu", WorkerLimits(), scratch_root=Path(sys.argv[1]), keep_scratch=sys.argv[2] == "keep")
+worker.spawn(defer_device=True) if sys.argv[3] == "spare" else worker.start()
+print(worker.proc.pid, worker.scratch, flush=True)
+import os
+os._exit(0)  # the parent ends without closing its worker, as a killed verifier does
+"""
+
+
+def _orphan(tmp_path, keep: bool, spare: bool):
+    """A parent process that starts a worker and ends without closing it; returns (worker pid, its scratch)."""
+    done = subprocess.run([sys.executable, "-c", ORPHAN, str(tmp_path), "keep" if keep else "drop",
+                           "spare" if spare else "ready"], capture_output=True, text=True, timeout=120, check=True)
+    pid, scratch = done.stdout.split()
+    deadline = time.monotonic() + 60
+    while _alive(int(pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(int(pid)), "the orphaned worker should exit once its parent is gone"
+    return Path(scratch)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+@pytest.mark.parametrize("spare", [False, True], ids=["ready-worker", "waiting-spare"])
+def test_a_worker_whose_parent_died_removes_its_scratch(tmp_path, spare):
+    scratch = _orphan(tmp_path, keep=False, spare=spare)
+    assert scratch.parent == tmp_path and not scratch.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_orphaned_worker_keeps_its_scratch_when_asked(tmp_path):
+    scratch = _orphan(tmp_path, keep=True, spare=True)
+    assert scratch.is_dir() and (scratch / "output.log").exists()

@@ -22,6 +22,7 @@ def main() -> None:
                         help="import, then wait for `begin` before touching the device (a spare started early)")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
+    scratch = os.environ.pop("KM_WORKER_SCRATCH", "")  # read before any candidate code runs here
 
     import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
@@ -36,9 +37,10 @@ def main() -> None:
     device = args.device
     if args.defer_device:  # a spare: Python and torch are loaded; the device is touched only when it is handed out
         request = _recv_or_none(channel)
-        if request is None or request.get("op") != "begin":
-            if request is not None:
-                channel.send({"ok": True})
+        if request is None:
+            return _orphaned(scratch)
+        if request.get("op") != "begin":
+            channel.send({"ok": True})
             return
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device).index or 0)
@@ -49,7 +51,7 @@ def main() -> None:
         try:
             request = channel.recv()
         except EOFError:
-            return
+            return _orphaned(scratch)
         op = request.get("op")
         if op == "exit":
             channel.send({"ok": True})
@@ -63,6 +65,16 @@ def main() -> None:
             channel.send({"ok": False, "error": describe_error(exc)})
         sys.stdout.flush()
         sys.stderr.flush()
+
+
+def _orphaned(scratch: str) -> None:
+    """The channel closed without an `exit` request: the parent is gone (a parent that closes a worker asks it to exit
+    first, or kills it), so nobody else will remove this worker's scratch directory (`pool.ORPHAN_SCRATCH_ENV`)."""
+    import shutil
+
+    if scratch:
+        os.chdir("/")
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _recv_or_none(channel):
