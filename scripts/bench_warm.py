@@ -27,9 +27,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput_cases import write_cases  # noqa: E402 - the sibling module, put on the path above
 
-MODES = {"quick": ["--set", "verify.timing_profile=quick"], "no-timing": ["--no-timing"],
-         "full": ["--set", "verify.timing_profile=full"]}
-"""In the order they run: `quick` first (an agent's iteration, the issue's warm verify), `full` last (the longest)."""
+MODES = {"quick": ["--set", "verify.timing_profile=quick"], "quick-paced": ["--set", "verify.timing_profile=quick"],
+         "no-timing": ["--no-timing"], "full": ["--set", "verify.timing_profile=full"]}
+"""In the order they run: `quick` first (an agent's iteration, the issue's warm verify), `full` last (the longest).
+Each mode sends its requests back to back, as a batch script would, except `quick-paced`, which waits `--pause`
+seconds after each answer, as a user at a shell or an agent waiting on its model does: the service then has the idle
+time it uses to bring the next candidate worker up (`Verifier.ready_spares`); back to back, a request can find the
+spares still loading torch."""
 
 
 def _cli(*args: str) -> list[str]:
@@ -68,6 +72,8 @@ def main() -> None:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--out", type=Path, default=Path("out/warm.json"))
+    parser.add_argument("--pause", type=float, default=5.0,
+                        help="seconds between the answer and the next request in the `quick-paced` mode")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="km-bench-warm-") as tmp:
         cases = [c for c in write_cases(Path(tmp) / "cases", args.device, 8) if c[3] == "correct" and
@@ -88,10 +94,16 @@ def main() -> None:
             cold_wall, cold = _verify(env, problem, candidate, args.device, MODES["quick"])
             print(f"cold (build, set-up, baselines): {cold_wall:.1f} s wall, status {cold['status']}", flush=True)
             result = {"date": date.today().isoformat(), "device": args.device, "repeats": args.repeats,
+                      "pause_s": args.pause,
                       "cold_wall_s": round(cold_wall, 2), "cold_status": cold["status"], "client_parts_s": result_client,
                       "modes": {}}
             for mode, extra in MODES.items():
-                rows = [_verify(env, problem, candidate, args.device, extra) for _ in range(args.repeats + 1)][1:]
+                rows = []
+                for _ in range(args.repeats + 1):  # the first request of a mode is a warm-up, not counted
+                    rows.append(_verify(env, problem, candidate, args.device, extra))
+                    if mode == "quick-paced":
+                        time.sleep(args.pause)
+                rows = rows[1:]
                 walls = [w for w, _ in rows]
                 service_s = [v["seconds"] for _, v in rows]
                 client = [w - s for w, s in zip(walls, service_s, strict=True)]
