@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from kernelmosaic.verify import VerifyConfig
+from kernelmosaic.verify import Verifier, VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerError, WorkerLimits
-from kernelmosaic.verify.slot import DeviceSlot
+from kernelmosaic.verify.slot import DeviceSlot, Spares
 
 
 def test_a_deferred_worker_says_nothing_until_activated_then_serves(tmp_path):
@@ -125,3 +125,50 @@ def test_closing_a_slot_reaps_its_reference_and_every_spare_side_by_side(tmp_pat
     assert not any(w.alive for w in workers)
     assert all(w.proc.poll() is not None for w in workers) and not any(w.scratch.exists() for w in workers)
     assert slot.ref is None and not slot.has_spare() and slot.release_workers() == []
+
+
+def test_the_slots_of_one_gpu_share_their_spares_and_two_gpus_do_not(tmp_path):
+    """Built without touching a device: the verifier's slots per GPU hold one set of spares, `spare_workers` per slot."""
+    config = VerifyConfig(device="cuda", cache_dir=tmp_path, judges_per_gpu=3, spare_workers=2)
+    verifier = Verifier(config, devices=["cuda:0", "cuda:1"])
+    try:
+        first, second = verifier._all[:3], verifier._all[3:]
+        assert [s.device for s in first] == ["cuda:0"] * 3 and [s.device for s in second] == ["cuda:1"] * 3
+        assert all(s._share is first[0]._share for s in first) and all(s._share is second[0]._share for s in second)
+        assert first[0]._share is not second[0]._share
+        assert (first[0]._share.size, first[0]._share.slots) == (6, 3)
+        first[1].warm_spare()  # deferred spares: launched, no device touched
+        assert len(first[0]._spares) == 6 and first[2].has_spare() and not second[0].has_spare()
+        first[2].warm_spare()  # already full for the device: nothing more launched
+        assert len(first[0]._spares) == 6
+    finally:
+        verifier.close()
+    assert list(tmp_path.glob("km-candidate-*")) == []
+
+
+def test_a_slot_takes_a_sibling_slots_spare_and_one_spare_per_slot_is_brought_up(tmp_path):
+    """Two slots of one device sharing three spares (CPU workers standing in for a GPU's, as a slot launches them on
+    the CPU device): bring-ups stop at one per slot, and either slot hands out what the other brought up."""
+    config = VerifyConfig(device="cpu", cache_dir=tmp_path)
+    share = Spares(size=3, slots=2)
+    a, b = DeviceSlot("cpu", config, share), DeviceSlot("cpu", config, share)
+    for _ in range(3):
+        spare = Worker("candidate", "cpu", WorkerLimits(), scratch_root=tmp_path)
+        spare.spawn(defer_device=True)
+        share.workers.append(spare)
+    spares = list(share.workers)
+    try:
+        assert a.ready_spare() and b.ready_spare() and a.ready_spare()
+        assert [s.ready for s in spares] == [True, True, False]  # two slots: two up, the third left loaded
+        taken_by_b = b.take_candidate_worker()
+        assert taken_by_b is spares[0] and b.spare_used and b.spare_was_ready
+        taken_by_a = a.take_candidate_worker()
+        assert taken_by_a is spares[1] and a.spare_was_ready
+        last = b.take_candidate_worker()  # loaded, not up: brought up at the hand-out
+        assert last is spares[2] and b.spare_used and not b.spare_was_ready and last.env["device"] == "cpu"
+        for w in (taken_by_a, taken_by_b, last):
+            w.kill()
+        assert not a.has_spare() and not b.has_spare()
+    finally:
+        a.close()
+        b.close()

@@ -135,8 +135,8 @@ class VerifyConfig(BaseModel):
     workers. They share the GPU except while one times (devlock.py); on the CPU there is one slot."""
     spare_workers: int = Field(3, ge=0)
     """Candidate workers each GPU slot keeps launched ahead (Python and torch loaded; the device set up only for the
-    next one, by the verifier service while it is idle), so a judgement rarely waits for a worker to start; the CPU
-    slot keeps at most one, launched while it is idle."""
+    next one per slot, by the verifier service while it is idle), so a judgement rarely waits for a worker to start;
+    the slots of one GPU share theirs, oldest first. The CPU slot keeps at most one, launched while it is idle."""
 
     def tolerances(self, precision: Precision | None = None) -> tuple[float, float]:
         """(atol, rtol) for this run's precision, or for `precision` (an alternative's) when given."""

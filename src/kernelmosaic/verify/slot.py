@@ -29,7 +29,7 @@ from kernelmosaic.verify.sandbox.kmworker import nvcc_split, pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
-__all__ = ["BuildBusy", "DeviceSlot", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile",
+__all__ = ["BuildBusy", "DeviceSlot", "Spares", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile",
            "precompile_header", "side_by_side", "spare_compile_worker", "worker_limits", "gpu_arch", "driver_version", "arch_env",
            "nvidia_smi"]
 
@@ -242,18 +242,31 @@ def _first_error(log: str) -> str:
     return "see the compiler log"
 
 
+class Spares:
+    """The spare candidate workers of one device, shared by its slots: a slot that judges request after request (every
+    request of one problem goes to the slot that has its reference set up) takes the others' spares too, instead of
+    waiting for its own to load torch (H200, 2026-12-03: back to back, three of six warm verifies waited 1.8-4.5 s
+    for a spare of their slot while the other slots' spares sat loaded)."""
+
+    def __init__(self, size: int, slots: int = 1) -> None:
+        self.size, self.slots = size, slots
+        """How many to keep launched on a GPU (`spare_workers` for each slot sharing them); how many slots share them:
+        at most that many are kept up on the device ahead (`DeviceSlot.ready_spare`)."""
+        self.workers: list[Worker] = []
+        """Launched ahead, oldest first (Python and torch loading or loaded; the first may be up on the device,
+        `DeviceSlot.ready_spare`)."""
+        self.lock = threading.RLock()
+        """Held while they are handed out, topped up or brought up (`Verifier.ready_spares` runs beside judgements)."""
+
+
 class DeviceSlot:
-    def __init__(self, device: str, config: VerifyConfig) -> None:
+    def __init__(self, device: str, config: VerifyConfig, spares: Spares | None = None) -> None:
+        """`spares`: shared with the other slots of the same device (`Verifier`); default the slot's own."""
         self.device, self.config = device, config
         self.ref: Worker | None = None
         self._data: dict[tuple, ReferenceData] = {}
         self._loaded: tuple | None = None
-        self._spares: list[Worker] = []
-        """Candidate workers launched ahead, oldest first (Python and torch loading or loaded; the oldest may be up
-        on the device, `ready_spare`)."""
-        self._spare_lock = threading.RLock()
-        """Held while the spares are handed out, topped up or brought up (`Verifier.ready_spares` runs beside
-        judgements)."""
+        self._share = spares or Spares(config.spare_workers)
         self.reference_reused = False
         """The last `reference()` found the problem already set up."""
         self.spare_used = False
@@ -320,6 +333,14 @@ class DeviceSlot:
         return bool(problem_sha) and self._loaded is not None and self._loaded[0] == problem_sha and \
             self.ref is not None and self.ref.alive
 
+    @property
+    def _spares(self) -> list[Worker]:
+        return self._share.workers
+
+    @property
+    def _spare_lock(self) -> threading.RLock:
+        return self._share.lock
+
     def has_spare(self) -> bool:
         return any(w.alive for w in self._spares)
 
@@ -331,10 +352,8 @@ class DeviceSlot:
         waited = not self._spare_lock.acquire(blocking=False)  # a bring-up (`ready_spare`) still under way
         if waited:
             self._spare_lock.acquire()
-        try:
-            worker = self._hand_out_spare()
-        finally:
-            self._spare_lock.release()
+        self._spare_lock.release()
+        worker = self._hand_out_spare()
         self.spare_was_ready = self.spare_was_ready and not waited
         if worker is None:
             try:
@@ -347,11 +366,16 @@ class DeviceSlot:
         return worker
 
     def _hand_out_spare(self) -> Worker | None:
-        """The oldest live spare, up on the device (None: no spare could be); dead ones go on the way."""
+        """The oldest live spare, up on the device (None: no spare could be); dead ones go on the way. Each is taken
+        off the shared list under its lock and brought up outside it: a spare still loading torch delays only this
+        hand-out, not the other slots' (a bring-up by `ready_spare` runs under the lock, so none is brought up twice)."""
         worker: Worker | None = None
         was_ready = False
-        while worker is None and self._spares:
-            spare = self._spares.pop(0)
+        while worker is None:
+            with self._spare_lock:
+                if not self._spares:
+                    break
+                spare = self._spares.pop(0)
             try:
                 if spare.alive:
                     was_ready = spare.ready
@@ -366,29 +390,34 @@ class DeviceSlot:
         return worker
 
     def ready_spare(self) -> bool:
-        """Bring the spare the next hand-out takes up on the device now (CUDA initialised, its role made), so that
-        hand-out costs nothing: 0.66 s of a warm verify on the H200. The caller holds the device shared (a context
-        made during another judgement's timing would show in it); a hand-out meanwhile waits for the bring-up.
-        True when a spare is up; a spare that died is left for `warm_spare` to replace."""
+        """Bring a spare up on the device now (CUDA initialised, its role made), the first live one that is not up
+        yet, so that a hand-out costs nothing: 0.66 s of a warm verify on the H200. Called once per slot
+        (`Verifier.ready_spares`), it leaves one spare up per slot sharing them, at the front, where hand-outs take
+        from. The caller holds the device shared (a context made during another judgement's timing would show in
+        it); a hand-out meanwhile waits for the bring-up. True when a spare is up; a spare that died is left for
+        `warm_spare` to replace."""
         with self._spare_lock:
-            for spare in self._spares:
-                if spare.alive:
+            live = [w for w in self._spares if w.alive]
+            if sum(w.ready for w in live) >= self._share.slots:  # one up per slot sharing them (each holds a context)
+                return True
+            for spare in live:
+                if not spare.ready:
                     try:
                         spare.activate(self.config.load_timeout_s)
                         return True
                     except WorkerDied:
                         return False
-            return False
+            return bool(live)
 
     def warm_spare(self) -> None:
-        """Top the spares up to `spare_workers` (GPU): each loads Python and torch and then waits without touching the
-        device. On the CPU device at most one, launched only when the slot goes idle: a process loading torch beside a
-        candidate timed on host timers would skew its numbers."""
+        """Top the device's spares up to their shared count (GPU: `spare_workers` per slot): each loads Python and
+        torch and then waits without touching the device. On the CPU device at most one, launched only when the slot
+        goes idle: a process loading torch beside a candidate timed on host timers would skew its numbers."""
         with self._spare_lock:
             for dead in [w for w in self._spares if not w.alive]:  # died while waiting: process group, scratch go
                 dead.kill()
                 self._spares.remove(dead)
-            want = self.config.spare_workers if self.device.startswith("cuda") else min(self.config.spare_workers, 1)
+            want = self._share.size if self.device.startswith("cuda") else min(self._share.size, 1)
             while len(self._spares) < want:
                 spare = Worker("candidate", self.device, worker_limits(self.config, self.device, "candidate"),
                                keep_scratch=self.config.keep_scratch)
@@ -408,7 +437,8 @@ class DeviceSlot:
         """The slot's workers, detached from it (the caller closes them)."""
         with self._spare_lock:
             workers = [w for w in (self.ref, *self._spares) if w is not None]
-            self.ref, self._spares = None, []
+            self.ref = None
+            self._spares.clear()  # shared: the first slot of the device released gives them all up
         return workers
 
 

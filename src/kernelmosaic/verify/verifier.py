@@ -34,6 +34,7 @@ from kernelmosaic.verify.slot import (
     BuildBusy,
     DeviceSlot,
     InputError,
+    Spares,
     arch_env,
     cached_compile,
     close_all,
@@ -70,8 +71,10 @@ class Verifier:
         self.config = config or VerifyConfig()
         self.config.cache_dir.mkdir(parents=True, exist_ok=True)
         per_device = self.config.judges_per_gpu if self.config.device == "cuda" else 1
-        self._all = [DeviceSlot(d, self.config) for d in (devices or visible_devices(self.config.device))
-                     for _ in range(per_device)]
+        self._all = []
+        for device in devices or visible_devices(self.config.device):  # one set of spares per device, all its slots'
+            spares = Spares(self.config.spare_workers * per_device, per_device)
+            self._all += [DeviceSlot(device, self.config, spares) for _ in range(per_device)]
         self._slots = SlotPool(self._all)
         # compiles happen before a device slot is taken, so they overlap with judging on the devices
         self._peaks: DevicePeaks | None = None
