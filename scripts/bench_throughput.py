@@ -13,7 +13,9 @@ every check; its build cache is keyed on the extension's content, so candidates 
 once per timing profile of `--profiles` (default `full`; `quick,full` runs both, each from a cold cache).
 `--distinct` gives every candidate its own extension source (an agent's successive kernels), so neither harness
 builds anything twice. `--variant NAME:KEY=VALUE,...` also runs ours with other verify settings (each cold, beside the
-same naive run), so settings can be compared side by side. Reports candidates per minute for each, where
+same naive run), so settings can be compared side by side. Before either runs, one process imports torch and
+preprocesses `torch/extension.h` (`warm_os_cache`): the OS page cache is warm for both alike (build caches stay
+cold), so neither harness's time depends on the order they run in. Reports candidates per minute for each, where
 accept/reject disagree, each verdict's phase start times, and the longest build's steps (`compile.steps`).
 """
 
@@ -151,6 +153,27 @@ def _phase_medians(verdicts) -> dict[str, float]:
     return {k: round(statistics.median(v["phases"][k] for v in verdicts if k in v["phases"]), 2) for k in names}
 
 
+def warm_os_cache(device: str, tmp: Path) -> float:
+    """Read what both harnesses read from disk once before either runs, so neither pays for it and neither gets it
+    from the other: a fresh machine's first torch import reads its libraries from disk (H200, 2026-12-03: our run's
+    first 10 s had a dozen workers importing torch on an idle host), and the first build reads the torch headers
+    and the compilers. Whichever harness ran first paid for both. Returns the seconds it took (counted for neither)."""
+    import sysconfig
+
+    from torch.utils.cpp_extension import include_paths
+
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch, torch._dynamo, torch.profiler, torch.utils.cpp_extension\n"
+                    "import importlib.util\nif importlib.util.find_spec('triton'): import triton"], check=True)
+    unit = tmp / "warm_os_cache.cpp"
+    unit.write_text("#include <torch/extension.h>\n")
+    includes = [f"-I{p}" for p in [*include_paths("cuda" if device == "cuda" else "cpu"), sysconfig.get_paths()["include"]]]
+    compilers = [["c++", "-std=c++17", "-E"]] + ([["nvcc", "-std=c++17", "-E", "-x", "cu"]] if device == "cuda" else [])
+    for compiler in compilers:  # preprocessing reads every header; a failure only leaves the cache cold
+        subprocess.run([*compiler, *includes, str(unit), "-o", os.devnull], capture_output=True, check=False)
+    return time.perf_counter() - t0
+
+
 def _print_timeline(run: str, got: dict) -> None:
     """Each verdict's phases as (start, end) seconds into the run, in the order they ended: which build or
     judgement the run's last seconds waited on."""
@@ -196,6 +219,8 @@ def main() -> None:
         variants.append((name, [f"verify.{p.strip()}" for p in pairs.split(",")]))
     with tempfile.TemporaryDirectory(prefix="km-bench-throughput-") as tmp:
         cases = write_cases(Path(tmp) / "cases", args.device, args.count, args.distinct)
+        warm_s = warm_os_cache(args.device, Path(tmp))
+        print(f"OS page cache warmed for both harnesses (torch's libraries and headers): {warm_s:.1f} s", flush=True)
         ours = {}
         for profile in profiles:  # ours first: a run cut short still says where our time went
             for name, sets in variants:
@@ -212,7 +237,7 @@ def main() -> None:
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
               "cores": os.cpu_count(), "torch": torch.__version__, "candidates": len(cases),
-              "distinct_sources": args.distinct, "naive_seconds": round(naive_s, 1),
+              "distinct_sources": args.distinct, "os_cache_warm_s": round(warm_s, 1), "naive_seconds": round(naive_s, 1),
               "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours": {}}
     print("| harness | seconds | candidates/min | vs naive |\n|---|---|---|---|\n"
           f"| naive (KernelBench method) | {naive_s:.0f} | {result['naive_per_min']} | 1.00x |")
