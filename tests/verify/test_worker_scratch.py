@@ -39,17 +39,23 @@ import sys
 from pathlib import Path
 from kernelmosaic.verify.pool import Worker, WorkerLimits
 worker = Worker("candidate", "cpu", WorkerLimits(), scratch_root=Path(sys.argv[1]), keep_scratch=sys.argv[2] == "keep")
-worker.spawn(defer_device=True) if sys.argv[3] == "spare" else worker.start()
+if sys.argv[3] == "spare":
+    worker.spawn(defer_device=True)
+elif sys.argv[3] == "starting":  # gone before the worker greets: its greeting finds no one
+    worker.spawn()
+else:
+    worker.start()
 print(worker.proc.pid, worker.scratch, flush=True)
 import os
 os._exit(0)  # the parent ends without closing its worker, as a killed verifier does
 """
 
 
-def _orphan(tmp_path, keep: bool, spare: bool):
-    """A parent process that starts a worker and ends without closing it; returns (worker pid, its scratch)."""
-    done = subprocess.run([sys.executable, "-c", ORPHAN, str(tmp_path), "keep" if keep else "drop",
-                           "spare" if spare else "ready"], capture_output=True, text=True, timeout=120, check=True)
+def _orphan(tmp_path, keep: bool, state: str):
+    """A parent process that starts a worker and ends without closing it, the worker `state` (a waiting spare, a
+    worker still starting, a ready one); returns the worker's scratch once the worker has exited."""
+    done = subprocess.run([sys.executable, "-c", ORPHAN, str(tmp_path), "keep" if keep else "drop", state],
+                          capture_output=True, text=True, timeout=120, check=True)
     pid, scratch = done.stdout.split()
     deadline = time.monotonic() + 60
     while _alive(int(pid)) and time.monotonic() < deadline:
@@ -66,13 +72,13 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
 
 
-@pytest.mark.parametrize("spare", [False, True], ids=["ready-worker", "waiting-spare"])
-def test_a_worker_whose_parent_died_removes_its_scratch(tmp_path, spare):
-    scratch = _orphan(tmp_path, keep=False, spare=spare)
+@pytest.mark.parametrize("state", ["ready", "spare", "starting"])
+def test_a_worker_whose_parent_died_removes_its_scratch(tmp_path, state):
+    scratch = _orphan(tmp_path, keep=False, state=state)
     assert scratch.parent == tmp_path and not scratch.exists()
     assert list(tmp_path.iterdir()) == []
 
 
 def test_an_orphaned_worker_keeps_its_scratch_when_asked(tmp_path):
-    scratch = _orphan(tmp_path, keep=True, spare=True)
+    scratch = _orphan(tmp_path, keep=True, state="spare")
     assert scratch.is_dir() and (scratch / "output.log").exists()

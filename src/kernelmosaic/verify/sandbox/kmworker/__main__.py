@@ -30,18 +30,31 @@ def main() -> None:
     if args.role != "reference":  # a `load_inline` candidate's first line; setuptools with it (0.08-0.13 s on a CPU)
         import torch.utils.cpp_extension  # noqa: F401
 
-    from .common import describe_error, probe_env
     from .protocol import Channel
 
-    channel = Channel(sock)
+    try:
+        orphaned = _serve(Channel(sock), args)
+    except (BrokenPipeError, ConnectionResetError):  # a greeting or a reply found the parent gone
+        orphaned = True
+    if orphaned:
+        _orphaned(scratch)
+
+
+def _serve(channel, args) -> bool:
+    """Serve the parent until it asks this worker to exit (False) or its channel closes without asking (True: the
+    parent is gone)."""
+    import torch
+
+    from .common import describe_error, probe_env
+
     device = args.device
     if args.defer_device:  # a spare: Python and torch are loaded; the device is touched only when it is handed out
         request = _recv_or_none(channel)
         if request is None:
-            return _orphaned(scratch)
+            return True
         if request.get("op") != "begin":
             channel.send({"ok": True})
-            return
+            return False
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device).index or 0)
         torch.cuda.init()
@@ -51,11 +64,11 @@ def main() -> None:
         try:
             request = channel.recv()
         except EOFError:
-            return _orphaned(scratch)
+            return True
         op = request.get("op")
         if op == "exit":
             channel.send({"ok": True})
-            return
+            return False
         try:
             result = _dispatch(role, args.role, op, request.get("args", {}))
             if device.startswith("cuda"):  # nothing of this call left running when the parent lets go of the
@@ -68,8 +81,9 @@ def main() -> None:
 
 
 def _orphaned(scratch: str) -> None:
-    """The channel closed without an `exit` request: the parent is gone (a parent that closes a worker asks it to exit
-    first, or kills it), so nobody else will remove this worker's scratch directory (`pool.ORPHAN_SCRATCH_ENV`)."""
+    """The channel closed without an `exit` request, or a greeting or reply could not be sent: the parent is gone (a
+    parent that closes a worker asks it to exit first, or kills it), so nobody else will remove this worker's scratch
+    directory (`pool.ORPHAN_SCRATCH_ENV`)."""
     import shutil
 
     if scratch:
