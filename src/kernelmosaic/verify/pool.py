@@ -87,10 +87,6 @@ def profile_one_command(problem: Path, candidate: Path, device: str, build_cache
             *([str(build_cache)] if build_cache else [])]
 
 
-ORPHAN_SCRATCH_ENV = "KM_WORKER_SCRATCH"
-"""The scratch directory a worker removes when its channel closes with no `exit` request: its parent is gone (killed,
-or ended without closing it), and the parent's own clean-up (`Worker.kill`) will never run."""
-
 _LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
 """Every started worker of this process, so an interrupt can stop them all at once (`kill_all_workers`)."""
 
@@ -130,12 +126,12 @@ class Worker:
     def spawn(self, defer_device: bool = False) -> None:
         """Launch the process without waiting for it. With `defer_device` it loads Python and torch and then waits,
         touching no device, until `activate()`: a spare that can start while another candidate is timed."""
-        from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
+        from kernelmosaic.verify.sandbox.kmworker.protocol import SCRATCH_ENV, Channel
 
         parent_sock, child_sock = socket.socketpair()
         env = worker_env({"PYTHONDONTWRITEBYTECODE": "1", **self.limits.extra_env})
         if not self.keep_scratch:  # a worker whose parent died (nobody left to remove it) removes it itself
-            env[ORPHAN_SCRATCH_ENV] = str(self.scratch)
+            env[SCRATCH_ENV] = str(self.scratch)
         device = self.device
         if device.startswith("cuda:"):
             env["CUDA_VISIBLE_DEVICES"] = device.split(":", 1)[1]

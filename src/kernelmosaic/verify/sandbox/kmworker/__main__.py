@@ -22,15 +22,15 @@ def main() -> None:
                         help="import, then wait for `begin` before touching the device (a spare started early)")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
-    scratch = os.environ.pop("KM_WORKER_SCRATCH", "")  # read before any candidate code runs here
+    from .protocol import SCRATCH_ENV, Channel
+
+    scratch = os.environ.pop(SCRATCH_ENV, "")  # read before any candidate code runs here
 
     import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
     import torch.profiler  # noqa: F401
     if args.role != "reference":  # a `load_inline` candidate's first line; setuptools with it (0.08-0.13 s on a CPU)
         import torch.utils.cpp_extension  # noqa: F401
-
-    from .protocol import Channel
 
     try:
         orphaned = _serve(Channel(sock), args)
@@ -83,7 +83,7 @@ def _serve(channel, args) -> bool:
 def _orphaned(scratch: str) -> None:
     """The channel closed without an `exit` request, or a greeting or reply could not be sent: the parent is gone (a
     parent that closes a worker asks it to exit first, or kills it), so nobody else will remove this worker's scratch
-    directory (`pool.ORPHAN_SCRATCH_ENV`)."""
+    directory (`protocol.SCRATCH_ENV`)."""
     import shutil
 
     if scratch:

@@ -21,9 +21,13 @@ from collections.abc import Iterator
 
 import torch
 
-__all__ = ["Channel", "MAX_MESSAGE_BYTES"]
+__all__ = ["Channel", "MAX_MESSAGE_BYTES", "SCRATCH_ENV"]
 
 MAX_MESSAGE_BYTES = 8 << 30
+SCRATCH_ENV = "KM_WORKER_SCRATCH"
+"""Names the worker's scratch directory, which the worker removes itself when its parent is gone (the channel closed
+with no `exit` request, or a greeting or reply met a broken pipe): the parent's own clean-up (`Worker.kill`) will
+never run. Set by the parent unless `keep_scratch`."""
 _HEADER = struct.Struct("!Q")
 
 
