@@ -39,6 +39,8 @@ class Job:
     """Set when an early stage already decided the verdict (static reject, compile error)."""
     compiled: bool = False
     """The compile stage is done (or there was nothing to build)."""
+    compile_nice: int = 0
+    """CPU niceness of its compile workers (`build_order`: 0 unless another build of the batch is waited on more)."""
 
     def mark(self, phase: str) -> float:
         """Record the wall-clock start of `phase`; returns a perf_counter stamp for its length."""

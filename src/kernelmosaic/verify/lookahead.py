@@ -5,7 +5,8 @@ is finished at once and a cache hit goes straight to the judges. Judges (two thr
 jobs in the order their compiles end. With several device slots, the batch's first problems (one per slot) are set
 up ahead, while the first candidates compile: reference trials and the `torch.compile` baseline
 (`Verifier.prepare`); on the H200 each slot's first judgement of a problem did this itself, 24-33 s, with its
-candidate waiting. Verdicts come back as they are decided, each with its index.
+candidate waiting. The candidates of the batch's most shared build start first and every other compile runs at a
+higher niceness (`build_order`). Verdicts come back as they are decided, each with its index.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelmosaic.verify.build_order import compile_plan
 from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.verdict import Verdict
 
@@ -32,6 +34,13 @@ def _log_failure(fut: Future) -> None:
     """A preparation decides nothing (its problem's judgements meet any failure again and report it): logged only."""
     if not fut.cancelled() and (exc := fut.exception()) is not None:
         log.warning("preparing a problem ahead of its judgements failed: %s: %s", type(exc).__name__, exc)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:  # `Verifier.start` reports it, in order with the verdicts
+        return None
 
 
 def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], options: dict) -> Iterator[tuple[int, Verdict]]:
@@ -68,13 +77,16 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
             prepared.add(sha)  # submitted before any judgement of it: the judges take work first come, first served
             judges.submit(verifier.prepare, job).add_done_callback(_log_failure)
 
+    plan = compile_plan([_text(c) for _, c in pairs], verifier.config.compile_nice) if len(pairs) > 1 else [(0, 0)]
     try:
-        for i, (problem, candidate) in enumerate(pairs):
+        for i, nice in plan:
+            problem, candidate = pairs[i]
             try:
                 job = verifier.start(problem, candidate, **options)
             except Exception as exc:  # noqa: BLE001 - raised to the caller below, in order with the verdicts
                 done.put((i, exc))
                 continue
+            job.compile_nice = nice
             if len(pairs) > 1 and verifier.device_count > 1:  # one slot: the first judgement sets up as soon
                 prepare(job)
             if job.stop is not None:

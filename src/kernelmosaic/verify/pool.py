@@ -54,6 +54,8 @@ class WorkerLimits:
     address_space_bytes: int | None = None
     rss_bytes: int | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    nice: int = 0
+    """Added to the worker's CPU niceness at its start (its children inherit it): a compile nobody waits on first."""
 
 
 def _preexec(limits: WorkerLimits):
@@ -61,6 +63,8 @@ def _preexec(limits: WorkerLimits):
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if limits.address_space_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
+        if limits.nice:
+            os.nice(limits.nice)
 
     return apply
 

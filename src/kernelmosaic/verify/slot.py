@@ -6,6 +6,7 @@ reference outputs are cached, so an agent that verifies twenty candidates for on
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import functools
 import json
@@ -138,10 +139,11 @@ def wait_for_build(build_dir: Path, timeout_s: float) -> None:
 
 
 def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool = True,
-                  worker: Worker | None = None) -> tuple[Status, str, CompileInfo]:
+                  worker: Worker | None = None, nice: int = 0) -> tuple[Status, str, CompileInfo]:
     """Build the candidate's extensions in a CPU-only worker; returns (status, message, info). `wait=False`: raises
     `BuildBusy` when an extension is being built by another process, instead of waiting inside the worker. `worker`:
-    a compile worker launched ahead (`spare_compile_worker`) to use instead of a new one; it goes either way."""
+    a compile worker launched ahead (`spare_compile_worker`) to use instead of a new one; it goes either way. `nice`:
+    the new worker's CPU niceness (`build_order`)."""
     if (done := cached_compile(source, config)) is not None:
         if worker is not None:
             worker.kill()
@@ -149,7 +151,7 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
     info = CompileInfo()
     marker = _marker(source, config)
     try:
-        res = _in_compile_worker(config, "compile", worker, candidate=candidate, wait=wait)
+        res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate, wait=wait)
     except WorkerDied as exc:
         return status_of_death(exc), f"compiling: {exc.detail}", info
     except WorkerError as exc:
@@ -181,23 +183,24 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
     return Status.accepted, "", info
 
 
-def spare_compile_worker(config: VerifyConfig) -> Worker:
+def spare_compile_worker(config: VerifyConfig, nice: int = 0) -> Worker:
     """A fresh compile worker launched now (loading Python and torch) for a compile that will run later: a
     candidate waiting on another process's build of its extension retries in it the moment the build ends (on the
     H200, thirteen retries that each started their worker after the build ended up to 11 s after it)."""
-    worker = _compile_worker(config)
+    worker = _compile_worker(config, nice)
     worker.spawn(defer_device=True)
     return worker
 
 
-def _compile_worker(config: VerifyConfig) -> Worker:
-    return Worker("compile", "cpu", worker_limits(config, "cpu", "compile"), keep_scratch=config.keep_scratch)
+def _compile_worker(config: VerifyConfig, nice: int = 0) -> Worker:
+    limits = dataclasses.replace(worker_limits(config, "cpu", "compile"), nice=nice)
+    return Worker("compile", "cpu", limits, keep_scratch=config.keep_scratch)
 
 
-def _in_compile_worker(config: VerifyConfig, op: str, worker: Worker | None = None, **args) -> dict:
+def _in_compile_worker(config: VerifyConfig, op: str, worker: Worker | None = None, nice: int = 0, **args) -> dict:
     """`op` of a fresh CPU-only compile worker on the build cache (raises WorkerDied, WorkerError); the worker goes.
-    `worker`: one launched ahead (`spare_compile_worker`), else a new one."""
-    worker = worker if worker is not None else _compile_worker(config)
+    `worker`: one launched ahead (`spare_compile_worker`), else a new one at niceness `nice`."""
+    worker = worker if worker is not None else _compile_worker(config, nice)
     try:
         if worker.deferred:
             worker.activate(config.load_timeout_s)
@@ -216,8 +219,8 @@ def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
     """Have a compile worker precompile the torch header with the flags of the plain build in `build_dir`, for
     later C++ builds with those flags (`kmworker.pch`); once per flag set per process. On a GPU in the background:
     no judgement waits for it (on the H200 it cost the first candidate of a flag set tens of seconds when the
-    compile worker did it before replying). On the CPU device before returning: a compiler running beside a
-    candidate timed on host timers would skew its numbers."""
+    compile worker did it before replying), at the niceness of a compile nobody waits on (`compile_nice`). On the CPU
+    device before returning: a compiler running beside a candidate timed on host timers would skew its numbers."""
     with _PCH_LOCK:
         if (str(config.cache_dir), key) in _PCH_ASKED:
             return
@@ -225,7 +228,8 @@ def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
 
     def run() -> None:
         try:
-            _in_compile_worker(config, "precompile", build_dir=build_dir, key=key)
+            _in_compile_worker(config, "precompile", nice=config.compile_nice if config.device != "cpu" else 0,
+                               build_dir=build_dir, key=key)
         except (WorkerDied, WorkerError) as exc:  # later builds stay plain; no verdict depends on it
             log.warning("could not precompile the torch header for builds like %s: %s", build_dir, exc)
 

@@ -206,10 +206,11 @@ class Verifier:
         if job.stop is not None or job.compiled:
             return
         started: list[float] = []
-        done = self._gated_compile(str(job.candidate), job.candidate_src, lambda: started.append(job.mark("compile")))
+        done = self._gated_compile(str(job.candidate), job.candidate_src, lambda: started.append(job.mark("compile")),
+                                   job.compile_nice)
         self._compiled(job, done, time.perf_counter() - started[0])
 
-    def _gated_compile(self, candidate: str, source: str, on_start=lambda: None) -> tuple:
+    def _gated_compile(self, candidate: str, source: str, on_start=lambda: None, nice: int = 0) -> tuple:
         """`compile_stage` holding a place of the compile gate only while its worker works: a first try that finds
         an extension being built by another compile (candidates sharing a source) lets its place go, waits on that
         build outside the gate, then tries once more, waiting inside its worker if it must. On the H200, five of the
@@ -217,10 +218,10 @@ class Verifier:
         with self._compile_gate:
             on_start()  # the `compile` phase starts with the first place in the gate
             try:
-                return compile_stage(candidate, source, self.config, wait=False)
+                return compile_stage(candidate, source, self.config, wait=False, nice=nice)
             except BuildBusy as busy:
                 folder = busy.build_dir
-        retry = spare_compile_worker(self.config)  # loads torch while the build runs, not after it
+        retry = spare_compile_worker(self.config, nice)  # loads torch while the build runs, not after it
         try:
             wait_for_build(folder, self.config.compile_timeout_s)
         except BaseException:
