@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -46,6 +47,7 @@ elif sys.argv[3] == "starting":  # gone before the worker greets: its greeting f
 else:
     worker.start()
 print(worker.proc.pid, worker.scratch, flush=True)
+import json
 import os
 os._exit(0)  # the parent ends without closing its worker, as a killed verifier does
 """
@@ -82,3 +84,74 @@ def test_a_worker_whose_parent_died_removes_its_scratch(tmp_path, state):
 def test_an_orphaned_worker_keeps_its_scratch_when_asked(tmp_path):
     scratch = _orphan(tmp_path, keep=True, state="spare")
     assert scratch.is_dir() and (scratch / "output.log").exists()
+
+
+KILLED = """
+import sys, time
+from pathlib import Path
+from kernelmosaic.verify.pool import Worker, WorkerLimits
+worker = Worker("candidate", "cpu", WorkerLimits(), scratch_root=Path(sys.argv[1]), keep_scratch=sys.argv[2] == "keep")
+if sys.argv[3] == "spawned":
+    worker.spawn(defer_device=True)
+print(worker.proc.pid if worker.proc else 0, worker.scratch, flush=True)
+time.sleep(600)
+"""
+
+
+def _killed_with_its_worker(tmp_path, keep: bool = False, spawned: bool = True) -> Path:
+    """A verifier process and its worker SIGKILLed together (as Ray ends an actor with its descendants): neither can
+    remove the worker's scratch. Returns the scratch folder left behind."""
+    parent = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path), "keep" if keep else "drop",
+                               "spawned" if spawned else "made"], stdout=subprocess.PIPE, text=True)
+    pid, scratch = parent.stdout.readline().split()
+    if int(pid):
+        os.kill(int(pid), 9)
+    parent.kill()
+    parent.wait(30)
+    deadline = time.monotonic() + 30
+    while int(pid) and _alive(int(pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert Path(scratch).is_dir(), "killed together, nobody removed it"
+    return Path(scratch)
+
+
+@pytest.mark.parametrize("spawned", [True, False])
+def test_the_scratch_of_a_verifier_killed_with_its_worker_is_swept_by_the_next(tmp_path, spawned):
+    from kernelmosaic.verify.scratch import sweep_stale_scratch
+
+    left = _killed_with_its_worker(tmp_path, spawned=spawned)
+    live = Worker("candidate", "cpu", WorkerLimits(), scratch_root=tmp_path)  # this process's own: it stays
+    other = tmp_path / "km-candidate-notours"
+    other.mkdir()  # no owner record (older code, or being made): not judged
+    assert sweep_stale_scratch(tmp_path) == 1
+    assert not left.exists() and live.scratch.is_dir() and other.is_dir()
+    live.kill()
+
+
+def test_a_kept_scratch_is_never_swept(tmp_path):
+    from kernelmosaic.verify.scratch import sweep_stale_scratch
+
+    kept = _killed_with_its_worker(tmp_path, keep=True)
+    assert sweep_stale_scratch(tmp_path) == 0 and kept.is_dir()
+
+
+def test_a_folder_is_stale_only_when_every_owner_is_gone_and_a_reused_pid_is_not_its_owner(tmp_path):
+    from kernelmosaic.verify.scratch import OWNER_FILE, _started, sweep_stale_scratch
+
+    me = {"pid": os.getpid(), "started": _started(os.getpid())}
+    dead = {"pid": _dead_pid(), "started": 1}
+    reused = {"pid": os.getpid(), "started": me["started"] - 1}  # this pid, but another process's start time
+    cases = {"orphan-running": [dead, me], "reused": [reused], "dead": [dead]}
+    for name, owners in cases.items():
+        (tmp_path / f"km-compile-{name}").mkdir()
+        (tmp_path / f"km-compile-{name}" / OWNER_FILE).write_text(json.dumps({"owners": owners}))
+    (tmp_path / "km-elsewhere-dead").mkdir()  # not a worker folder's name
+    (tmp_path / "km-elsewhere-dead" / OWNER_FILE).write_text(json.dumps({"owners": [dead]}))
+    assert sweep_stale_scratch(tmp_path) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["km-compile-orphan-running", "km-elsewhere-dead"]
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid

@@ -16,11 +16,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from kernelmosaic.verify.scratch import make_scratch, record_worker
 
 __all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command",
            "kill_all_workers"]
@@ -108,7 +109,7 @@ class Worker:
                  keep_scratch: bool = False) -> None:
         self.role, self.device, self.limits = role, device, limits
         self.keep_scratch = keep_scratch
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"km-{role}-", dir=scratch_root))
+        self.scratch = make_scratch(role, scratch_root, keep_scratch)
         self._tail = ""  # the end of the output log, kept when the scratch directory is removed
         self.log_path = self.scratch / "output.log"
         self.proc: subprocess.Popen | None = None
@@ -148,6 +149,7 @@ class Worker:
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_preexec(self.limits),
             )
         child_sock.close()
+        record_worker(self.scratch, self.proc.pid)
         _LIVE.add(self)
         self.channel = Channel(parent_sock)
         self.deferred = defer_device

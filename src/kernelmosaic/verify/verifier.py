@@ -30,6 +30,7 @@ from kernelmosaic.verify.requests import read_input
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer
+from kernelmosaic.verify.scratch import sweep_stale_scratch
 from kernelmosaic.verify.slot import (
     BuildBusy,
     DeviceSlot,
@@ -70,6 +71,7 @@ class Verifier:
     def __init__(self, config: VerifyConfig | None = None, devices: list[str] | None = None) -> None:
         self.config = config or VerifyConfig()
         self.config.cache_dir.mkdir(parents=True, exist_ok=True)
+        sweep_stale_scratch()  # folders of workers killed with their verifier, once per process
         per_device = self.config.judges_per_gpu if self.config.device == "cuda" else 1
         self._all = []
         for device in devices or visible_devices(self.config.device):  # one set of spares per device, all its slots'
