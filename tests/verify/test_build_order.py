@@ -90,3 +90,14 @@ def test_verify_many_compiles_the_shared_build_at_normal_priority_and_the_others
         if in_compile == "True":
             compiled[tag] = int(nice)
     assert compiled == {"s0": base, "s1": base, "s2": base, "lone": min(19, base + 6)}
+
+
+def test_an_empty_batch_and_a_single_candidate_need_no_plan(tmp_path):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    config = VerifyConfig(device="cpu", trials=1, cache_dir=tmp_path / "cache", static_checks=False, timing=False,
+                          compile_baseline=False, run_timeout_s=60)
+    with Verifier(config) as verifier:
+        assert list(verifier.verify_many([])) == []  # a resumed batch with everything judged already
+        only = write(tmp_path, "only.py", _ext("only"))
+        [(index, verdict)] = list(verifier.verify_many([(problem, only)]))
+    assert index == 0 and verdict.accepted, verdict.message

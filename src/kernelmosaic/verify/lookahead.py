@@ -77,7 +77,9 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
             prepared.add(sha)  # submitted before any judgement of it: the judges take work first come, first served
             judges.submit(verifier.prepare, job).add_done_callback(_log_failure)
 
-    plan = compile_plan([_text(c) for _, c in pairs], verifier.config.compile_nice) if len(pairs) > 1 else [(0, 0)]
+    plan = [(i, 0) for i in range(len(pairs))]  # one candidate (or none): nothing to put first
+    if len(pairs) > 1:
+        plan = compile_plan([_text(c) for _, c in pairs], verifier.config.compile_nice)
     try:
         for i, nice in plan:
             problem, candidate = pairs[i]
