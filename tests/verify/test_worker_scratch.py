@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -155,3 +156,26 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def _sent_ops(worker: Worker) -> list:
+    """Record the ops the parent sends the worker from now on (the real channel still sends them)."""
+    sent, send = [], worker.channel.send
+    worker.channel.send = lambda msg: (sent.append(msg.get("op")), send(msg))[1]
+    return sent
+
+
+def test_closing_a_worker_that_is_still_loading_kills_it_without_waiting_on_an_exit_request(tmp_path):
+    worker = Worker("candidate", "cpu", WorkerLimits(), scratch_root=tmp_path)
+    worker.spawn(defer_device=True)  # importing torch: it would read an `exit` request only after that
+    sent = _sent_ops(worker)
+    worker.close()  # before: `exit` sent, and the parent waited for the imports (about 4 s here, at most 5 s)
+    assert sent == [] and worker.proc.returncode == -signal.SIGKILL and not worker.scratch.exists()
+
+
+def test_closing_a_ready_worker_asks_it_to_exit(tmp_path):
+    worker = Worker("candidate", "cpu", WorkerLimits(), scratch_root=tmp_path)
+    worker.start()
+    sent = _sent_ops(worker)
+    worker.close()
+    assert sent == ["exit"] and worker.proc.poll() is not None and not worker.scratch.exists()

@@ -257,7 +257,10 @@ class Worker:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def close(self) -> None:
-        if self.alive:
+        """Ask a ready worker to exit, then make sure it is gone. One that has not greeted (still importing torch, or
+        a spare waiting for `begin`) is killed at once: it reads the request only after its imports, and on the H200
+        closing a batch's verifier waited 5 s on a spare launched near the end."""
+        if self.alive and self.ready:
             try:
                 self.channel.send({"op": "exit"})
                 self._wait(5.0, "exit")
