@@ -4,22 +4,28 @@ their compiles, and the niceness a real compile worker runs at inside `verify_ma
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
-from kernelmosaic.verify import Verifier, VerifyConfig
-from kernelmosaic.verify.build_order import build_signature, compile_plan
+from kernelmosaic.verify import Verifier, VerifyConfig, pool
+from kernelmosaic.verify.build_order import Start, build_signature, compile_plan
+from kernelmosaic.verify.pool import kill_all_workers
 from kernelmosaic.verify.slot import spare_compile_worker
 from tests.verify.kit import PROBLEM_ADD_RELU, write
 
 EXT = '''\
 import os
+from pathlib import Path
 import sys
+import time
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 SRC = "{src}"
-with open({log!r}, "a") as out:  # which worker ran this module, at which niceness
-    out.write(f"{tag} {{'compile' in sys.argv}} {{os.nice(0)}}\\n")
+with open({log!r}, "a") as out:  # which worker ran this module, at which niceness, when
+    out.write(f"{tag} {{'compile' in sys.argv}} {{os.nice(0)}} {{time.time()}}\\n")
+if 'compile' in sys.argv:
+    {compiling}
 if {build}:  # never true in the tests: the build is seen statically, not run
     ext = load_inline(name="{name}", cpp_sources=SRC, functions=["f"])
 
@@ -31,8 +37,19 @@ class ModelNew(nn.Module):
 
 
 def _ext(tag: str, name: str = "shared", src: str = "int f() { return 1; }", log: str = "/dev/null",
-         build: str = "False") -> str:
-    return EXT.format(tag=tag, name=name, src=src, log=log, build=build)
+         build: str = "False", compiling: str = "pass") -> str:
+    """`compiling`: a statement the module runs in its compile worker (it does not change the build)."""
+    return EXT.format(tag=tag, name=name, src=src, log=log, build=build, compiling=compiling)
+
+
+def _runs(log: Path) -> dict[str, tuple[int, float]]:
+    """tag: (niceness, time) of the compile worker that imported it."""
+    runs = {}
+    for line in log.read_text().splitlines():
+        tag, in_compile, nice, when = line.split()
+        if in_compile == "True":
+            runs[tag] = (int(nice), float(when))
+    return runs
 
 
 def test_candidates_that_differ_only_in_python_share_a_signature_and_a_different_source_does_not():
@@ -47,21 +64,28 @@ def test_candidates_that_differ_only_in_python_share_a_signature_and_a_different
     assert build_signature(opaque) is None  # a source the analysis cannot read counts as its own build
 
 
-def test_the_most_shared_build_goes_first_at_normal_priority_and_every_other_compile_is_niced():
+def test_the_most_shared_build_goes_first_at_normal_priority_its_followers_and_every_other_compile_niced():
     sources = [_ext("0", name="lone"), _ext("1"), None, _ext("3"), "import torch\n", _ext("5", name="pair"),
                _ext("6", name="pair"), _ext("7")]
     plan = compile_plan(sources, 10)
-    assert plan == [(1, 0), (3, 0), (7, 0), (0, 10), (2, 10), (4, 10), (5, 10), (6, 10)]
-    assert sorted(i for i, _ in plan) == list(range(len(sources)))  # every candidate once
+    assert plan == [Start(1, 0), Start(3, 10, after=1), Start(7, 10, after=1), Start(0, 10), Start(2, 10),
+                    Start(4, 10), Start(5, 10), Start(6, 10, after=5)]
+    assert sorted(s.index for s in plan) == list(range(len(sources)))  # every candidate once
+    assert all(plan.index(s) > [p.index for p in plan].index(s.after) for s in plan if s.after is not None)
 
 
-def test_equally_shared_builds_all_go_first_and_nothing_shared_keeps_the_batch_as_it_is():
+def test_equally_shared_builds_all_lead_and_nothing_shared_keeps_the_batch_as_it_is():
     tied = [_ext("0", name="x"), _ext("1", name="y"), _ext("2", name="lone"), _ext("3", name="x"),
             _ext("4", name="y")]
-    assert compile_plan(tied, 7) == [(0, 0), (1, 0), (3, 0), (4, 0), (2, 7)]
+    assert compile_plan(tied, 7) == [Start(0, 0), Start(1, 0), Start(3, 7, after=0), Start(4, 7, after=1),
+                                     Start(2, 7)]
     distinct = [_ext(str(k), name=f"n{k}") for k in range(4)]
-    assert compile_plan(distinct, 10) == [(k, 0) for k in range(4)]
-    assert compile_plan(tied, 0) == [(k, 0) for k in range(5)]  # compile_nice 0: off
+    assert compile_plan(distinct, 10) == [Start(k, 0) for k in range(4)]
+    # compile_nice 0: no order and no niceness, but a shared build is still built once and followed
+    assert compile_plan(tied, 0) == [Start(0, 0), Start(1, 0), Start(2, 0), Start(3, 0, after=0),
+                                     Start(4, 0, after=1)]
+    unreadable = [None, None, "import torch\n", "import torch\n"]  # neither unreadable nor nothing-to-build is shared
+    assert compile_plan(unreadable, 10) == [Start(k, 0) for k in range(4)]
 
 
 def test_a_compile_worker_runs_at_the_niceness_it_was_given(tmp_path):
@@ -74,22 +98,57 @@ def test_a_compile_worker_runs_at_the_niceness_it_was_given(tmp_path):
 
 
 def test_verify_many_compiles_the_shared_build_at_normal_priority_and_the_others_niced(tmp_path):
+    """s0 leads the shared build at normal priority; s1 and s2 follow it niced; the lone build is niced."""
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     log = tmp_path / "ran.log"
     names = {"s0": "shared", "s1": "shared", "lone": "lone", "s2": "shared"}
-    pairs = [(problem, write(tmp_path, f"{tag}.py", _ext(tag, name=name, log=str(log)))) for tag, name in names.items()]
+    pairs = [(problem, write(tmp_path, f"{tag}.py", _ext(tag, name=name, log=str(log),
+                                                     compiling="time.sleep(3)" if tag == "s0" else "pass")))
+             for tag, name in names.items()]
     config = VerifyConfig(device="cpu", trials=1, cache_dir=tmp_path / "cache", static_checks=False, timing=False,
                           compile_baseline=False, run_timeout_s=60, lookahead=2, compile_nice=6)
     with Verifier(config) as verifier:
         verdicts = dict(verifier.verify_many(pairs))
     assert all(v.accepted for v in verdicts.values()), [v.message for v in verdicts.values()]
     base = os.nice(0)
-    compiled = {}
-    for line in log.read_text().splitlines():
-        tag, in_compile, nice = line.split()
-        if in_compile == "True":
-            compiled[tag] = int(nice)
-    assert compiled == {"s0": base, "s1": base, "s2": base, "lone": min(19, base + 6)}
+    runs = _runs(log)
+    assert {tag: nice for tag, (nice, _) in runs.items()} == {"s0": base, "s1": min(19, base + 6),
+                                                             "s2": min(19, base + 6), "lone": min(19, base + 6)}
+    for tag in ("s1", "s2"):  # they compiled only once s0's compile (3 s of it asleep) was done
+        assert runs[tag][1] >= runs["s0"][1] + 3, runs
+        assert verdicts[list(names).index(tag)].phase_seconds["build_wait"] >= 3
+    assert runs["lone"][1] < runs["s0"][1] + 3  # an unshared build does not wait on it
+
+
+def test_followers_compile_and_are_judged_on_their_own_when_their_leader_fails(tmp_path):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    log = tmp_path / "ran.log"
+    leader = write(tmp_path, "s0.py", _ext("s0", log=str(log), compiling="os._exit(3)"))
+    followers = [write(tmp_path, f"s{k}.py", _ext(f"s{k}", log=str(log))) for k in (1, 2)]
+    config = VerifyConfig(device="cpu", trials=1, cache_dir=tmp_path / "cache", static_checks=False, timing=False,
+                          compile_baseline=False, run_timeout_s=60, lookahead=2)
+    with Verifier(config) as verifier:
+        verdicts = dict(verifier.verify_many([(problem, c) for c in (leader, *followers)]))
+    assert verdicts[0].status == "crash" and "compile worker died" in verdicts[0].message, verdicts[0].message
+    assert verdicts[1].accepted and verdicts[2].accepted, (verdicts[1].message, verdicts[2].message)
+
+
+def test_a_batch_stopped_early_leaves_no_follower_worker_running(tmp_path):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    candidates = [write(tmp_path, "s0.py", _ext("s0", compiling="time.sleep(60)"))]
+    candidates += [write(tmp_path, f"s{k}.py", _ext(f"s{k}")) for k in (1, 2)]
+    candidates.append(write(tmp_path, "other.py", _ext("other", name="other")))
+    config = VerifyConfig(device="cpu", trials=1, cache_dir=tmp_path / "cache", static_checks=False, timing=False,
+                          compile_baseline=False, run_timeout_s=60, compile_timeout_s=120, lookahead=2)
+    with Verifier(config) as verifier:
+        batch = verifier.verify_many([(problem, c) for c in candidates])
+        index, _ = next(batch)  # the unshared candidate, while s1 and s2 wait on s0's compile with workers loaded
+        assert index == 3
+        followers = [w for w in list(pool._LIVE) if w.role == "compile" and w.proc and w.proc.poll() is None]
+        assert len(followers) >= 3  # s0's and the two followers'
+        kill_all_workers()  # what Ctrl-C does: s0's compile returns at once
+        batch.close()
+    assert not [w for w in followers if w.proc.poll() is None]
 
 
 def test_an_empty_batch_and_a_single_candidate_need_no_plan(tmp_path):

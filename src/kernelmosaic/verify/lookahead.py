@@ -6,23 +6,30 @@ jobs in the order their compiles end. With several device slots, the batch's fir
 up ahead, while the first candidates compile: reference trials and the `torch.compile` baseline
 (`Verifier.prepare`); on the H200 each slot's first judgement of a problem did this itself, 24-33 s, with its
 candidate waiting. The candidates of the batch's most shared build start first and every other compile runs at a
-higher niceness (`build_order`). Verdicts come back as they are decided, each with its index.
+higher niceness; a later candidate of a shared build waits for the first one's compile, with a compile worker loading
+torch at that niceness meanwhile (for as many as the compile gate has places), and compiles in it when the build is
+done (`build_order`). Verdicts come back as they are decided, each with its index.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
+import threading
+import time
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kernelmosaic.verify.build_order import compile_plan
+from kernelmosaic.verify.build_order import Start, compile_plan
 from kernelmosaic.verify.job import Job, finish
+from kernelmosaic.verify.slot import spare_compile_worker
 from kernelmosaic.verify.verdict import Verdict
 
 if TYPE_CHECKING:
+    from kernelmosaic.verify.pool import Worker
     from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["run_lookahead"]
@@ -62,12 +69,50 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
     def judge(i: int, job: Job) -> None:
         judges.submit(verifier.judge, job).add_done_callback(lambda f: report(i, f))
 
-    def compile_then_judge(i: int, job: Job) -> None:
-        verifier.compile_job(job)
+    # followers (`Start.after`) wait here, off the compile pool, until their leader's compile is done
+    followers: dict[int, list[tuple[int, Job, Worker | None, float]]] = defaultdict(list)
+    released: set[int] = set()
+    lock = threading.Lock()
+
+    def compile_then_judge(i: int, job: Job, worker: Worker | None = None) -> None:
+        try:
+            verifier.compile_job(job, worker)
+        finally:
+            release(i)
         if job.stop is not None:  # a compile error needs no device
             done.put((i, finish(job)))
         else:
             judge(i, job)
+
+    def submit_compile(i: int, job: Job, worker: Worker | None = None) -> None:
+        def ended(f: Future) -> None:
+            if f.cancelled():
+                if worker is not None:  # never handed to a compile: nobody else stops it
+                    worker.kill()
+            elif f.exception() is not None:
+                done.put((i, f.exception()))
+        try:
+            compiles.submit(compile_then_judge, i, job, worker).add_done_callback(ended)
+        except RuntimeError:  # the batch is stopping (the pool is shut down): this compile never runs
+            if worker is not None:
+                worker.kill()
+
+    def release(i: int) -> None:
+        """`i`'s compile is settled (built, failed, cached or never started): its followers go to the compile pool."""
+        with lock:
+            released.add(i)
+            waiting = followers.pop(i, [])
+        for f, job, worker, since in waiting:
+            job.out.phase_seconds["build_wait"] = time.perf_counter() - since
+            submit_compile(f, job, worker)
+
+    def follow(start: Start, job: Job, spare: bool) -> None:
+        worker = spare_compile_worker(verifier.config, start.nice) if spare else None
+        with lock:
+            if start.after not in released:
+                followers[start.after].append((start.index, job, worker, time.perf_counter()))
+                return
+        submit_compile(start.index, job, worker)
 
     prepared: set[str] = set()
 
@@ -77,27 +122,34 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
             prepared.add(sha)  # submitted before any judgement of it: the judges take work first come, first served
             judges.submit(verifier.prepare, job).add_done_callback(_log_failure)
 
-    plan = [(i, 0) for i in range(len(pairs))]  # one candidate (or none): nothing to put first
+    plan = [Start(i, 0) for i in range(len(pairs))]  # one candidate (or none): nothing to put first
     if len(pairs) > 1:
         plan = compile_plan([_text(c) for _, c in pairs], verifier.config.compile_nice)
+    spares = verifier.config.lookahead_slots()  # followers given a worker that loads torch while their build runs
     try:
-        for i, nice in plan:
+        for start in plan:
+            i = start.index
             problem, candidate = pairs[i]
             try:
                 job = verifier.start(problem, candidate, **options)
             except Exception as exc:  # noqa: BLE001 - raised to the caller below, in order with the verdicts
                 done.put((i, exc))
+                release(i)
                 continue
-            job.compile_nice = nice
+            job.compile_nice = start.nice
             if len(pairs) > 1 and verifier.device_count > 1:  # one slot: the first judgement sets up as soon
                 prepare(job)
             if job.stop is not None:
+                release(i)
                 done.put((i, finish(job)))
             elif job.compiled:
+                release(i)
                 judge(i, job)
+            elif start.after is not None:
+                follow(start, job, spares > 0)
+                spares -= 1
             else:
-                compiles.submit(compile_then_judge, i, job).add_done_callback(
-                    lambda f, i=i: not f.cancelled() and f.exception() is not None and done.put((i, f.exception())))
+                submit_compile(i, job)
         for _ in range(len(pairs)):
             i, got = done.get()
             if isinstance(got, BaseException):
@@ -106,3 +158,8 @@ def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], option
     finally:
         compiles.shutdown(wait=True, cancel_futures=True)
         judges.shutdown(wait=True, cancel_futures=True)
+        with lock:  # stopped early: followers whose leader never finished
+            left = [worker for waiting in followers.values() for _, _, worker, _ in waiting if worker is not None]
+            followers.clear()
+        for worker in left:
+            worker.kill()

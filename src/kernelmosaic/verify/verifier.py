@@ -24,7 +24,7 @@ from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
-from kernelmosaic.verify.pool import WorkerDied, WorkerError
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.requests import read_input
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
@@ -203,24 +203,28 @@ class Verifier:
             job.stop = stop
         return job
 
-    def compile_job(self, job: Job) -> None:
-        """Build the candidate's extensions in a CPU worker, unless `start` already settled it."""
+    def compile_job(self, job: Job, worker: Worker | None = None) -> None:
+        """Build the candidate's extensions in a CPU worker (`worker`: one launched ahead, `spare_compile_worker`),
+        unless `start` already settled it."""
         if job.stop is not None or job.compiled:
+            if worker is not None:
+                worker.kill()
             return
         started: list[float] = []
         done = self._gated_compile(str(job.candidate), job.candidate_src, lambda: started.append(job.mark("compile")),
-                                   job.compile_nice)
+                                   job.compile_nice, worker)
         self._compiled(job, done, time.perf_counter() - started[0])
 
-    def _gated_compile(self, candidate: str, source: str, on_start=lambda: None, nice: int = 0) -> tuple:
+    def _gated_compile(self, candidate: str, source: str, on_start=lambda: None, nice: int = 0,
+                       worker: Worker | None = None) -> tuple:
         """`compile_stage` holding a place of the compile gate only while its worker works: a first try that finds
         an extension being built by another compile (candidates sharing a source) lets its place go, waits on that
         build outside the gate, then tries once more, waiting inside its worker if it must. On the H200, five of the
         gate's eight places were held by compiles waiting on one shared build while other candidates queued."""
         with self._compile_gate:
             on_start()  # the `compile` phase starts with the first place in the gate
-            try:
-                return compile_stage(candidate, source, self.config, wait=False, nice=nice)
+            try:  # `compile_stage` takes `worker` either way
+                return compile_stage(candidate, source, self.config, wait=False, worker=worker, nice=nice)
             except BuildBusy as busy:
                 folder = busy.build_dir
         retry = spare_compile_worker(self.config, nice)  # loads torch while the build runs, not after it
