@@ -79,8 +79,9 @@ class VerifyConfig(BaseModel):
     """Cores one `load_inline` compile is counted as using (sets the default `lookahead`)."""
     compile_nice: int = Field(10, ge=0, le=19)
     """CPU niceness added to the compiles off a batch's critical path, so the one most candidates wait on gets the cores
-    first: in a batch whose candidates share builds, every build fewer of them wait on than the most shared one, and
-    on a GPU the background precompiled headers. 0: every compile at the verifier's own priority."""
+    first: in a batch whose candidates share builds, every build fewer of them wait on than the most shared one, the
+    workers of the candidates that wait on a shared build, and on a GPU the background precompiled headers. 0: every
+    compile at the verifier's own priority."""
     split_nvcc: bool = True
     """Build a candidate's CUDA unit with nvcc's host and device front ends side by side (the same commands nvcc
     runs, `kmworker/nvcc_split.py`): the unit's wall time falls from their sum to the longer of them. Off: nvcc as
