@@ -45,8 +45,10 @@ class Start(NamedTuple):
 def build_signature(source: str | None) -> str | None:
     """A hash of the candidate's `load_inline` calls (name, sources, functions, flags) as read statically; "" when it
     has none (nothing to build), None when any part cannot be read or the module does not parse."""
-    if source is None or "load_inline" not in source and "cpp_extension" not in source:
-        return None if source is None else ""
+    if source is None:
+        return None
+    if "load_inline" not in source and "cpp_extension" not in source:
+        return ""
     from kernelmosaic.verify.static.pyscope import ModuleIndex
     from kernelmosaic.verify.static.sources import find_extensions
 
