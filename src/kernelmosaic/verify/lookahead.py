@@ -7,7 +7,7 @@ up ahead, while the first candidates compile: reference trials and the `torch.co
 (`Verifier.prepare`); on the H200 each slot's first judgement of a problem did this itself, 24-33 s, with its
 candidate waiting. The candidates of the batch's most shared build start first and every other compile runs at a
 higher niceness; a later candidate of a shared build waits for the first one's compile, with a compile worker loading
-torch at that niceness meanwhile (for as many as the compile gate has places), and compiles in it when the build is
+torch at that niceness meanwhile (for up to `lookahead` of them), and compiles in it when the build is
 done (`build_order`). Verdicts come back as they are decided, each with its index.
 """
 
