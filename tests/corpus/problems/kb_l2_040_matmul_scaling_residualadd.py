@@ -1,0 +1,30 @@
+import torch
+import torch.nn as nn
+
+batch_size = 128
+in_features = 64
+out_features = 128
+scaling_factor = 0.5
+
+
+class Model(nn.Module):
+    """Linear layer, then y * s + y with the unscaled y detached as the residual."""
+
+    def __init__(self, in_features, out_features, scaling_factor):
+        super().__init__()
+        self.matmul = nn.Linear(in_features, out_features)
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        x = self.matmul(x)
+        original_x = x.clone().detach()
+        x = x * self.scaling_factor
+        return x + original_x
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, scaling_factor]

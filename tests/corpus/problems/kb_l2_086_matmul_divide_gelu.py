@@ -1,0 +1,29 @@
+import torch
+import torch.nn as nn
+
+batch_size = 128
+input_size = 512
+output_size = 1024
+divisor = 10.0
+
+
+class Model(nn.Module):
+    """Linear layer, divided by a scalar, then exact (erf) GELU."""
+
+    def __init__(self, input_size, output_size, divisor):
+        super().__init__()
+        self.linear = nn.Linear(input_size, output_size)
+        self.divisor = divisor
+
+    def forward(self, x):
+        x = self.linear(x)
+        x = x / self.divisor
+        return torch.nn.functional.gelu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, output_size, divisor]
