@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 393216
+
+
+class Model(nn.Module):
+    """Elementwise sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

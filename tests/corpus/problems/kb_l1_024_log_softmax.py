@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 393216
+
+
+class Model(nn.Module):
+    """LogSoftmax over one dimension."""
+
+    def __init__(self, dim: int = 1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.log_softmax(x, dim=self.dim)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,32 @@
+import torch
+import torch.nn as nn
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+subtract_value = 2.0
+multiply_value = 1.5
+
+
+class Model(nn.Module):
+    """Linear, minus a constant, times a constant, ReLU."""
+
+    def __init__(self, in_features: int, out_features: int, subtract_value: float, multiply_value: float):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.subtract_value = subtract_value
+        self.multiply_value = multiply_value
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.linear(x)
+        x = x - self.subtract_value
+        x = x * self.multiply_value
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, subtract_value, multiply_value]
