@@ -7,17 +7,28 @@ from kernelmosaic.evaluate.metrics import TaskRow
 from kernelmosaic.evaluate.records import EpisodeRecord
 from kernelmosaic.verify.verdict import Status, Verdict
 
-__all__ = ["GATE_OF_STATUS", "NO_CANDIDATE", "NOT_JUDGED", "passes_gate1", "first_compile", "repair_rounds",
+__all__ = ["GATE_OF_STATUS", "NO_CANDIDATE", "NOT_JUDGED", "MODEL_FAILED", "MODEL_FAILURE_EXITS", "model_failure",
+           "passes_gate1", "first_compile", "repair_rounds",
            "seed_results", "alternative_results", "sanitizer_result", "flag_reason", "task_row"]
 
 NO_CANDIDATE = "no_candidate"
 """The episode ended without writing a candidate."""
 NOT_JUDGED = "not_judged"
 """Its answer was written but never received a verdict."""
+MODEL_FAILED = "model_failed"
+"""The model under evaluation failed to answer (an error or a timeout of its backend) before writing a candidate."""
+MODEL_FAILURE_EXITS = ("model_error", "model_transient", "model_unusable")
+"""Exit reasons of an episode that ended because the model's backend failed (`agent/episode.py`, `evaluate/oneshot.py`):
+a generation error or timeout (prompt too long, out of memory, no answer, an endpoint that stayed unreachable or
+throttled after the backend's retries). The model under evaluation is the whole serving stack: its failure is a failed
+sample, counted in every denominator."""
+_OPERATOR_KINDS = ("config",)
+"""`ModelError.kind`s that are the operator's setup, not the model: the spec or options given to the run are unusable
+(`ModelConfigError`). Such an episode is reported apart, as an infrastructure failure."""
 
 GATE_OF_STATUS: dict[str, int] = {
     # gate 1, compile and interface: it never ran forward with the right signature and output layout
-    NO_CANDIDATE: 1, NOT_JUDGED: 1, Status.static_reject: 1, Status.compile_error: 1, Status.load_error: 1,
+    NO_CANDIDATE: 1, NOT_JUDGED: 1, MODEL_FAILED: 1, Status.static_reject: 1, Status.compile_error: 1, Status.load_error: 1,
     Status.init_error: 1, Status.shape_mismatch: 1, Status.dtype_mismatch: 1, Status.no_custom_kernel: 1,
     # gate 2, numerics and integrity: it ran, and its results or its behaviour were wrong
     Status.runtime_error: 2, Status.cuda_error: 2, Status.crash: 2, Status.timeout: 2, Status.resource_error: 2,
@@ -28,9 +39,20 @@ GATE_OF_STATUS: dict[str, int] = {
 """The gate a status fails. `accepted` fails none; `bad_problem` is the task's fault and is reported apart."""
 
 
+def model_failure(record: EpisodeRecord) -> str:
+    """The model failure that ended the episode ("<kind>: <message>", from its exit detail), or "" when it did not
+    end on one (or ended on the operator's own configuration error)."""
+    if record.exit_reason not in MODEL_FAILURE_EXITS:
+        return ""
+    detail = record.exit_detail or record.exit_reason
+    if detail.split(":", 1)[0].split(" ", 1)[0].strip() in _OPERATOR_KINDS:
+        return ""
+    return detail
+
+
 def _status(record: EpisodeRecord) -> str:
     if not record.answer_sha256:
-        return NO_CANDIDATE
+        return MODEL_FAILED if model_failure(record) else NO_CANDIDATE
     verdict = record.answer_verdict()
     return verdict.status.value if verdict is not None else NOT_JUDGED
 
@@ -95,6 +117,10 @@ def flag_reason(record: EpisodeRecord) -> str:
         return "task flagged: " + ", ".join(record.task_flags)
     if _status(record) == Status.bad_problem:
         return "bad_problem: the reference itself failed"
+    if model_failure(record):
+        return ""  # the model failed to answer: a failed sample, counted (`MODEL_FAILURE_EXITS`)
+    if record.exit_reason in MODEL_FAILURE_EXITS:
+        return f"infrastructure: the run's model configuration is unusable ({record.exit_detail or record.exit_reason})"
     if record.status != "done":
         return f"episode {record.status} ({record.exit_reason or 'no exit reason'}): not judged to the end"
     return ""
@@ -119,4 +145,4 @@ def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
         alternatives=f"{sum(alts)}/{len(alts)}" if alts else "", policy=verdict.policy if verdict else "",
         candidate_sha256=record.answer_sha256, tokens=record.totals.prompt_tokens + record.totals.completion_tokens,
         cost_usd=record.totals.cost_usd, gpu_seconds=record.totals.gpu_seconds, baseline_drift=drift,
-        exit_reason=record.exit_reason)
+        exit_reason=record.exit_reason, model_failure=model_failure(record))

@@ -140,6 +140,8 @@ class TaskRow(_Model):
     baseline_drift: float = 0.0
     """This verdict's eager median over the cached baseline's first median on the same machine (1 = same; 0 = none)."""
     exit_reason: str = ""
+    model_failure: str = ""
+    """The model's failure that ended the episode (`<kind>: <message>`), counted as a failed sample; "" otherwise."""
 
 
 class FlaggedRow(_Model):

@@ -42,6 +42,8 @@ class EpisodeRecord(_Model):
     meta: TaskMeta = Field(default_factory=TaskMeta)
     status: str
     exit_reason: str = ""
+    exit_detail: str = ""
+    """Why the episode ended, in words (a model failure's `<kind>: <message>`)."""
     task_flags: list[str] = Field(default_factory=list)
     solved: bool = False
     """The store's judgement: the episode has a verified solution (contracts.verified)."""
@@ -98,7 +100,7 @@ def episode_record(store: Store, info: EpisodeInfo, meta: dict[str, TaskMeta]) -
     task_id, sample = split_sample(info.task_id)
     answer = info.best_candidate_sha256 or (writes[-1] if writes else "")
     return EpisodeRecord(episode_id=info.id, task_id=task_id, sample=sample, meta=meta.get(task_id, TaskMeta()),
-                         status=info.status, exit_reason=info.exit_reason, task_flags=info.task_flags,
+                         status=info.status, exit_reason=info.exit_reason, exit_detail=info.exit_detail, task_flags=info.task_flags,
                          solved=info.solved, totals=info.totals, writes=writes, judged=judged, answer_sha256=answer)
 
 

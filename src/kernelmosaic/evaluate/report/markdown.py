@@ -23,7 +23,8 @@ def summary_markdown(summaries: Sequence[EvalSummary]) -> str:
                         for e in s.run.env) or "no verdict"
         out.append(f"- run {s.run.id}: {s.run.mode}, model `{s.run.model}`, tasks `{s.run.task_source}`, "
                    f"policy {', '.join(s.run.policies) or '-'}, {s.overall.episodes} episodes counted, "
-                   f"{len(s.flagged)} reported apart; env: {env}")
+                   f"{sum(1 for t in s.tasks if t.model_failure)} of them model failures, {len(s.flagged)} reported apart; "
+                   f"env: {env}")
     out += ["", "## Gates", ""]
     out += _table(["metric", *runs], [[name, *(fmt(get(s.overall)) for s in summaries)] for name, get, fmt in GATE_ROWS])
     out += ["", "## fast_p", ""]
@@ -41,6 +42,11 @@ def summary_markdown(summaries: Sequence[EvalSummary]) -> str:
         out += _table(["group", "episodes", "compile/interface", "correct", "fast_1 eager"],
                       [[name, str(m.episodes), format_rate(m.gate1_compile), format_rate(m.correct),
                         format_rate(fast(m, 1.0))] for name, m in groups.items()])
+        failed = [t for t in s.tasks if t.model_failure]
+        out += ["", f"Model failures (counted as failed samples): {len(failed)}", ""]
+        if failed:
+            out += _table(["task", "sample", "failure", "status"],
+                          [[t.task_id, str(t.sample), t.model_failure[:200], t.status] for t in failed])
         out += ["", f"Reported apart (never counted): {len(s.flagged)}", ""]
         if s.flagged:
             out += _table(["task", "sample", "why", "status"], [[f.task_id, str(f.sample), f.why, f.status] for f in s.flagged])
