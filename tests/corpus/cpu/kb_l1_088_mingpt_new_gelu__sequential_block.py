@@ -1,0 +1,57 @@
+# corpus: problem=kb_l1_088_mingpt_new_gelu device=cpu expect=accepted policy=both
+# style: the kernel inside the candidate's own nn.Module block, held in an nn.Sequential; op bound in the block's __init__
+# class: 1, 2
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cpp_source = r"""
+#include <torch/extension.h>
+#include <cmath>
+#include <omp.h>
+
+// GPT-2's tanh approximation of GELU, one OpenMP loop over the flat buffer.
+torch::Tensor new_gelu(torch::Tensor x) {
+    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "new_gelu: float32 input expected");
+    auto xc = x.contiguous();
+    auto y = torch::empty_like(xc);
+    const float* src = xc.data_ptr<float>();
+    float* dst = y.data_ptr<float>();
+    const int64_t n = xc.numel();
+    const float k0 = 0.7978845608028654f;  // sqrt(2 / pi)
+    const float k1 = 0.044715f;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+        const float v = src[i];
+        const float inner = k0 * (v + k1 * v * v * v);
+        dst[i] = 0.5f * v * (1.0f + std::tanh(inner));
+    }
+    return y;
+}
+"""
+
+new_gelu_module = load_inline(
+    name="corpus_new_gelu_omp",
+    cpp_sources=cpp_source,
+    functions=["new_gelu"],
+    extra_cflags=["-O3", "-fopenmp"],
+    extra_ldflags=["-fopenmp"],
+)
+
+
+class NewGELU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gelu = new_gelu_module.new_gelu
+
+    def forward(self, x):
+        return self.gelu(x)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(NewGELU())
+
+    def forward(self, x):
+        return self.body(x)
