@@ -51,7 +51,7 @@ torch::Tensor relu_inplace_(torch::Tensor x) {
 
 _ext = load_inline(
     name="corpus_relu_cpu",
-    cpp_sources=[_SOURCE],
+    cpp_sources=_SOURCE,
     functions=["relu_forward", "relu_out", "relu_inplace_"],
     extra_cflags=["-O3"],
     verbose=True,
