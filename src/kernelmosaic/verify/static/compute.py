@@ -106,16 +106,21 @@ class FunctionScope(TensorScope):
                 self.calls.append((fn, None, {a.arg for a, t in zip(fn.args.args, tensor_args, strict=False) if t}))
             elif self.is_nn(f):
                 self._compute(node, f"calls nn module `{f.id}`")
-            elif f.id in self.idx.values:
-                self._bound_value(node, self.idx.values[f.id])
+            else:
+                if f.id in self.idx.values:
+                    self._bound_value(node, self.idx.values[f.id])
+                self._follow(node, f, tensor_args)
             return
         if isinstance(f, ast.Subscript):
             if self.is_nn(f):
                 self._compute(node, "calls an nn submodule")
-            elif isinstance(f.value, ast.Name) and f.value.id in self.idx.values:
+                return
+            if isinstance(f.value, ast.Name) and f.value.id in self.idx.values:
                 self._bound_value(node, self.idx.values[f.value.id])
+            self._follow(node, f, tensor_args)
             return
         if not isinstance(f, ast.Attribute):
+            self._follow(node, f, tensor_args)  # `make_op()(x)`, `(lambda t: ...)(x)`
             return
         recv, name = f.value, f.attr
         attr = self._self_attr(f)
@@ -128,6 +133,8 @@ class FunctionScope(TensorScope):
                 self.calls.append((m, self.cls, params))
             elif self.is_nn(f):
                 self._compute(node, f"calls nn submodule `self.{attr}` ({self.cls.nn_attrs[attr]})")
+            elif attr not in self.cls.nn_attrs and attr not in self.cls.tensor_attrs:
+                self._follow(node, f, tensor_args)  # `self.op = lambda ...`, `self.act = make_act()`
             return
         recv_attr = self._self_attr(recv)
         if self.cls and recv_attr in self.cls.aliases:
@@ -148,6 +155,19 @@ class FunctionScope(TensorScope):
         elif (name in TENSOR_METHODS_COMPUTE or name[:-1] in TENSOR_METHODS_COMPUTE and name.endswith("_")) \
                 and not self._plain(recv):
             self._compute(node, f"calls `.{name}()`, a tensor compute method")
+        elif not self._plain(recv) and name not in TENSOR_METHODS_ALLOWED:
+            self._follow(node, f, tensor_args)  # a method of an object held somewhere (`self.helper.run(x)`)
+
+    def _follow(self, node: ast.Call, f: ast.AST, tensor_args: list[bool]) -> None:
+        """A call whose callee is a bound value: follow what the resolver finds; remember what it cannot resolve."""
+        t = self.targets(f)
+        self.launched |= t.kernel
+        for fn, cls, bound in t.functions:
+            params = fn.args.args[1:] if bound else fn.args.args
+            self.calls.append((fn, cls, {a.arg for a, tt in zip(params, tensor_args, strict=False) if tt}))
+        self.calls.extend((name, None, set()) for name in t.classes)
+        if t.unknown:
+            self.unresolved.append(node)
 
     def _bound_value(self, node: ast.Call, value: ast.AST) -> None:
         """A call through a module-level value (`mm = partial(torch.mm)`, `OPS["mm"](...)`)."""

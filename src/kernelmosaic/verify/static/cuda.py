@@ -202,7 +202,13 @@ class _Source(TensorTyping):
 
     def _aten(self, node, what: str) -> None:
         self.st.aten = True
-        self.hit("aten-compute-in-extension", node, what)
+        if self.policy.action("aten-compute-in-extension") == "reject":
+            tail = ("; write that step as a kernel of your own, or judge under `--policy kernelbench`, which allows "
+                    "PyTorch compute and counts it in PyTorch's share of the time")
+        else:
+            tail = "; allowed under this policy, counted as PyTorch compute"
+        self.hit("aten-compute-in-extension", node,
+                 f"{what} (line {self._line(node)}): ATen does this work in the extension's host code{tail}")
 
     def _qualified(self, node) -> None:
         name = self._expand(_strip_templates(self.t(node)))
@@ -234,7 +240,8 @@ class _Source(TensorTyping):
         if rule == "streams-cuda" and self.policy.allow_streams and last in _STREAM_ONLY:
             return
         if rule == "aten-compute-in-extension":
-            self.st.aten = True
+            self._aten(node, f"uses `{name}`")
+            return
         self.hit(rule, node, f"uses `{name}`")
 
     def _identifier(self, node, device: bool) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from kernelmosaic.verify.static.callables import Resolver
 from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
@@ -41,15 +42,16 @@ class _Flow:
             for m in info.methods.values():
                 self.fns.setdefault(id(m), (m, info))
         self.summary: dict[int, _Summary] = {i: _Summary() for i in self.fns}
+        self.resolver = Resolver(idx, kernels, lambda name: self.classes[name])
 
     def solve(self) -> None:
         for _ in range(6):
-            changed = False
-            for key, (fn, cls) in self.fns.items():
+            changed, known = False, len(self.fns)
+            for key, (fn, cls) in list(self.fns.items()):
                 new = self._analyze(fn, cls)
                 if new != self.summary[key]:
                     self.summary[key], changed = new, True
-            if not changed:
+            if not changed and len(self.fns) == known:  # a newly met lambda or closure needs a round of its own
                 return
 
     def _callees(self, scope: TensorScope, call: ast.Call) -> list[tuple[_Fn, bool]]:
@@ -65,10 +67,15 @@ class _Flow:
         q = (self.idx.resolve(f, scope.aliases) or "").split(".")
         if len(q) >= 4 and q[:2] == ["torch", "ops"] and q[2] in self.k.py_ops:
             out += [(fn, False) for fn in self.k.py_ops[q[2]]]
+        if _bound_callee(scope, f):
+            for fn, cls, bound in scope.targets(f).functions:  # lambdas, closures, functions bound to names
+                if id(fn) not in self.fns:
+                    self.fns[id(fn)], self.summary[id(fn)] = (fn, cls), _Summary()
+                out.append((fn, bound))
         return out
 
     def _analyze(self, fn: _Fn, cls: ClassInfo | None) -> _Summary:
-        scope = TensorScope(self.idx, self.k, cls, fn, set(), self.policy)
+        scope = TensorScope(self.idx, self.k, cls, fn, set(), self.policy, self.resolver)
         scope._bind()
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
         bound = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -83,8 +90,9 @@ class _Flow:
                 if scope._self_attr(n) in attrs:
                     return True
                 if isinstance(n, ast.Call) and (scope._is_kernel_call(n) or any(
-                        self.summary[id(c)].returns for c, _ in self._callees(scope, n) if id(c) in self.summary)):
-                    return True
+                        self.summary[id(c)].returns for c, _ in self._callees(scope, n) if id(c) in self.summary)
+                        or (_bound_callee(scope, n.func) and scope.targets(n.func).unknown)):
+                    return True  # a callee that cannot be resolved may be a kernel: its result counts as derived
             return False
 
         def mark(target: ast.AST, attributes: bool = True) -> None:
@@ -130,6 +138,18 @@ class _Flow:
             for kw in node.keywords:
                 if kw.arg in written:
                     mark(kw.value)
+
+
+def _bound_callee(scope: TensorScope, f: ast.AST) -> bool:
+    """Callees whose target is a bound value (a local, `self.op`, `OPS[k]`, `make()`), not a method of a tensor."""
+    if isinstance(f, ast.Name):
+        return f.id not in scope.tensors and f.id not in scope.idx.functions and f.id not in scope.idx.classes \
+            and scope.idx.resolve(f, scope.aliases) is None
+    attr = scope._self_attr(f)
+    if attr is not None:
+        cls = scope.cls
+        return cls is not None and attr not in cls.methods and attr not in cls.nn_attrs and attr not in cls.tensor_attrs
+    return isinstance(f, ast.Subscript | ast.Call | ast.Lambda) and not scope.is_nn(f)
 
 
 def check_dataflow(idx: ModuleIndex, kernels: Kernels, model: ClassInfo, policy: StaticPolicy) -> list[Hit]:

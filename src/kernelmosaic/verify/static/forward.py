@@ -1,7 +1,8 @@
 """Follows ModelNew.forward through the helpers it reaches and judges what that code computes.
 
 Rules here: torch-compute, torch-aux-op, try-fallback, caching (state in forward, identity-keyed
-lookups), no-kernel-launched, no-custom-kernel-defined, missing-modelnew; kernel-output-unused (static/dataflow.py).
+lookups), no-kernel-launched (kernel-launch-unresolved where it cannot tell), no-custom-kernel-defined,
+missing-modelnew; kernel-output-unused (static/dataflow.py).
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from kernelmosaic.verify.static.callables import Resolver
 from kernelmosaic.verify.static.compute import FunctionScope
 from kernelmosaic.verify.static.dataflow import check_dataflow
-from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info
+from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info, kernel_named
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
 from kernelmosaic.verify.static.vocab import TORCH_ALLOWED
@@ -39,6 +41,8 @@ class _Reach:
         self.queue: list[int] = []
         self.classes: dict[str, ClassInfo] = {}
         self.launched = False
+        self.unresolved: list[ast.Call] = []
+        self.resolver = Resolver(idx, kernels, self.info)
 
     def info(self, name: str) -> ClassInfo:
         if name not in self.classes:
@@ -67,9 +71,10 @@ class _Reach:
         hits: dict[int, list[Hit]] = {}
         while self.queue:
             w = self.work[self.queue.pop()]
-            scope = FunctionScope(self.idx, self.k, w.cls, w.fn, w.tensor_params, self.policy)
+            scope = FunctionScope(self.idx, self.k, w.cls, w.fn, w.tensor_params, self.policy, self.resolver)
             hits[id(w.fn)] = scope.check()
             self.launched |= scope.launched
+            self.unresolved += [c for c in scope.unresolved if all(c is not u for u in self.unresolved)]
             for callee, cls, tensor_args in scope.calls:
                 if isinstance(callee, str):
                     self.add_class(callee)
@@ -124,12 +129,26 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
                         reach.add(idx.functions[arg.id], None, set())
     hits.extend(reach.run())
     if (n_extensions or kernels.triton) and not reach.launched:
-        where = entries[0] if entries else model
-        hits.append(idx.hit("no-kernel-launched", where,
-                            "a custom kernel is defined but forward never calls into it"))
+        hits.append(_not_launched(idx, kernels, reach, entries[0] if entries else model))
     elif reach.launched:
         hits.extend(check_dataflow(idx, kernels, info, policy))
     return hits
+
+
+def _not_launched(idx: ModuleIndex, kernels: Kernels, reach: _Reach, where: ast.AST) -> Hit:
+    """No call forward reaches is tied to a kernel. Unambiguous only when nothing it calls is unresolved, or when no
+    code names a kernel at all; otherwise the run-time census and probes decide."""
+    if reach.unresolved and kernel_named(idx, kernels):
+        call = reach.unresolved[0]
+        return idx.hit("kernel-launch-unresolved", call, (
+            f"forward calls `{ast.unparse(call.func)[:60]}` (line {call.lineno}), which the static view cannot "
+            "resolve, and reaches no other call into a custom kernel; whether a kernel runs and reaches the result "
+            "is left to the run-time kernel census and output probes"))
+    line = getattr(where, "lineno", 0)
+    return idx.hit("no-kernel-launched", where, (
+        f"no-kernel-launched (line {line}): a custom kernel is defined but nothing forward reaches calls into it; "
+        "forward must call an extension function, a Triton launch or a registered op (directly, or through an alias "
+        "such as `self.op = ext.op`, a helper, a lambda or an in-module submodule)"))
 
 
 def _maybe_tensor(arg: ast.arg, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

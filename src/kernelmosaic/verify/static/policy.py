@@ -8,9 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelmosaic.verify.static.rules import RULES
 
-__all__ = ["StaticPolicy", "Action"]
+__all__ = ["StaticPolicy", "Action", "LIBRARY_COMPUTE"]
 
 Action = Literal["reject", "flag", "allow"]
+LIBRARY_COMPUTE = ("torch-compute", "aten-compute-in-extension", "cupy-compute")
+"""Rules about PyTorch's (or CuPy's) own compute, governed together by `torch_compute`."""
 
 DEFAULT_IMPORTS = [
     "torch", "triton", "math", "numpy", "typing", "functools", "dataclasses", "itertools", "collections",
@@ -23,8 +25,8 @@ class StaticPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     torch_compute: Action = "reject"
-    """What to do with library compute: PyTorch reached from forward (`torch-compute`) and CuPy's array library
-    (`cupy-compute`)."""
+    """What to do with library compute: PyTorch reached from forward (`torch-compute`), ATen called from an
+    extension's host code (`aten-compute-in-extension`) and CuPy's array library (`cupy-compute`)."""
     allowed_torch_ops: list[str] = Field(default_factory=list)
     """Extra names not counted as compute: dotted (`torch.cumsum`, `torch.nn.functional.pad`) or bare method
     names (`sort`). Adds to the built-in allocation/layout allow-list."""
@@ -51,6 +53,6 @@ class StaticPolicy(BaseModel):
         """The effective action for a rule id under this policy."""
         if rule in self.severity:
             return self.severity[rule]
-        if rule in ("torch-compute", "cupy-compute"):
+        if rule in LIBRARY_COMPUTE:
             return self.torch_compute
         return RULES[rule].severity

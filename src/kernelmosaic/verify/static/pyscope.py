@@ -66,6 +66,8 @@ class ModuleIndex:
     parents: dict[int, ast.AST] = field(default_factory=dict)
     values: dict[str, ast.AST] = field(default_factory=dict)
     """Module-level name -> the expression last assigned to it."""
+    lambda_defs: dict[int, ast.FunctionDef] = field(default_factory=dict)
+    """id of a lambda anywhere in the module -> the def standing for it (one per lambda, so walks dedupe)."""
 
     @classmethod
     def build(cls, source: str, filename: str) -> ModuleIndex:
@@ -143,6 +145,14 @@ class ModuleIndex:
             base = self.resolve(node.value, local)
             return f"{base}.{node.attr}" if base else None
         return None
+
+    def lambda_def(self, lam: ast.Lambda) -> ast.FunctionDef:
+        """A def for a lambda met as a value (`self.op = lambda t: ...`), so reachability can follow it."""
+        if id(lam) not in self.lambda_defs:
+            fn = _lambda_def("<lambda>", lam)
+            self.parents[id(fn)] = self.parent(lam) or self.tree
+            self.lambda_defs[id(lam)] = fn
+        return self.lambda_defs[id(lam)]
 
     def snippet(self, line: int) -> str:
         text = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""

@@ -36,7 +36,9 @@ RULES: dict[str, Rule] = _rules(
     ("no-custom-kernel-defined", "reject",
      "the candidate defines no load_inline extension, Triton kernel or CuPy RawKernel/RawModule: no kernel to judge."),
     ("no-kernel-launched", "reject",
-     "a custom kernel is defined but forward never reaches a call into it; the output comes from something else."),
+     "a custom kernel is defined but nothing forward reaches calls into it (aliases, helpers, submodules followed)."),
+    ("kernel-launch-unresolved", "flag",
+     "forward calls something the static view cannot resolve and no visible kernel: the run-time census decides."),
     ("kernel-output-unused", "reject",
      "custom kernels are launched, but nothing they produce flows into what forward returns: the result comes "
      "from elsewhere (a decoy kernel)."),
@@ -86,7 +88,7 @@ RULES: dict[str, Rule] = _rules(
      "the analysis could not finish (nesting too deep, internal error); refusing is safer than guessing."),
     # C++/CUDA side.
     ("aten-compute-in-extension", "reject",
-     "the extension calls ATen/torch compute (at::matmul, tensor.sum(), a + b on tensors) instead of its own kernel."),
+     "extension host code calls ATen compute (at::matmul, x.sum(), a + b on tensors); policy torch_compute."),
     ("vendor-library", "reject",
      "cuBLAS/cuDNN/cuFFT/cuSOLVER/cuSPARSE do the work, so the kernel under test is the vendor's, not the candidate's."),
     ("vendor-template", "flag",

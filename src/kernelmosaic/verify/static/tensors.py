@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import ast
 
-from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, is_ext_value, is_raw_kernel
+from kernelmosaic.verify.static.callables import Resolver, Targets
+from kernelmosaic.verify.static.model_index import (
+    ClassInfo,
+    Kernels,
+    class_info,
+    is_ext_value,
+    is_kernel_callable,
+    is_kernel_container,
+    is_raw_kernel,
+    kernel_function_name,
+)
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
 from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
@@ -27,8 +37,9 @@ class TensorScope:
     """Names of one function and what they hold; `FunctionScope` adds the checks."""
 
     def __init__(self, idx: ModuleIndex, k: Kernels, cls: ClassInfo | None, fn: ast.FunctionDef | ast.AsyncFunctionDef,
-                 tensor_params: set[str], policy: StaticPolicy):
+                 tensor_params: set[str], policy: StaticPolicy, resolver: Resolver | None = None):
         self.idx, self.k, self.cls, self.fn, self.policy = idx, k, cls, fn, policy
+        self.resolver = resolver or Resolver(idx, k, lambda name: class_info(idx, idx.classes[name]))
         self.aliases = idx.scope_aliases(fn.body, idx.aliases)
         self.tensors = set(tensor_params)
         self.nn_names: set[str] = set()
@@ -36,6 +47,8 @@ class TensorScope:
         self.local_names: dict[str, list[str]] = {}
         self.calls: list[tuple[ast.AST | str, ClassInfo | None, set[str]]] = []
         self.launched = False
+        self.unresolved: list[ast.Call] = []
+        """Calls whose callee could not be resolved statically (it may or may not be a kernel)."""
         self.hits: list[Hit] = []
         self.extra = set(policy.allowed_torch_ops)
 
@@ -123,8 +136,10 @@ class TensorScope:
             q = self.idx.resolve(f, self.aliases) or ""
             if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.utils.")):
                 return True
-            if self.is_nn(f) or self._is_kernel_call(node):
+            if self.is_nn(f):
                 return True
+            if self._is_kernel_call(node):
+                return not self._scalar_kernel(node)
             if isinstance(f, ast.Attribute) and self.is_tensor(f.value):
                 return f.attr not in _NOT_TENSOR_RESULT
         return False
@@ -134,13 +149,26 @@ class TensorScope:
         """A call of a CuPy RawKernel (the fast form): it launches the candidate's kernel."""
         return is_raw_kernel(self.idx, self.k, node.func)
 
+    def targets(self, func: ast.AST) -> Targets:
+        """What calling `func` from this function may run (see callables.py)."""
+        return self.resolver.of(func, self.fn, self.cls)
+
+    def _scalar_kernel(self, node: ast.Call) -> bool:
+        """A call of an extension function whose C++ return type is not a tensor (an int, a size, a float)."""
+        f = node.func
+        if isinstance(f, ast.Call) and f.args:  # `partial(ext.op, ...)(x)`
+            f = f.args[0]
+        return kernel_function_name(self.idx, self.k, f) in self.k.scalar_fns
+
     def _is_kernel_call(self, node: ast.Call) -> bool:
         f = node.func
         if self.is_raw_launch(node):
             return True
-        if isinstance(f, ast.Attribute) and is_ext_value(self.idx, self.k, f.value):
+        if isinstance(f, ast.Name) and (f.id in self.aliases or self.idx.resolve(f, self.aliases)):
+            return False  # a name bound here to a dotted name (`op = torch.relu`) is that name, not a kernel
+        if is_kernel_callable(self.idx, self.k, f):
             return True
-        if isinstance(f, ast.Name) and f.id in self.k.ext_functions:
+        if isinstance(f, ast.Subscript) and is_kernel_container(self.idx, self.k, f.value):
             return True
         if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in self.k.triton:
             return True

@@ -1,0 +1,234 @@
+"""What a called expression runs, when it is not a plain name: the value bound to `self.op`, a local, a closure.
+
+Models bind before they call: `self.op = lambda t: ext.op(t)`, `self.act = make_act()` (a factory returning a
+nested function), `self.fns = {"relu": relu_helper}`, `fn = self.op`. This resolver follows such bindings to
+the Python code they run (followed in turn by the reachability walk), to in-module classes, or to the
+candidate's kernels; what it cannot follow is reported as unknown, and a static rule then defers to run time.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from kernelmosaic.verify.static.model_index import (
+    ClassInfo,
+    Kernels,
+    is_ext_value,
+    is_kernel_callable,
+    is_kernel_container,
+)
+from kernelmosaic.verify.static.pyscope import ModuleIndex
+
+__all__ = ["Targets", "Resolver", "Fn"]
+
+Fn = ast.FunctionDef | ast.AsyncFunctionDef
+_WRAPPERS = ("functools.partial", "builtins.staticmethod", "builtins.classmethod", "functools.wraps")
+_DEPTH = 8
+
+
+@dataclass
+class Targets:
+    """Everything calling one expression may run."""
+
+    kernel: bool = False
+    """It calls into the candidate's kernels (an extension function)."""
+    functions: list[tuple[Fn, ClassInfo | None, bool]] = field(default_factory=list)
+    """Python functions it runs: (definition, its class, whether `self` is bound)."""
+    classes: list[str] = field(default_factory=list)
+    """In-module classes whose instance is called (their forward runs)."""
+    unknown: bool = False
+    """Part of it could not be resolved statically."""
+
+    def add(self, other: Targets) -> None:
+        self.kernel |= other.kernel
+        self.unknown |= other.unknown
+        self.functions += [f for f in other.functions if all(f[0] is not g[0] for g in self.functions)]
+        self.classes += [c for c in other.classes if c not in self.classes]
+
+
+class Resolver:
+    """Resolves called expressions within one module; `infos` gives the ClassInfo of an in-module class."""
+
+    def __init__(self, idx: ModuleIndex, k: Kernels, infos) -> None:
+        self.idx, self.k, self.infos = idx, k, infos
+
+    # ---- entry ----------------------------------------------------------------------------------------------
+    def of(self, expr: ast.AST, fn: Fn | None, cls: ClassInfo | None, depth: int = 0) -> Targets:
+        """What calling `expr` (evaluated inside `fn` of `cls`) may run."""
+        out = Targets()
+        if depth > _DEPTH:
+            out.unknown = True
+            return out
+        if is_kernel_callable(self.idx, self.k, expr) or (
+                isinstance(expr, ast.Subscript) and is_kernel_container(self.idx, self.k, expr.value)):
+            out.kernel = True
+            return out
+        if isinstance(expr, ast.Lambda):
+            out.functions.append((self.idx.lambda_def(expr), cls, False))
+        elif isinstance(expr, ast.Name):
+            out.add(self._name(expr.id, fn, cls, depth))
+        elif isinstance(expr, ast.Attribute):
+            out.add(self._attribute(expr, fn, cls, depth))
+        elif isinstance(expr, ast.Call):
+            out.add(self._result(expr, fn, cls, depth))
+        elif isinstance(expr, ast.Subscript):
+            out.add(self.elements(expr.value, fn, cls, depth + 1))
+        elif isinstance(expr, ast.IfExp):
+            out.add(self.of(expr.body, fn, cls, depth + 1))
+            out.add(self.of(expr.orelse, fn, cls, depth + 1))
+        elif isinstance(expr, ast.BoolOp):
+            for v in expr.values:
+                out.add(self.of(v, fn, cls, depth + 1))
+        else:
+            out.unknown = True
+        return out
+
+    # ---- pieces -------------------------------------------------------------------------------------------
+    def _name(self, name: str, fn: Fn | None, cls: ClassInfo | None, depth: int) -> Targets:
+        out = Targets()
+        scope: ast.AST | None = fn
+        while isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+            nested = [n for n in ast.walk(scope) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                      and n is not scope and n.name == name]
+            values = local_values(scope).get(name, [])
+            if nested or values:
+                out.functions += [(n, None, False) for n in nested]
+                for v in values:
+                    out.add(self.of(v, scope, cls, depth + 1))
+                return out
+            if name in _params(scope):
+                out.unknown = True  # a callback handed in by the caller
+                return out
+            scope = self._enclosing(scope)
+        if name in self.idx.functions:
+            out.functions.append((self.idx.functions[name], None, False))
+        elif name in self.idx.classes:
+            out.classes.append(name)
+        elif name in self.idx.values:
+            out.add(self.of(self.idx.values[name], None, None, depth + 1))
+        elif self.idx.resolve(ast.Name(id=name, ctx=ast.Load())) is None:
+            out.unknown = True
+        return out
+
+    def _enclosing(self, fn: ast.AST) -> ast.AST | None:
+        node = self.idx.parent(fn)
+        while node is not None and not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Module):
+            node = self.idx.parent(node)
+        return node
+
+    def _attribute(self, expr: ast.Attribute, fn: Fn | None, cls: ClassInfo | None, depth: int) -> Targets:
+        out = Targets()
+        recv = expr.value
+        if isinstance(recv, ast.Name) and recv.id == "self" and cls is not None:
+            if expr.attr in cls.methods:
+                out.functions.append((cls.methods[expr.attr], cls, True))
+            elif expr.attr in cls.local_attrs:
+                out.classes += cls.local_attrs[expr.attr]
+            elif expr.attr in cls.values:
+                for value, where in cls.values[expr.attr]:
+                    out.add(self.of(value, where, cls, depth + 1))
+            else:
+                out.unknown = expr.attr not in cls.nn_attrs and expr.attr not in cls.aliases
+            return out
+        if self.idx.resolve(expr) is not None or is_ext_value(self.idx, self.k, recv):
+            return out
+        # A method of an object of an in-module class (`self.helper.run`, `Helper().run`).
+        holders = self.instances(recv, fn, cls, depth + 1)
+        for name in holders.classes:
+            info = self.infos(name)
+            if expr.attr in info.methods:
+                out.functions.append((info.methods[expr.attr], info, True))
+        out.unknown = holders.unknown or not holders.classes
+        return out
+
+    def instances(self, expr: ast.AST, fn: Fn | None, cls: ClassInfo | None, depth: int) -> Targets:
+        """In-module classes whose instances an expression holds (not what calling it runs)."""
+        out = Targets()
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in self.idx.classes:
+            out.classes.append(expr.func.id)
+        elif isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self" \
+                and cls is not None and expr.attr in cls.local_attrs:
+            out.classes += cls.local_attrs[expr.attr]
+        elif isinstance(expr, ast.Name) and fn is not None and expr.id in local_values(fn) and depth <= _DEPTH:
+            for v in local_values(fn)[expr.id]:
+                out.add(self.instances(v, fn, cls, depth + 1))
+        else:
+            out.unknown = True
+        return out
+
+    def _result(self, call: ast.Call, fn: Fn | None, cls: ClassInfo | None, depth: int) -> Targets:
+        """What calling the *result* of `call` runs: `partial(f)`, a factory's returned function."""
+        out = Targets()
+        q = self.idx.resolve(call.func)
+        if q in _WRAPPERS and call.args:
+            return self.of(call.args[0], fn, cls, depth + 1)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("get", "pop", "setdefault", "__getitem__") \
+                and q is None:
+            return self.elements(call.func.value, fn, cls, depth + 1)  # `OPS.get(kind)`
+        if isinstance(call.func, ast.Name) and call.func.id in self.idx.classes:
+            out.classes.append(call.func.id)  # `Block()(x)`, or an instance called later
+            return out
+        made = self.of(call.func, fn, cls, depth + 1)
+        out.unknown = made.unknown or bool(made.classes) or made.kernel
+        for factory, fcls, _ in made.functions:
+            for ret in (n for n in ast.walk(factory) if isinstance(n, ast.Return) and n.value is not None):
+                out.add(self.of(ret.value, factory, fcls, depth + 1))
+        return out
+
+    def elements(self, container: ast.AST, fn: Fn | None, cls: ClassInfo | None, depth: int) -> Targets:
+        """What calling an element of a container (`OPS[name]`, `self.fns[i]`) may run."""
+        out = Targets()
+        if depth > _DEPTH:
+            out.unknown = True
+        elif isinstance(container, ast.Dict):
+            out.unknown = not container.values  # filled later (`self.ops[name] = ...`)
+            for v in container.values:
+                out.add(self.of(v, fn, cls, depth + 1))
+        elif isinstance(container, ast.List | ast.Tuple | ast.Set):
+            out.unknown = not container.elts
+            for v in container.elts:
+                out.add(self.of(v.value if isinstance(v, ast.Starred) else v, fn, cls, depth + 1))
+        elif isinstance(container, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            out.add(self.of(container.elt, fn, cls, depth + 1))
+        elif isinstance(container, ast.DictComp):
+            out.add(self.of(container.value, fn, cls, depth + 1))
+        elif isinstance(container, ast.Name) and container.id in self.idx.values and not (
+                fn is not None and container.id in local_values(fn)):
+            out.add(self.elements(self.idx.values[container.id], None, None, depth + 1))
+        elif isinstance(container, ast.Name) and fn is not None and container.id in local_values(fn):
+            for v in local_values(fn)[container.id]:
+                out.add(self.elements(v, fn, cls, depth + 1))
+        elif isinstance(container, ast.Attribute) and isinstance(container.value, ast.Name) \
+                and container.value.id == "self" and cls is not None and container.attr in cls.values:
+            for value, where in cls.values[container.attr]:
+                out.add(self.elements(value, where, cls, depth + 1))
+        else:
+            out.unknown = True
+        return out
+
+
+def local_values(fn: ast.AST) -> dict[str, list[ast.AST]]:
+    """Name -> expressions assigned to it anywhere in `fn` (cached on the node)."""
+    cached = getattr(fn, "_km_locals", None)
+    if cached is not None:
+        return cached
+    out: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(node.value)
+                elif isinstance(t, ast.Tuple | ast.List) and isinstance(node.value, ast.Tuple | ast.List) \
+                        and len(t.elts) == len(node.value.elts):
+                    for te, ve in zip(t.elts, node.value.elts, strict=True):
+                        if isinstance(te, ast.Name):
+                            out.setdefault(te.id, []).append(ve)
+    fn._km_locals = out  # type: ignore[attr-defined]
+    return out
+
+
+def _params(fn: Fn) -> set[str]:
+    a = fn.args
+    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    return names | {x.arg for x in (a.vararg, a.kwarg) if x is not None}
