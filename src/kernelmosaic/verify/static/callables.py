@@ -20,7 +20,7 @@ from kernelmosaic.verify.static.model_index import (
 )
 from kernelmosaic.verify.static.pyscope import ModuleIndex
 
-__all__ = ["Targets", "Resolver", "Fn"]
+__all__ = ["Targets", "Resolver", "Fn", "local_values"]
 
 Fn = ast.FunctionDef | ast.AsyncFunctionDef
 _WRAPPERS = ("functools.partial", "builtins.staticmethod", "builtins.classmethod", "functools.wraps")
@@ -37,6 +37,8 @@ class Targets:
     """Python functions it runs: (definition, its class, whether `self` is bound)."""
     classes: list[str] = field(default_factory=list)
     """In-module classes whose instance is called (their forward runs)."""
+    names: list[str] = field(default_factory=list)
+    """Dotted names it may stand for (`torch.relu` behind `self.op`): judged by the compute rules."""
     unknown: bool = False
     """Part of it could not be resolved statically."""
 
@@ -45,6 +47,7 @@ class Targets:
         self.unknown |= other.unknown
         self.functions += [f for f in other.functions if all(f[0] is not g[0] for g in self.functions)]
         self.classes += [c for c in other.classes if c not in self.classes]
+        self.names += [n for n in other.names if n not in self.names]
 
 
 class Resolver:
@@ -60,10 +63,14 @@ class Resolver:
         if depth > _DEPTH:
             out.unknown = True
             return out
-        if is_kernel_callable(self.idx, self.k, expr) or (
+        if isinstance(expr, ast.Name) or _self_attr(expr) is not None:
+            pass  # a binding: resolved below, locals before same-named bindings elsewhere
+        elif is_kernel_callable(self.idx, self.k, expr) or (
                 isinstance(expr, ast.Subscript) and is_kernel_container(self.idx, self.k, expr.value)):
             out.kernel = True
-            return out
+            if (isinstance(expr, ast.Attribute) and is_ext_value(self.idx, self.k, expr.value)) \
+                    or isinstance(expr, ast.Call):
+                return out  # `ext.op`, `partial(ext.op)`, `getattr(ext, name)`: nothing else it could be
         if isinstance(expr, ast.Lambda):
             out.functions.append((self.idx.lambda_def(expr), cls, False))
         elif isinstance(expr, ast.Name):
@@ -107,7 +114,11 @@ class Resolver:
             out.classes.append(name)
         elif name in self.idx.values:
             out.add(self.of(self.idx.values[name], None, None, depth + 1))
-        elif self.idx.resolve(ast.Name(id=name, ctx=ast.Load())) is None:
+        elif (q := self.idx.resolve(ast.Name(id=name, ctx=ast.Load()))) is not None:
+            out.names.append(q)
+        elif name in self.k.ext_functions:
+            out.kernel = True
+        else:
             out.unknown = True
         return out
 
@@ -128,10 +139,17 @@ class Resolver:
             elif expr.attr in cls.values:
                 for value, where in cls.values[expr.attr]:
                     out.add(self.of(value, where, cls, depth + 1))
+            elif expr.attr in cls.aliases:
+                out.names.append(cls.aliases[expr.attr])
+            elif expr.attr in self.k.fn_attrs:
+                out.kernel = True  # set from elsewhere (a base class, another object)
             else:
-                out.unknown = expr.attr not in cls.nn_attrs and expr.attr not in cls.aliases
+                out.unknown = expr.attr not in cls.nn_attrs
             return out
-        if self.idx.resolve(expr) is not None or is_ext_value(self.idx, self.k, recv):
+        if (q := self.idx.resolve(expr)) is not None:
+            out.names.append(q)
+            return out
+        if is_ext_value(self.idx, self.k, recv):
             return out
         # A method of an object of an in-module class (`self.helper.run`, `Helper().run`).
         holders = self.instances(recv, fn, cls, depth + 1)
@@ -206,6 +224,12 @@ class Resolver:
         else:
             out.unknown = True
         return out
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
 
 
 def local_values(fn: ast.AST) -> dict[str, list[ast.AST]]:

@@ -81,19 +81,21 @@ class FunctionScope(TensorScope):
 
     def _call(self, node: ast.Call) -> None:
         f = node.func
+        tensor_args = [self.is_tensor(a) or (isinstance(a, ast.List | ast.Tuple) and any(map(self.is_tensor, a.elts)))
+                       for a in node.args]
         if self._is_kernel_call(node):
             self.launched = True
             if self.is_raw_launch(node) and not self.policy.allow_streams and not on_current_stream(self.idx, self.fn, node):
                 self.hits.append(self.idx.hit("streams-python", node, f"`{self.fn.name}` launches a CuPy kernel outside "
                                               "`with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)`"))
+            elif isinstance(f, ast.Name | ast.Subscript) or self._self_attr(f) is not None:
+                self._follow(node, f, tensor_args)  # a binding may hold something else too (`ext.op if c else F.relu`)
             return
         mods = self.local_modules(f) or (self.local_modules(f.value) if isinstance(f, ast.Attribute) else [])
         if mods:
             # An in-module nn.Module (or a container of them): its code runs, so follow it.
             self.calls.extend((name, None, set()) for name in mods)
             return
-        tensor_args = [self.is_tensor(a) or (isinstance(a, ast.List | ast.Tuple) and any(map(self.is_tensor, a.elts)))
-                       for a in node.args]
         q = self.idx.resolve(f, self.aliases)
         if q:
             self._named_call(node, q, tensor_args)
@@ -166,6 +168,8 @@ class FunctionScope(TensorScope):
             params = fn.args.args[1:] if bound else fn.args.args
             self.calls.append((fn, cls, {a.arg for a, tt in zip(params, tensor_args, strict=False) if tt}))
         self.calls.extend((name, None, set()) for name in t.classes)
+        for q in t.names:
+            self._named_call(node, q, tensor_args)
         if t.unknown:
             self.unresolved.append(node)
 

@@ -91,7 +91,7 @@ class _Flow:
                     return True
                 if isinstance(n, ast.Call) and (scope._is_kernel_call(n) or any(
                         self.summary[id(c)].returns for c, _ in self._callees(scope, n) if id(c) in self.summary)
-                        or (_bound_callee(scope, n.func) and scope.targets(n.func).unknown)):
+                        or (_bound_callee(scope, n.func) and _maybe_kernel(scope.targets(n.func)))):
                     return True  # a callee that cannot be resolved may be a kernel: its result counts as derived
             return False
 
@@ -138,6 +138,10 @@ class _Flow:
             for kw in node.keywords:
                 if kw.arg in written:
                     mark(kw.value)
+
+
+def _maybe_kernel(t) -> bool:
+    return t.kernel or t.unknown
 
 
 def _bound_callee(scope: TensorScope, f: ast.AST) -> bool:

@@ -122,6 +122,10 @@ def is_kernel_callable(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
         return is_ext_value(idx, k, node.value) or _self_attr(node) in k.fn_attrs
     if isinstance(node, ast.Name):
         return node.id in k.ext_functions
+    if isinstance(node, ast.IfExp):  # `ext.relu_cuda if x.is_cuda else ext.relu_cpu`
+        return is_kernel_callable(idx, k, node.body) or is_kernel_callable(idx, k, node.orelse)
+    if isinstance(node, ast.BoolOp):
+        return any(is_kernel_callable(idx, k, v) for v in node.values)
     if isinstance(node, ast.Call):
         q = idx.resolve(node.func)
         if q in _WRAPPERS and node.args:

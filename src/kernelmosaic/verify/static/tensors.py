@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from kernelmosaic.verify.static.callables import Resolver, Targets
+from kernelmosaic.verify.static.callables import Resolver, Targets, local_values
 from kernelmosaic.verify.static.model_index import (
     ClassInfo,
     Kernels,
@@ -166,6 +166,14 @@ class TensorScope:
             return True
         if isinstance(f, ast.Name) and (f.id in self.aliases or self.idx.resolve(f, self.aliases)):
             return False  # a name bound here to a dotted name (`op = torch.relu`) is that name, not a kernel
+        if isinstance(f, ast.Name) and f.id in local_values(self.fn):
+            # Bound in this function: what it holds here decides, not a same-named binding elsewhere.
+            return any(is_kernel_callable(self.idx, self.k, v) for v in local_values(self.fn)[f.id])
+        attr = self._self_attr(f)
+        if attr is not None and self.cls is not None and attr in self.cls.values:
+            return any(is_kernel_callable(self.idx, self.k, v) for v, _ in self.cls.values[attr])
+        if attr is not None and self.cls is not None and attr in self.cls.aliases:
+            return False
         if is_kernel_callable(self.idx, self.k, f):
             return True
         if isinstance(f, ast.Subscript) and is_kernel_container(self.idx, self.k, f.value):
