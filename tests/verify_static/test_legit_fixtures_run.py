@@ -39,7 +39,30 @@ CASES = {
     "legit_pybind_definition_words": (True, lambda: _cuda((3000,)), lambda m, x: 2.0 * x),
     "legit_cupy_relu": (True, lambda: _cuda((5000,)), lambda m, x: torch.relu(x)),
     "legit_cupy_rowsum_module": (True, lambda: _cuda((37, 1000), (37,)), lambda m, a, b: a.sum(dim=1) + b),
+    "legit_cpu_alias_in_init": (False, lambda: _cpu((17, 33)), lambda m, x: m.alpha * torch.relu(x)),
+    "legit_cpu_closures_and_ops_dict": (False, lambda: _cpu((9, 70)), lambda m, x: torch.relu(x)),
+    "legit_cpu_submodules_and_loaders": (False, lambda: _cpu((5, 40)), lambda m, x: torch.relu(x)),
+    "legit_cpu_workspace_int": (False, lambda: _cpu((13, 21)),
+                                lambda m, x: x / (x.abs().sum(dim=1, keepdim=True) + 1e-6)),
+    "legit_cpu_kernelbench_aten_host": (False, lambda: _cpu((32, 16)), lambda m, x: _batch_norm_train(m, x)),
+    "legit_cpu_size_arith_host": (False, lambda: _cpu((7, 32)),
+                                  lambda m, x: torch.nn.functional.linear(x, m.weight, m.bias)),
+    "legit_cuda_alias_blocks": (True, lambda: _cuda((48, 64)), lambda m, x: _gelu_blocks(m, x)),
+    "legit_cuda_kernelbench_matmul_rest": (True, lambda: _cuda((40, 128)),
+                                           lambda m, x: torch.relu((x @ m.weight.t() + m.bias) * m.scale)),
 }
+
+
+def _batch_norm_train(m, x):
+    """BatchNorm1d in training mode on fresh statistics (the candidate has already updated its running buffers)."""
+    mean, var = x.mean(0), x.var(0, unbiased=False)
+    return (x - mean) / torch.sqrt(var + m.eps) * m.weight + m.bias
+
+
+def _gelu_blocks(m, x):
+    for block in m.blocks:
+        x = torch.nn.functional.gelu(x + block.bias, approximate="tanh")
+    return x
 
 
 def test_every_legit_fixture_has_a_run_case():
