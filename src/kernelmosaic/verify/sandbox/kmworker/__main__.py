@@ -46,6 +46,7 @@ def _serve(channel, args) -> bool:
     import torch
 
     from .common import describe_error, probe_env
+    from .shared import MAILBOX
 
     device = args.device
     if args.defer_device:  # a spare: Python and torch are loaded; the device is touched only when it is handed out
@@ -69,15 +70,29 @@ def _serve(channel, args) -> bool:
         if op == "exit":
             channel.send({"ok": True})
             return False
+        MAILBOX.incoming = channel.take_fds()  # large tensors handed over by another worker (kmworker/shared.py)
         try:
             result = _dispatch(role, args.role, op, request.get("args", {}))
             if device.startswith("cuda"):  # nothing of this call left running when the parent lets go of the
                 torch.cuda.synchronize()   # device (devlock.py): every stream of this process, not only the current
+            channel.attach(MAILBOX.outgoing)
             channel.send({"ok": True, "result": result})
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which decides the status
+            channel.attach([])
             channel.send({"ok": False, "error": describe_error(exc)})
+        finally:
+            _close_all(MAILBOX.incoming + MAILBOX.outgoing)
+            MAILBOX.incoming, MAILBOX.outgoing = [], []
         sys.stdout.flush()
         sys.stderr.flush()
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _orphaned(scratch: str) -> None:

@@ -20,6 +20,7 @@ from .inputs import InputTemplate, cast_model, to_device
 from .intercept import INTERCEPT
 from .loader import BuildRecorder, load_module
 from .memory import forward_peak_bytes
+from .shared_runs import SharedRuns
 from .timing import BURST_SETS, Timer, burst, burst_seed
 
 __all__ = ["CandidateRole"]
@@ -36,7 +37,7 @@ def _fresh_allocations_nan():
     finally:
         torch.use_deterministic_algorithms(was, warn_only=warn_only)
 
-class CandidateRole:
+class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output mode (kmworker/shared_runs.py)
     def __init__(self, device: str) -> None:
         self.device = device
         self.model = None
@@ -124,7 +125,7 @@ class CandidateRole:
     def probe(self, host_inputs: list, perturb: list[str], seed: int) -> dict:
         """One forward with the candidate's own kernel calls counted and timed, and the outputs of those named in
         `perturb` replaced by noise. A forward that raises is reported, not raised: under noise that is an answer."""
-        inputs = to_device(host_inputs, self.device)
+        inputs = self._inputs(host_inputs)
         sync = torch.cuda.synchronize if self.device.startswith("cuda") else (lambda: None)
         INTERCEPT.reset(set(perturb), seed, sync)
         INTERCEPT.active = True
@@ -148,14 +149,14 @@ class CandidateRole:
                 "integrity": integrity.diff(self.before)}
 
     def peak_memory(self, host_inputs: list) -> dict:
-        return {"peak_bytes": forward_peak_bytes(self.model, to_device(host_inputs, self.device), self.device),
+        return {"peak_bytes": forward_peak_bytes(self.model, self._inputs(host_inputs), self.device),
                 "integrity": integrity.diff(self.before)}
 
     @torch.no_grad()
     def census(self, host_inputs: list) -> dict:
         if not self.device.startswith("cuda"):
             return {"kernels": [], "custom": -1, "library": -1}
-        return kernel_census(self.model, to_device(host_inputs, self.device))
+        return kernel_census(self.model, self._inputs(host_inputs))
 
     @torch.no_grad()
     def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0,

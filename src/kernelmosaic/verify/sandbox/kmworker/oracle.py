@@ -15,6 +15,7 @@ import copy
 import torch
 
 from .common import package_outputs
+from .shared import package_in_place
 
 __all__ = ["Oracle", "TERM_DRAWS", "median_of_9"]
 
@@ -58,18 +59,20 @@ class Oracle:
         self.model64 = copy.deepcopy(model).double().eval()
         self.seed = seed
 
-    def __call__(self, inputs: list) -> dict:
+    def __call__(self, inputs: list, in_place: bool = False) -> dict:
         """{"outputs64": packaged, "terms": packaged} or {} when the model cannot run in float64; terms are
-        omitted where forward-mode AD does not support the model."""
+        omitted where forward-mode AD does not support the model. `in_place`: tensors left on the model's device."""
+        package = package_in_place if in_place else package_outputs
         xs = [_widen(x) for x in inputs]
         try:
             with torch.no_grad():
                 out = self.model64(*xs)
         except Exception:  # noqa: BLE001 - a model that cannot run in float64 has no oracle
             return {}
-        result = {"outputs64": package_outputs(out)}
+        result = {"outputs64": package(out)}
+        del out
         try:
-            result["terms"] = package_outputs(self._terms(xs))
+            result["terms"] = package(self._terms(xs))
         except Exception:  # noqa: BLE001 - no forward AD for some op: the budget falls back to the reference's error
             pass
         return result

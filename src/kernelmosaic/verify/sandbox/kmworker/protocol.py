@@ -6,6 +6,9 @@ A message crosses with the socket's own two copies and no others: the sender wri
 without zip CRC32s: computing them is a quarter of `torch.save`'s time (0.47 against 0.34 s for 512 MB here,
 docs/benchmarks.md), and a checksum guards nothing on a local socket (a hostile worker could compute a valid one).
 
+A message may carry file descriptors (SCM_RIGHTS, at most `MAX_FDS`, attached to its header): large tensors move
+between the workers as sealed memfds (`kmworker/shared.py`) that the parent relays without reading them.
+
 The parent decodes worker messages with `torch.load(weights_only=True)`, which refuses arbitrary objects, so a
 candidate that takes over its worker still cannot run code in the parent through a crafted pickle.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import socket
 import struct
 import threading
@@ -21,9 +25,13 @@ from collections.abc import Iterator
 
 import torch
 
-__all__ = ["Channel", "MAX_MESSAGE_BYTES", "SCRATCH_ENV"]
+__all__ = ["Channel", "MAX_FDS", "MAX_MESSAGE_BYTES", "SCRATCH_ENV"]
 
 MAX_MESSAGE_BYTES = 8 << 30
+"""The largest message either side decodes. Outputs of large-output problems never cross whole (`kmworker/shared.py`);
+a message above it is refused before it is read."""
+MAX_FDS = 64
+"""Descriptors one message may carry; the kernel closes any beyond it (the receive buffer has room for no more)."""
 SCRATCH_ENV = "KM_WORKER_SCRATCH"
 """Names the worker's scratch directory, which the worker removes itself when its parent is gone (the channel closed
 with no `exit` request, or a greeting or reply met a broken pipe): the parent's own clean-up (`Worker.kill`) will
@@ -58,17 +66,38 @@ def _without_crc32() -> Iterator[None]:
 class Channel:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
+        self._fds_out: list[int] = []
+        self._fds_in: list[int] = []
+
+    def attach(self, fds: list[int]) -> None:
+        """Descriptors for the next `send` to carry; the sender keeps (and closes) its own copies."""
+        if len(fds) > MAX_FDS:
+            raise ValueError(f"{len(fds)} descriptors in one message (at most {MAX_FDS})")
+        self._fds_out = list(fds)
+
+    def take_fds(self) -> list[int]:
+        """The descriptors that came with the last message received; the caller owns them now (and closes them).
+        Those nobody takes are closed when the next message is received."""
+        fds, self._fds_in = self._fds_in, []
+        return fds
 
     def send(self, message: dict) -> None:
         buf = io.BytesIO()
         with _without_crc32():
             torch.save(message, buf)
+        fds, self._fds_out = self._fds_out, []
         with buf.getbuffer() as view:
-            self.sock.sendall(_HEADER.pack(len(view)))
+            header = _HEADER.pack(len(view))
+            if fds:
+                sent = socket.send_fds(self.sock, [header], fds)
+                self.sock.sendall(header[sent:])
+            else:
+                self.sock.sendall(header)
             self.sock.sendall(view)
 
     def recv(self) -> dict:
-        (size,) = _HEADER.unpack(self._read_exact(_HEADER.size))
+        _close(self.take_fds())
+        (size,) = _HEADER.unpack(self._read_header())
         if size > MAX_MESSAGE_BYTES:
             raise ValueError(f"message of {size} bytes exceeds the limit")
         data = self._read_exact(size)
@@ -76,6 +105,17 @@ class Channel:
         if not isinstance(obj, dict):
             raise ValueError("malformed message: not a dict")
         return obj
+
+    def _read_header(self) -> bytes:
+        """The length prefix, with the descriptors that came with it (kept for `take_fds`)."""
+        got = b""
+        while len(got) < _HEADER.size:
+            data, fds, _, _ = socket.recv_fds(self.sock, _HEADER.size - len(got), MAX_FDS)
+            self._fds_in += fds
+            if not data:
+                raise EOFError("peer closed the channel")
+            got += data
+        return got
 
     def _read_exact(self, n: int) -> bytearray:
         view = bytearray(n)
@@ -94,8 +134,18 @@ class Channel:
         return bool(ready)
 
     def close(self) -> None:
+        _close(self.take_fds() + self._fds_out)
+        self._fds_out = []
         try:
             self.sock.close()
+        except OSError:
+            pass
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
         except OSError:
             pass
 

@@ -9,10 +9,12 @@ import torch
 
 from .common import package_outputs, seed_all
 from .fingerprint import Fingerprinter
+from .held import HeldTrials
 from .inputs import InputTemplate, apply_distribution, cast_model, cast_precision, to_device
 from .loader import load_module
 from .memory import forward_peak_bytes
 from .oracle import Oracle
+from .shared import nbytes_of
 from .timing import BURST_SETS, Timer, burst, burst_seed
 
 __all__ = ["ReferenceRole"]
@@ -22,7 +24,7 @@ def _finite(out) -> bool:
     return all(not (isinstance(t, torch.Tensor) and t.is_floating_point() and not torch.isfinite(t).all()) for t in items)
 
 
-class ReferenceRole:
+class ReferenceRole(HeldTrials):
     def __init__(self, device: str) -> None:
         self.device = device
         self.module = None
@@ -66,14 +68,19 @@ class ReferenceRole:
             return 0.0
 
     @torch.no_grad()
-    def trials(self, seeds: list[int], distributions: list[str]) -> dict:
+    def trials(self, seeds: list[int], distributions: list[str], large_bytes: int | None = None) -> dict:
+        """Every trial's inputs, outputs, repeat and oracle, for the parent to keep; or, when the first trial's
+        outputs or inputs exceed `large_bytes`, only their description (`large`: True, `kmworker/held.py`)."""
         results = []
-        for seed, dist in zip(seeds, distributions, strict=True):
+        for k, (seed, dist) in enumerate(zip(seeds, distributions, strict=True)):
             given = self._given(seed)
             gen = torch.Generator(device=self.device).manual_seed(seed + 7919)
             inputs = apply_distribution(given, dist, gen)
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             out = self.model(*inputs)
+            if k == 0 and large_bytes is not None and max(nbytes_of(out), nbytes_of(before)) > large_bytes:
+                del given, inputs, before, out
+                return {"trials": self.plan_large(list(zip(seeds, distributions, strict=True)), _finite), "large": True}
             if dist != "given" and not _finite(out):
                 results.append({"distribution": dist, "skipped": True})
                 continue
@@ -87,19 +94,20 @@ class ReferenceRole:
                 "mutates_inputs": any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
                                       for b, a in zip(before, inputs, strict=True)),
             })
-        return {"trials": results}
+        return {"trials": results, "large": False}
 
     def peaks(self) -> dict:
         return measure_peaks(self.device)
 
-    def _oracle(self, inputs: list) -> dict:
-        """The same forward in float64 with the magnitude of its terms: the yardstick of the error budget."""
+    def _oracle(self, inputs: list, in_place: bool = False) -> dict:
+        """The same forward in float64 with the magnitude of its terms: the yardstick of the error budget.
+        `in_place`: its tensors stay on this worker's device (large-output mode) instead of being copied to the host."""
         if self.oracle is None:
             try:
                 self.oracle = Oracle(self.model, self.oracle_seed)
             except Exception:  # noqa: BLE001 - a model that cannot be copied has no oracle; the budget says so
                 return {}
-        return self.oracle(inputs)
+        return self.oracle(inputs, in_place=in_place)
 
     @torch.no_grad()
     def compute(self, inputs: list) -> dict:
@@ -108,6 +116,9 @@ class ReferenceRole:
         return {"outputs": package_outputs(self.model(*inputs)), "oracle": self._oracle(before)}
 
     def peak_memory(self, inputs: list) -> dict:
+        """`inputs` as `meta` placeholders (large-output mode, `held.describe_inputs`): the first trial's, drawn here."""
+        if any(isinstance(x, torch.Tensor) and x.is_meta for x in inputs):
+            inputs = self.held_inputs(0)
         return {"peak_bytes": forward_peak_bytes(self.model, to_device(inputs, self.device), self.device)}
 
     def _compiled(self):

@@ -1,0 +1,137 @@
+"""Large-output mode of the reference role: one trial's reference held where it was computed, compared there.
+
+When a trial's outputs or inputs exceed the parent's threshold (`VerifyConfig.large_output_bytes`), nothing of output
+size goes to the parent. `plan_large` describes the trials (distribution, output and input shapes, whether the
+reference writes its inputs) and keeps nothing. Per judgement, `large_trial(k)` recomputes trial k from its seed
+(inputs, fp32 outputs, float64 oracle and terms: bit-identical to the first time, the inputs being drawn from the
+same seeds) and holds it, on the device for CUDA, dropping the previous trial's; the candidate's outputs come in as
+shared descriptors (`kmworker/shared.py`) and `compare_held` compares them with the one comparison
+(`kmworker/compare_core.py`). So the reference holds one trial at a time: its outputs, outputs64 and terms (4 + 8 + 8
+bytes per fp32 element) and, on the host, one memfd copy of that trial's inputs while the candidate maps it.
+Recomputing per judgement costs one forward and one oracle per trial; keeping all five trials of a 1G-element output
+would take 100 GB of device memory the candidate needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .compare_core import compare_packaged
+from .inputs import apply_distribution
+from .shared import MAILBOX, export_tensors, import_tensors, nbytes_of, package_in_place
+
+__all__ = ["HeldTrials", "Held", "describe_inputs"]
+
+
+@dataclass
+class Held:
+    """One trial's reference as the reference worker keeps it between `large_trial` and `compare_held`."""
+
+    index: int
+    outputs: dict
+    """`package_in_place` of the fp32 (task-precision) outputs."""
+    oracle: dict
+    """{"outputs64", "terms"} in place, or {} where the model has no float64 oracle."""
+
+    @property
+    def nbytes(self) -> int:
+        packs = [self.outputs, *self.oracle.values()]
+        return sum(nbytes_of(p["tensors"]) for p in packs)
+
+
+def describe_inputs(inputs: list) -> list:
+    """The inputs as the parent sees them in large-output mode: tensors as `meta` tensors of the same shape and dtype
+    (sizes without data: the candidate worker uses its own copy of trial 0's inputs where one is named), values
+    as they are."""
+    return [torch.empty(x.shape, dtype=x.dtype, device="meta") if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+class HeldTrials:
+    """Mixed into `ReferenceRole`, which provides `model`, `device`, `_given(seed)` and `_oracle(inputs, in_place)`."""
+
+    plan: list[tuple[int, str]]
+    held: Held | None = None
+
+    def _draw(self, index: int) -> tuple[str, list]:
+        seed, dist = self.plan[index]
+        gen = torch.Generator(device=self.device).manual_seed(seed + 7919)
+        return dist, apply_distribution(self._given(seed), dist, gen)
+
+    def _drop_held(self) -> None:
+        self.held = None
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()  # the oracle's transient memory goes back to the device for the candidate
+
+    @torch.no_grad()
+    def plan_large(self, plan: list[tuple[int, str]], finite) -> list[dict]:
+        """The trials described without their data (outputs: shapes only); `finite(out)` decides a skip as in the
+        ordinary mode."""
+        self.plan, results = list(plan), []
+        self._drop_held()
+        for k in range(len(self.plan)):
+            dist, inputs = self._draw(k)
+            before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            out = self.model(*inputs)
+            if dist != "given" and not finite(out):
+                results.append({"distribution": dist, "skipped": True})
+                continue
+            packed = package_in_place(out)
+            results.append({"distribution": dist, "skipped": False, "large": True, "index": k,
+                            "inputs": describe_inputs(before),
+                            "outputs": {**packed, "tensors": describe_inputs(packed["tensors"])},
+                            "mutates_inputs": any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
+                                                  for b, a in zip(before, inputs, strict=True))})
+            del out, before, inputs, packed
+        self._drop_held()
+        return results
+
+    @torch.no_grad()
+    def large_trial(self, index: int) -> dict:
+        """Recompute trial `index` and hold it; its inputs go out as memfds (copies: the candidate never maps the
+        reference's memory), for the parent to hand to the candidate worker."""
+        self._drop_held()
+        dist, inputs = self._draw(index)
+        descs = export_tensors(inputs, host=True)
+        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        out = self.model(*inputs)
+        del inputs
+        outputs = package_in_place(out)
+        del out
+        self.held = Held(index, outputs, self._oracle(before, in_place=True))
+        del before
+        self._drop_held_transients()
+        return {"inputs": descs, "distribution": dist, "held_index": index, "held_bytes": self.held.nbytes}
+
+    def _drop_held_transients(self) -> None:
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+
+    @torch.no_grad()
+    def compare_held(self, outputs: dict, atol: float, rtol: float, repeat: dict | None = None) -> dict:
+        """The candidate's outputs of the held trial (`outputs`: {"tuple", "meta", "tensors": descriptors}) against
+        the reference and its oracle, and `repeat` (a second run on the same inputs) against the first run, as the
+        parent does in the ordinary mode. Returns both comparisons and what this worker holds."""
+        if self.held is None:
+            raise RuntimeError("no trial is held: `large_trial` first")
+        fds = MAILBOX.incoming
+        got = self._imported(outputs, fds)
+        cmp = compare_packaged(self.held.outputs, got, atol, rtol, self.held.oracle)
+        again = None
+        if repeat is not None and cmp.status == "accepted":
+            again = compare_packaged(got, self._imported(repeat, fds), atol, rtol, self.held.oracle).as_dict()
+        del got
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()  # done reading the candidate's memory before the reply lets it go
+        return {"comparison": cmp.as_dict(), "repeat": again, "held_index": self.held.index,
+                "held_bytes": self.held.nbytes}
+
+    def _imported(self, packed: dict, fds: list[int]) -> dict:
+        tensors = import_tensors(list(packed["tensors"]), fds, self.device)
+        return {"tuple": bool(packed["tuple"]), "meta": list(packed["meta"]),
+                "tensors": [t if isinstance(t, torch.Tensor) else torch.empty(0) for t in tensors]}
+
+    def held_inputs(self, index: int) -> list:
+        """Trial `index`'s inputs drawn again (for a peak-memory measurement named by `meta` placeholders)."""
+        return self._draw(index)[1]
