@@ -1,0 +1,305 @@
+"""Forward's kernel calls are followed through the bindings models write; what stays ambiguous defers to run time.
+
+Each honest snippet binds the extension (or one of its functions) before calling it and must draw no reject under
+the strict default; each cheat hides PyTorch (or skips the kernel) behind the same kinds of binding and must.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from kernelmosaic.verify.static import StaticPolicy, analyze_candidate
+
+_HEAD = '''
+import functools
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cpp_src = r"""
+#include <torch/extension.h>
+torch::Tensor relu_fwd(torch::Tensor x) {
+    auto out = torch::empty_like(x);
+    const float* s = x.data_ptr<float>();
+    float* d = out.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) d[i] = s[i] > 0.f ? s[i] : 0.f;
+    return out;
+}
+RET workspace(int64_t n) { return BODY; }
+"""
+'''
+_LOAD = 'ext = load_inline(name="e", cpp_sources=cpp_src, functions=["relu_fwd", "workspace"], verbose=True)\n'
+
+
+def _src(body: str, ret: str = "int64_t", ret_body: str = "n") -> str:
+    load = _LOAD if body.startswith(_LOAD) else ""
+    return _HEAD.replace("RET", ret).replace("BODY", ret_body) + load + textwrap.dedent(body[len(load):])
+
+
+def _rules(src: str, **policy) -> set[tuple[str, str]]:
+    return {(f.rule, f.severity) for f in analyze_candidate(src, "cand.py", StaticPolicy(**policy))}
+
+
+HONEST = {
+    "self_op_alias": _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = ext.relu_fwd
+            def forward(self, x):
+                return self.op(x)
+        """,
+    "self_ext": _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ext = ext
+            def forward(self, x):
+                return self.ext.relu_fwd(x)
+        """,
+    "getattr_computed": _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self, kind="relu"):
+                super().__init__()
+                self.fn = getattr(ext, kind + "_fwd")
+            def forward(self, x):
+                return self.fn(x)
+        """,
+    "class_body_staticmethod": _LOAD + """
+        class ModelNew(nn.Module):
+            op = staticmethod(ext.relu_fwd)
+            def forward(self, x):
+                return self.op(x)
+        """,
+    "module_alias_and_unpacking": _LOAD + """
+        relu = ext.relu_fwd
+        a, b = ext.relu_fwd, ext.workspace
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return a(relu(x))
+        """,
+    "load_inline_attribute": """
+        fused = load_inline(name="e", cpp_sources=cpp_src, functions=["relu_fwd"], verbose=True).relu_fwd
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return fused(x)
+        """,
+    "partial_module_and_self": _LOAD + """
+        op = functools.partial(ext.relu_fwd)
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = functools.partial(op)
+            def forward(self, x):
+                return self.op(x)
+        """,
+    "ext_local_in_init": """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                mod = load_inline(name="e", cpp_sources=cpp_src, functions=["relu_fwd"], verbose=True)
+                self.relu = mod.relu_fwd
+            def forward(self, x):
+                return self.relu(x)
+        """,
+    "closure_factory": _LOAD + """
+        def make_op():
+            f = ext.relu_fwd
+            def run(t):
+                return f(t)
+            return run
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = make_op()
+            def forward(self, x):
+                return self.op(x)
+        """,
+    "lambda_attr": _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = lambda t: ext.relu_fwd(t)
+            def forward(self, x):
+                return self.op(x)
+        """,
+    "ops_dict_module_and_self": _LOAD + """
+        OPS = {"relu": ext.relu_fwd}
+        class ModelNew(nn.Module):
+            def __init__(self, kind="relu"):
+                super().__init__()
+                self.ops = {"relu": ext.relu_fwd}
+                self.kind = kind
+            def forward(self, x):
+                return OPS.get(self.kind)(self.ops[self.kind](x))
+        """,
+    "lazy_method_loader": """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self._mod = None
+            def _get(self):
+                if self._mod is None:
+                    self._mod = load_inline(name="e", cpp_sources=cpp_src, functions=["relu_fwd"], verbose=True)
+                return self._mod
+            def forward(self, x):
+                return self._get().relu_fwd(x)
+        """,
+    "blocks_listcomp_sequential_star_append": _LOAD + """
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = ext.relu_fwd
+            def forward(self, x):
+                return self.op(x)
+        class ModelNew(nn.Module):
+            def __init__(self, depth=2):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block() for _ in range(depth)])
+                layers = []
+                for _ in range(depth):
+                    layers.append(Block())
+                self.net = nn.Sequential(*layers)
+                self.more = nn.ModuleList()
+                self.more.append(Block())
+                last = Block()
+                self.last = last
+            def forward(self, x):
+                for b in self.blocks:
+                    x = b(x)
+                for b in self.more:
+                    x = b(x)
+                return self.last(self.net(x))
+        """,
+    "conditional_kernel_alias": _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = ext.relu_fwd if torch.cuda.is_available() else ext.relu_fwd
+            def forward(self, x):
+                return self.op(x)
+        """,
+    "int_workspace_size": _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ws = ext.workspace
+            def forward(self, x):
+                n = ext.workspace(x.numel()) * 4 + self.ws(8) % 3
+                scratch = torch.empty(n, device=x.device)
+                return ext.relu_fwd(x) if scratch.numel() else x
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_binding_is_followed(name):
+    src = _src(HONEST[name])
+    assert _rules(src) == set(), analyze_candidate(src, "cand.py")
+
+
+CHEATS = {
+    # The kernel is bound but never called: PyTorch computes the result.
+    "alias_never_called": (_LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = ext.relu_fwd
+            def forward(self, x):
+                return torch.relu(x)
+        """, {("no-kernel-launched", "reject"), ("torch-compute", "flag")}),
+    # A local binding decides, not a same-named kernel alias in another function.
+    "local_shadows_kernel_name": (_LOAD + """
+        def unused():
+            op = ext.relu_fwd
+            return op
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                op = functools.partial(torch.relu)
+                return op(x)
+        """, {("no-kernel-launched", "reject"), ("torch-compute", "flag")}),
+    # Another class's `self.op` kernel alias does not make this class's `self.op` a kernel.
+    "attr_shadows_other_class": (_LOAD + """
+        class Helper(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = ext.relu_fwd
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = functools.partial(torch.relu)
+            def forward(self, x):
+                return self.op(x)
+        """, {("no-kernel-launched", "reject"), ("torch-compute", "flag")}),
+    "lambda_with_torch": (_LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = lambda t: torch.sigmoid(ext.relu_fwd(t))
+            def forward(self, x):
+                return self.op(x)
+        """, {("torch-compute", "flag")}),
+    "sequential_of_torch_layers": (_LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                layers = []
+                layers.append(nn.Linear(4, 4))
+                self.net = nn.Sequential(*layers)
+            def forward(self, x):
+                return ext.relu_fwd(self.net(x))
+        """, {("torch-compute", "flag")}),
+    "module_list_appended_torch_layers": (_LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList()
+                self.layers.append(nn.Linear(4, 4))
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return ext.relu_fwd(x)
+        """, {("torch-compute", "flag")}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_cheat_behind_a_binding_is_still_found(name):
+    body, expected = CHEATS[name]
+    # Judged under the kernelbench-like policy, where torch-compute alone would only flag.
+    assert _rules(_src(body), torch_compute="flag") == expected
+
+
+def test_tensor_returning_extension_function_still_counts_as_a_tensor():
+    """The int workspace case only passes because of the C++ return type: a Tensor return is tensor arithmetic."""
+    body = HONEST["int_workspace_size"]
+    assert _rules(_src(body, ret="torch::Tensor", ret_body="torch::empty({n})")) == {("torch-compute", "reject")}
+
+
+def test_unresolvable_call_defers_to_run_time_but_an_unnamed_kernel_does_not():
+    registry = _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self, fns=None):
+                super().__init__()
+                self.fns = fns
+                self.default = ext
+            def forward(self, x):
+                return self.fns[0](x)
+        """
+    findings = analyze_candidate(_src(registry), "cand.py")
+    assert {(f.rule, f.severity) for f in findings} == {("kernel-launch-unresolved", "flag")}
+    assert "self.fns[0]" in findings[0].message and "run-time" in findings[0].message
+    # Nothing names the extension after building it: no call can reach it, however dynamic.
+    unnamed = registry.replace("self.default = ext", "self.default = None")
+    assert _rules(_src(unnamed)) == {("no-kernel-launched", "reject")}
+
+
+def test_no_kernel_launched_message_names_rule_line_and_what_is_accepted():
+    body, _ = CHEATS["alias_never_called"]
+    src = _src(body)
+    f = next(f for f in analyze_candidate(src, "cand.py") if f.rule == "no-kernel-launched")
+    line = int(f.evidence.split(":")[1])
+    assert src.splitlines()[line - 1].strip().startswith("def forward")
+    assert f.message.startswith(f"no-kernel-launched (line {line})") and "self.op = ext.op" in f.message
