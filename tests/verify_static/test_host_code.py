@@ -1,0 +1,94 @@
+"""ATen in an extension's host code: PyTorch compute (a flag under kernelbench, a reject under strict that says
+so); size arithmetic on ints is never tensor arithmetic (tensor-ness comes from declarations)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.static import StaticPolicy, analyze_candidate
+
+
+def _candidate(body: str) -> str:
+    return f'''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = r"""
+#include <torch/extension.h>
+torch::Tensor run(torch::Tensor x, torch::Tensor w, torch::Tensor running_mean) {{
+    const int batch_size = x.size(0);
+    const int out_features = w.size(0);
+    auto out = torch::empty({{batch_size, out_features}}, x.options());
+{body}
+    return out;
+}}
+"""
+
+ext = load_inline(name="host", cpp_sources=src, functions=["run"], verbose=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, w, m):
+        return ext.run(x, w, m)
+'''
+
+
+ATEN = {
+    "torch::mean": "    auto mean = torch::mean(x, 0);",
+    ".sum()": "    auto total = x.sum();",
+    ".mean()": "    auto mu = x.mean(0);",
+    "torch::sqrt": "    auto root = torch::sqrt(x);",
+    ".add_()": "    running_mean.mul_(0.9).add_(x.mean(0), 0.1);",
+    "at::matmul": "    out.copy_(at::matmul(x, w.t()));",
+}
+
+
+@pytest.mark.parametrize("call", sorted(ATEN))
+def test_aten_in_host_code_flags_under_kernelbench_and_rejects_under_strict_naming_the_way_out(call):
+    src = _candidate(ATEN[call])
+    line = next(i for i, text in enumerate(src.splitlines(), 1) if text == ATEN[call])
+    kernelbench = VerifyConfig(policy="kernelbench").static_policy()
+    assert {(f.rule, f.severity) for f in analyze_candidate(src, "c.py", kernelbench)} == {
+        ("aten-compute-in-extension", "flag")}
+    strict = [f for f in analyze_candidate(src, "c.py", VerifyConfig(policy="strict").static_policy())
+              if f.severity == "reject"]
+    assert [f.rule for f in strict] == ["aten-compute-in-extension"]
+    assert call in strict[0].message and f"(line {line})" in strict[0].message
+    assert "`--policy kernelbench`" in strict[0].message
+    assert strict[0].evidence.startswith(f"c.py:{line}:")
+
+
+SIZES = [
+    "    size_t total = (size_t)batch_size * out_features;",
+    "    TORCH_CHECK(w.size(0) != batch_size || batch_size > 0, \"odd\");",
+    "    TORCH_CHECK(batch_size == x.size(0), \"batch\");",
+    "    int64_t n = x.numel() / out_features;",
+    "    auto rows = x.size(0) * x.size(1);",
+    "    auto cols = w.size(1); int64_t span = rows_of(cols) - cols % 4;",
+    "    dim3 block(256); dim3 grid((out_features + block.x - 1) / block.x, batch_size);",
+    "    torch::Tensor z = torch::zeros({batch_size * out_features}, x.options());",
+    "    const int64_t stride = -x.stride(0) + 2 * x.stride(1);",
+]
+
+
+@pytest.mark.parametrize("stmt", SIZES)
+def test_size_arithmetic_is_never_tensor_arithmetic(stmt):
+    src = _candidate(stmt).replace("#include <torch/extension.h>",
+                                   "#include <torch/extension.h>\nint64_t rows_of(int64_t c) { return c; }")
+    assert analyze_candidate(src, "c.py", StaticPolicy()) == []
+
+
+@pytest.mark.parametrize("stmt", [
+    "    auto y = x * w;",                                   # two tensor parameters
+    "    auto mu = x.contiguous(); out.copy_(mu + mu);",     # auto from a view of a tensor
+    "    torch::Tensor t = out; t += x;",                    # declared Tensor, compound assignment
+    "    auto s = at::matmul(x, w); out.copy_(s * 2);",      # auto from ATen compute
+])
+def test_tensor_arithmetic_in_host_code_is_still_found(stmt):
+    rules = {f.rule for f in analyze_candidate(_candidate(stmt), "c.py", StaticPolicy()) if f.severity == "reject"}
+    assert rules == {"aten-compute-in-extension"}
+    msgs = [f.message for f in analyze_candidate(_candidate(stmt), "c.py", StaticPolicy())]
+    assert any(re.search(r"tensor arithmetic|in-place tensor arithmetic|calls", m) for m in msgs)
