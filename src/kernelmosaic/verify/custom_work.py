@@ -2,7 +2,9 @@
 
 The candidate worker counts every call into the candidate's kernels during one forward, then repeats that forward
 once per kernel entry point with that entry point's outputs (returned tensors and buffers it wrote) replaced by
-noise. An entry point whose noise leaves the result within tolerance does no work the result depends on. Under
+noise. The buffers it wrote include reused ones that it rewrote with identical values (intercept.py finds them by
+repeating the call with noise in them). An entry point whose noise leaves the result within tolerance does no work
+the result depends on. Under
 every policy at least one entry point must reach the result (`kernel-output-unused`); under `kernelbench`, where
 PyTorch may compute the rest, a candidate whose calls cannot be observed at all is rejected too
 (`kernel-output-unverified`), since nothing then shows that a custom kernel contributes.
@@ -51,8 +53,10 @@ def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig
         work.share = round(min(1.0, sum(base["host_s"].values()) / base["forward_s"]), 4)
         work.share_basis = "host_time"
     if not work.kernels:
-        message = ("no call into the candidate's own kernels was observed (extension functions, Triton kernels, "
-                   "registered operators), so nothing shows that their output reaches the result")
+        message = ("kernel-output-unverified: no call into the candidate's own kernels was observed (extension "
+                   "functions, Triton kernels, registered operators), so nothing shows that their output reaches the "
+                   "result; accepted instead: forward calls a `load_inline`/`load` extension function, a Triton "
+                   "kernel or an operator the extension registered")
         finding = Finding(rule="kernel-output-unverified", message=message,
                           severity="reject" if config.policy == "kernelbench" else "flag")
         if finding.severity == "reject":
@@ -72,11 +76,15 @@ def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig
     unused = [u for u in tested if not u.reaches_output]
     evidence = "; ".join(f"{u.name} ({u.calls} call(s)): {u.detail}" for u in unused)[:800]
     if unused and len(unused) == len(tested):
-        message = "the candidate's kernels run, but their output does not reach what forward returns"
+        message = ("kernel-output-unused: the candidate's kernels run, but noise in their output (the tensors they "
+                   "return and every buffer they write, reused buffers included) leaves what forward returns within "
+                   "tolerance; accepted instead: forward returns what its kernels computed (directly, or through a "
+                   "copy, a view or later operations)")
         raise Stop(Status.output_mismatch, message,
                    [Finding(rule="kernel-output-unused", severity="reject", message=message, evidence=evidence)])
     if unused:
         findings.append(Finding(rule="kernel-output-unused", severity="flag", evidence=evidence,
                                 message=f"{len(unused)} kernel entry point(s) run without their output reaching "
-                                        "the result (their time counts, their work does not)"))
+                                        "the result (their time counts, their work does not); not flagged: entry "
+                                        "points whose output (returned or written into a buffer) forward uses"))
     return work

@@ -76,10 +76,40 @@ class Interceptor:
         if not perturb:
             return out
         with torch.no_grad():
-            for x, old in before:  # buffers the kernel wrote into are outputs too
-                if not _same(x, old):
-                    x.copy_(perturb_value(x, self.gen))
+            written = [x for x, old in before if not _same(x, old)]
+            unchanged = [(x, old) for x, old in before if _same(x, old) and _writable(x)]
+            written += self._rewritten(fn, args, kwargs, before, written, unchanged)
+            for x in written:  # buffers the kernel wrote into are outputs too
+                x.copy_(perturb_value(x, self.gen))
             return _map_out(out, lambda t: perturb_value(t, self.gen))
+
+    def _rewritten(self, fn, args: tuple, kwargs: dict, before: list, written: list, unchanged: list) -> list:
+        """The unchanged arguments the kernel writes all the same: it rewrote identical values into them (a
+        buffer reused across forwards holds the previous forward's result, which equals this one's).
+
+        The call is repeated once with each unchanged argument holding noise and every written one its pre-call
+        contents; an argument that no longer holds its noise afterwards is one the kernel writes. Afterwards every
+        argument is put back as the first call left it. A repeat that raises proves nothing written."""
+        if not unchanged:
+            return []
+        after = [(x, x.clone()) for x in written]
+        olds = {id(x): old for x, old in before}
+        noise = [(x, perturb_value(old, self.gen)) for x, old in unchanged]
+        for x in written:
+            x.copy_(olds[id(x)])
+        for x, n in noise:
+            x.copy_(n)
+        try:
+            fn(*args, **kwargs)
+            self.sync()
+            found = [x for x, n in noise if not _same(x, n)]
+        except Exception:  # noqa: BLE001 - a kernel that refuses noise in its inputs: nothing is learnt
+            found = []
+        for x, old in unchanged:
+            x.copy_(old)
+        for x, first in after:
+            x.copy_(first)
+        return found
 
     def call_raw(self, name: str, launch, grid, block, args, kwargs: dict):
         """A fast-form launch: its pointer arguments' tensors stand in as its buffers (written ones are outputs)."""
@@ -164,6 +194,11 @@ def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
             out.extend(t for t in x if isinstance(t, torch.Tensor))
     seen: set[int] = set()
     return [t for t in out if not (id(t) in seen or seen.add(id(t)))]
+
+
+def _writable(t: torch.Tensor) -> bool:
+    """No two elements share memory (an expanded view has), so noise can be written into it and taken back."""
+    return torch._debug_has_internal_overlap(t) == 0
 
 
 def _map_out(out, fn):
