@@ -64,6 +64,9 @@ class _Flow:
             return [(scope.cls.methods[attr], True)]
         out = [(m, True) for name in scope.local_modules(f) if name in self.classes
                for m in [self.classes[name].methods.get("forward")] if m is not None]
+        if isinstance(f, ast.Attribute) and f.attr == "apply" and isinstance(f.value, ast.Name) \
+                and f.value.id in self.classes and "forward" in self.classes[f.value.id].methods:
+            out.append((self.classes[f.value.id].methods["forward"], True))  # autograd.Function: forward(ctx, ...)
         q = (self.idx.resolve(f, scope.aliases) or "").split(".")
         if len(q) >= 4 and q[:2] == ["torch", "ops"] and q[2] in self.k.py_ops:
             out += [(fn, False) for fn in self.k.py_ops[q[2]]]
