@@ -256,3 +256,35 @@ def _params(fn: Fn) -> set[str]:
     a = fn.args
     names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
     return names | {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+
+
+_COMPUTE_PREFIXES = ("torch.nn.functional.", "torch.ops.aten.", "torch.special.", "torch.linalg.", "torch.fft.",
+                     "operator.")
+
+
+def hidden_callable(idx: ModuleIndex, k: Kernels, compute_names: set[str]) -> ast.AST | None:
+    """The first value anywhere in the module that could stand behind an unresolved call and compute without a
+    kernel: a PyTorch/`operator` compute function handed around uncalled (`register("relu", F.relu)`), a module
+    function referenced uncalled, or a lambda that calls no kernel. None when every callable value is a kernel's."""
+    for node in ast.walk(idx.tree):
+        if isinstance(node, ast.Lambda):
+            if not any(isinstance(n, ast.Call) and is_kernel_callable(idx, k, n.func) for n in ast.walk(node.body)):
+                return node
+            continue
+        if not isinstance(node, ast.Name | ast.Attribute) or not isinstance(node.ctx, ast.Load):
+            continue
+        parent = idx.parent(node)
+        if isinstance(parent, ast.Attribute) or (isinstance(parent, ast.Call) and parent.func is node) \
+                or isinstance(parent, ast.ClassDef) or _decorates(parent, node):
+            continue
+        q = idx.resolve(node) or ""
+        if q.startswith(_COMPUTE_PREFIXES) or (q.startswith("torch.") and q.rsplit(".", 1)[-1] in compute_names):
+            return node
+        if isinstance(node, ast.Name) and node.id in idx.functions and node.id not in k.triton \
+                and node.id not in k.fn_factories and node.id not in k.ext_factories:
+            return node
+    return None
+
+
+def _decorates(parent: ast.AST | None, node: ast.AST) -> bool:
+    return isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node in parent.decorator_list

@@ -10,13 +10,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kernelmosaic.verify.static.callables import Resolver
+from kernelmosaic.verify.static.callables import Resolver, hidden_callable
 from kernelmosaic.verify.static.compute import FunctionScope
 from kernelmosaic.verify.static.dataflow import check_dataflow
 from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info, kernel_named
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
-from kernelmosaic.verify.static.vocab import TORCH_ALLOWED
+from kernelmosaic.verify.static.vocab import TENSOR_METHODS_COMPUTE, TORCH_ALLOWED
 
 __all__ = ["check_forward"]
 
@@ -138,6 +138,17 @@ def check_forward(idx: ModuleIndex, kernels: Kernels, n_extensions: int, policy:
 def _not_launched(idx: ModuleIndex, kernels: Kernels, reach: _Reach, where: ast.AST) -> Hit:
     """No call forward reaches is tied to a kernel. Unambiguous only when nothing it calls is unresolved, or when no
     code names a kernel at all; otherwise the run-time census and probes decide."""
+    hidden = hidden_callable(idx, kernels, TENSOR_METHODS_COMPUTE) if reach.unresolved else None
+    if reach.unresolved and hidden is not None and reach.policy.action("torch-compute") == "reject":
+        # Under strict the run time does not reject a candidate whose kernel calls it never observes (CPU), so an
+        # unresolved call is left to it only when nothing uncalled in the module could compute in the kernel's place.
+        call = reach.unresolved[0]
+        return idx.hit("no-kernel-launched", where, (
+            f"no-kernel-launched (line {getattr(where, 'lineno', 0)}): forward reaches no call the analysis can tie "
+            f"to a custom kernel; `{ast.unparse(call.func)[:60]}` (line {call.lineno}) cannot be resolved and the "
+            f"module hands `{ast.unparse(hidden)[:40]}` (line {hidden.lineno}) around uncalled, which could stand "
+            "behind it; call the kernel directly or through a binding the analysis follows (`self.op = ext.op`, a "
+            "helper, a submodule), or judge under `--policy kernelbench`, where the run-time probes decide"))
     if reach.unresolved and kernel_named(idx, kernels):
         call = reach.unresolved[0]
         return idx.hit("kernel-launch-unresolved", call, (
