@@ -22,6 +22,7 @@ from kernelmosaic.contracts.trajectory import (
     Totals,
     Trajectory,
 )
+from kernelmosaic.scrub import scrub
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.verdict import Verdict
@@ -93,7 +94,7 @@ class Recorder:
         self.store.save_totals(self.episode_id, self.totals())
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(self.trajectory(exit_reason).to_json(), encoding="utf-8")
+        tmp.write_text(scrub(self.trajectory(exit_reason).to_json()), encoding="utf-8")
         os.replace(tmp, self.path)
         if self.on_save is not None:
             self.on_save()

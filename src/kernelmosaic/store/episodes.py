@@ -20,6 +20,7 @@ from kernelmosaic.contracts.trajectory import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from kernelmosaic.scrub import scrub_json
 from kernelmosaic.store.errors import EventConflictError, NotFoundError, StoreError
 from kernelmosaic.store.schema import EpisodeRow, EventRow, RunRow, utcnow
 
@@ -99,7 +100,7 @@ def _event_payload(event: Event | dict[str, Any], where: str) -> dict[str, Any]:
     if not isinstance(event, _EVENT_TYPES):
         kind = type(event).__name__ if isinstance(event, BaseModel) else repr(type(event))
         raise StoreError(f"{where}: expected a trajectory event (message, tool_call, tool_result, guidance), got {kind}")
-    payload = event.model_dump(mode="json", by_alias=True)
+    payload = scrub_json(event.model_dump(mode="json", by_alias=True))
     check_json_clean(payload, where)
     return payload
 

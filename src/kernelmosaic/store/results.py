@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from kernelmosaic.contracts.trajectory import Solution
 from kernelmosaic.contracts.verified import Verification, check_candidate, task_flags_of
+from kernelmosaic.scrub import scrub_json
 from kernelmosaic.store.episodes import check_json_clean, get_episode_row
 from kernelmosaic.store.errors import NotFoundError, StoreError
 from kernelmosaic.store.schema import CandidateRow, EpisodeRow, SolutionRow, VerdictRow
@@ -80,7 +81,7 @@ def record_verdict(session: Session, episode_id: int, sha: str, verdict: Verdict
     typed = _typed(verdict, where)
     if typed.candidate_sha256 and typed.candidate_sha256 != sha:
         raise StoreError(f"{where}: the verdict is for candidate {typed.candidate_sha256[:12]}, not this one")
-    full = typed.model_dump(mode="json", by_alias=True)
+    full = scrub_json(typed.model_dump(mode="json", by_alias=True))
     check_json_clean(full, where)
     candidate = get_candidate_row(session, episode_id, sha)
     # Verdicts carry fresh timings, so an identical one can only be a replayed write (a resume).

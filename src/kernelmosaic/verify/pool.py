@@ -21,6 +21,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
 
 __all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command",
@@ -31,6 +32,9 @@ calls_log = logging.getLogger(f"{__name__}.calls")
 """One DEBUG record per request to a worker (its role and op): `kernelmosaic verify` shows them as its progress."""
 
 WORKER_PACKAGE_DIR = Path(__file__).resolve().parent / "sandbox"  # holds only the top-level package `kmworker`
+SAFE_PATH = ("-P",)
+"""Interpreter flags of every worker: no working directory (the worker's scratch folder, which candidate code can
+write) at the front of `sys.path`; `sys.path` is PYTHONPATH (the worker package first) and the interpreter's own."""
 
 
 class WorkerDied(Exception):
@@ -79,16 +83,17 @@ def _rss(pid: int) -> int:
 
 
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """This process's environment plus `extra`, with the worker package first on PYTHONPATH (and no empty entry,
-    which would put the working directory on the worker's `sys.path`)."""
-    env = {**os.environ, **(extra or {})}
+    """The allowed part of this process's environment (`clean_env`: no credentials, no store URL) plus `extra`, with
+    the worker package first on PYTHONPATH (and no empty entry, which would put the working directory on the
+    worker's `sys.path`)."""
+    env = clean_env(extra=extra)
     env["PYTHONPATH"] = os.pathsep.join([str(WORKER_PACKAGE_DIR), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
 
 
 def profile_one_command(problem: Path, candidate: Path, device: str, build_cache: Path | None) -> list[str]:
     """`kmworker.profile_one` for an outside tool (ncu, compute-sanitizer) to run; extensions load from the cache."""
-    return [sys.executable, "-m", "kmworker.profile_one", str(problem), str(candidate), device,
+    return [sys.executable, *SAFE_PATH, "-m", "kmworker.profile_one", str(problem), str(candidate), device,
             *([str(build_cache)] if build_cache else [])]
 
 
@@ -143,7 +148,7 @@ class Worker:
             device = "cuda"
         with open(self.log_path, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kmworker", "--fd", str(child_sock.fileno()), "--role", self.role,
+                [sys.executable, *SAFE_PATH, "-m", "kmworker", "--fd", str(child_sock.fileno()), "--role", self.role,
                  "--device", device, *(["--defer-device"] if defer_device else [])],
                 pass_fds=(child_sock.fileno(),), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_preexec(self.limits),

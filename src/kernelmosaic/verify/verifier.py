@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from kernelmosaic.scrub import scrub
 from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
@@ -327,7 +328,7 @@ class Verifier:
                     with out.phase("custom_work"):
                         verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
                 finally:
-                    verdict.candidate_output_tail = cand.output_tail()
+                    verdict.candidate_output_tail = scrub(cand.output_tail())
                     with out.phase("worker_end"):  # reaped before the device hold goes: its context is gone too
                         cand.kill()
                 if verdict.robustness is not None:
