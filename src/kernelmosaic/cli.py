@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 
 import click
 import typer
 from typer.core import TyperGroup
 
 from kernelmosaic import __version__
+from kernelmosaic.paths import PRIVATE_UMASK
 
 __all__ = ["app", "stage_command"]
 
@@ -95,6 +97,7 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at DE
           version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    os.umask(PRIVATE_UMASK)  # stores, caches, exports and reports: the owner's alone
 
 
 if __name__ == "__main__":

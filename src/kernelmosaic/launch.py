@@ -13,11 +13,11 @@ import socket
 import sys
 from pathlib import Path
 
-from kernelmosaic.paths import CONFIG_FILE, default_cache_dir, socket_path
+from kernelmosaic.paths import CONFIG_FILE, PRIVATE_UMASK, default_cache_dir, socket_path
 
 __all__ = ["KEPT_HERE", "forward", "handed_over", "main"]
 
-KEPT_HERE = ("--config", "--alt", "--derive-alt", "--help")
+KEPT_HERE = ("--config", "--alt", "--help")
 """Options read relative to this process (files), and help: the full CLI handles them, as it does a `--set` of the
 build cache (a path, and another service's) and a working directory with its own settings file."""
 
@@ -36,6 +36,7 @@ def handed_over(argv: list[str]) -> bool:
 
 
 def main() -> None:
+    os.umask(PRIVATE_UMASK)  # what the command writes is its owner's alone
     code = forward(sys.argv[1:])
     if code is not None:
         sys.exit(code)

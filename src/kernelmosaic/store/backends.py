@@ -64,6 +64,15 @@ def make_engine(url: str) -> Engine:
     return BACKENDS[scheme](url)
 
 
+def _create_private(path: Path) -> None:
+    """A new SQLite file is created readable by its owner only (SQLite gives its -wal and -shm files the same
+    mode): the store holds prompts, model output and verdicts. An existing file keeps its mode."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass
+
+
 def _sqlite_engine(url: str) -> Engine:
     parsed = make_url(url)
     database = parsed.database or ""
@@ -72,6 +81,7 @@ def _sqlite_engine(url: str) -> Engine:
         parent = Path(database).expanduser().resolve().parent
         if not parent.is_dir():
             raise StoreError(f"SQLite store {database!r}: directory {str(parent)!r} does not exist")
+        _create_private(Path(database).expanduser())
     if in_memory:
         # One shared connection, or every thread would see its own empty database.
         engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from kernelmosaic.paths import private_dir
 from kernelmosaic.scrub import scrub
 from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
@@ -71,7 +72,7 @@ def visible_devices(kind: str) -> list[str]:
 class Verifier:
     def __init__(self, config: VerifyConfig | None = None, devices: list[str] | None = None) -> None:
         self.config = config or VerifyConfig()
-        self.config.cache_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.config.cache_dir)
         sweep_stale_scratch()  # folders of workers killed with their verifier, once per process
         per_device = self.config.judges_per_gpu if self.config.device == "cuda" else 1
         self._all = []
