@@ -1,14 +1,19 @@
 """Input sets for trials and timed calls.
 
-Trials use the problem's own `get_inputs()` under a fresh seed ("given"), and where the reference stays finite on
-them, signed ("signed") and wider ("scaled") floating inputs, so a kernel cannot lean on `torch.rand`'s positivity.
-Timed calls get fresh values at fresh addresses every call ("redraw"), drawn to match each input's observed range,
-so no output can be cached across calls.
+Trials use the problem's own `get_inputs()` under a fresh seed ("given"), and, where the reference stays finite on
+them, two transforms of those same inputs that keep every structure they show (structure.py): "signed" flips the
+signs of elements at random, "scaled" multiplies by a positive factor between 2 and 8. Both keep zeros zero (a
+triangular input stays triangular) and leave integer, bool and index inputs alone; an input of one sign keeps it
+(a flip would leave the domain of a log or sqrt), a symmetric one is flipped symmetrically, an integral-valued or
+normalised one is not scaled. Timed calls get fresh values at fresh addresses every call ("redraw"), drawn to match
+each input's observed range and structure, so no output can be cached across calls.
 """
 
 from __future__ import annotations
 
 import torch
+
+from .structure import observe, restore, signs_like
 
 __all__ = ["DISTRIBUTIONS", "apply_distribution", "cast_precision", "cast_model", "InputTemplate", "to_device"]
 
@@ -42,18 +47,24 @@ def cast_model(model: torch.nn.Module, precision: str) -> torch.nn.Module:
 
 
 def apply_distribution(inputs: list, name: str, gen: torch.Generator) -> list:
+    """`inputs` (the problem's own, from one seed) under the named distribution; see the module's docstring."""
     if name == "given":
         return inputs
 
-    def redraw(t: torch.Tensor) -> torch.Tensor:
-        if not t.is_floating_point():
+    def transform(t: torch.Tensor) -> torch.Tensor:
+        if not t.is_floating_point() or t.numel() == 0:
             return t
-        noise = torch.randn(t.shape, generator=gen, device=t.device, dtype=torch.float32)
+        s = observe(t, with_zeros=False)
         if name == "signed":
-            return noise.to(t.dtype)
-        return (t.float() * 4.0 + noise).to(t.dtype)  # scaled: wider magnitudes, still near the given shape
+            if s.sign_definite:
+                return t
+            return (t.float() * signs_like(t, s, gen)).to(t.dtype)
+        if s.integral or s.normalised:
+            return t
+        factor = 2.0 ** (1.0 + 2.0 * float(torch.rand((), generator=gen, device=gen.device)))
+        return (t.float() * factor).to(t.dtype)
 
-    return _map(inputs, redraw)
+    return _map(inputs, transform)
 
 
 class InputTemplate:
@@ -71,10 +82,11 @@ class InputTemplate:
         if not x.is_floating_point():
             lo, hi = (int(x.min()), int(x.max())) if x.numel() else (0, 0)
             return ("int", tuple(x.shape), x.dtype, x.device, lo, hi)
-        xf = x.float()
-        lo, hi = (float(xf.min()), float(xf.max())) if x.numel() else (0.0, 1.0)
-        mean, std = (float(xf.mean()), float(xf.std())) if x.numel() > 1 else (lo, 1.0)
-        return ("float", tuple(x.shape), x.dtype, x.device, lo, hi, mean, std)
+        s = observe(x)
+        xf = x.float() if s.zeros is None else x.float()[~s.zeros]  # the range of the values that are not zeros
+        lo, hi = (float(xf.min()), float(xf.max())) if xf.numel() else (0.0, 1.0)
+        mean, std = (float(xf.mean()), float(xf.std())) if xf.numel() > 1 else (lo, 1.0)
+        return ("float", tuple(x.shape), x.dtype, x.device, lo, hi, mean, std, s)
 
     def draw(self, gen: torch.Generator) -> list:
         return [self._draw(spec, gen) for spec in self.specs]
@@ -96,11 +108,15 @@ class InputTemplate:
         if kind == "int":
             _, shape, dtype, device, lo, hi = spec
             return torch.randint(lo, hi + 1, shape, generator=gen, device=device, dtype=dtype)
-        _, shape, dtype, device, lo, hi, mean, std = spec
-        if lo >= 0.0 and hi <= 1.0:
+        _, shape, dtype, device, lo, hi, mean, std, s = spec
+        if s.integral:
+            out = torch.randint(int(lo), int(hi) + 1, shape, generator=gen, device=device).float()
+        elif lo >= 0.0 and hi <= 1.0:
             out = torch.rand(shape, generator=gen, device=device) * (hi - lo) + lo
         elif lo >= 0.0:
             out = (torch.randn(shape, generator=gen, device=device) * std + mean).abs()
+        elif hi <= 0.0:
+            out = -(torch.randn(shape, generator=gen, device=device) * std + mean).abs()
         else:
             out = torch.randn(shape, generator=gen, device=device) * std + mean
-        return out.to(dtype)
+        return restore(out, s).to(dtype)
