@@ -303,3 +303,59 @@ def test_no_kernel_launched_message_names_rule_line_and_what_is_accepted():
     line = int(f.evidence.split(":")[1])
     assert src.splitlines()[line - 1].strip().startswith("def forward")
     assert f.message.startswith(f"no-kernel-launched (line {line})") and "self.op = ext.op" in f.message
+
+
+def test_blocks_made_by_a_factory_function_are_followed():
+    body = _LOAD + """
+        class Block(nn.Module):
+            def __init__(self, i):
+                super().__init__()
+                self.op = ext.relu_fwd
+            def forward(self, x):
+                return self.op(x)
+        def make_block(i):
+            return Block(i)
+        class ModelNew(nn.Module):
+            def __init__(self, depth=3):
+                super().__init__()
+                self.blocks = nn.ModuleList([make_block(i) for i in range(depth)])
+                self.head = make_block(depth)
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return self.head(x)
+        """
+    assert _rules(_src(body)) == set()
+    # A factory that may return a torch layer keeps the container a computing nn module.
+    torchy = body.replace("            return Block(i)", "            return Block(i) if i else nn.Linear(4, 4)")
+    assert ("torch-compute", "reject") in _rules(_src(torchy))
+
+
+def test_container_mixing_own_blocks_and_torch_layers_is_both_followed_and_compute():
+    body = _LOAD + """
+        class Act(nn.Module):
+            def forward(self, x):
+                return ext.relu_fwd(x)
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Identity(), Act())
+                self.mixed = nn.Sequential(nn.Linear(4, 4), Act())
+            def forward(self, x):
+                return self.mixed(self.body(x))
+        """
+    assert _rules(_src(body), torch_compute="flag") == {("torch-compute", "flag")}
+    only_identity = body.replace("return self.mixed(self.body(x))", "return self.body(x)")
+    assert _rules(_src(only_identity)) == set()
+
+
+def test_kernel_outputs_collected_in_a_list_reach_the_result():
+    body = _LOAD + """
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                outputs = []
+                for t in range(x.shape[0]):
+                    outputs.append(ext.relu_fwd(x[t]))
+                return torch.stack(outputs, 0)
+        """
+    assert _rules(_src(body), torch_compute="flag") == {("torch-compute", "flag")}

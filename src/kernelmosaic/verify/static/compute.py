@@ -95,7 +95,8 @@ class FunctionScope(TensorScope):
         if mods:
             # An in-module nn.Module (or a container of them): its code runs, so follow it.
             self.calls.extend((name, None, set()) for name in mods)
-            return
+            if not (self.is_nn(f) or (isinstance(f, ast.Attribute) and self.is_nn(f.value))):
+                return  # nothing else is in there; a container also holding torch layers is judged below too
         q = self.idx.resolve(f, self.aliases)
         if q:
             self._named_call(node, q, tensor_args)

@@ -23,6 +23,7 @@ from kernelmosaic.verify.static.tensors import TensorScope
 __all__ = ["check_dataflow"]
 
 _Fn = ast.FunctionDef | ast.AsyncFunctionDef
+_FILLS = {"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"}
 
 
 @dataclass
@@ -130,8 +131,8 @@ class _Flow:
                 mark(a, attributes=False)
             return
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr.endswith("_") and any(derived(a) for a in args):
-            mark(f.value)  # `out.copy_(y)`, `out.add_(y)`: the receiver now holds kernel-derived data
+        if isinstance(f, ast.Attribute) and (f.attr.endswith("_") or f.attr in _FILLS) and any(map(derived, args)):
+            mark(f.value)  # `out.copy_(y)`, `outputs.append(h)`: the receiver now holds kernel-derived data
         for callee, is_method in self._callees(scope, node):
             params = [a.arg for a in callee.args.posonlyargs + callee.args.args][1 if is_method else 0:]
             written = self.summary.get(id(callee), _Summary()).writes

@@ -14,6 +14,7 @@ from kernelmosaic.verify.static.cuda_signatures import scalar_functions
 from kernelmosaic.verify.static.fastform import RAW_KERNEL, RAW_MODULE
 from kernelmosaic.verify.static.pyscope import ModuleIndex
 from kernelmosaic.verify.static.sources import LOAD_FILES, LOAD_INLINE, Extension, find_triton_kernels
+from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
 
 __all__ = ["ClassInfo", "Kernels", "class_info", "find_kernels", "methods_of", "is_raw_kernel", "is_raw_module",
            "is_kernel_callable", "is_kernel_container", "is_ext_value", "kernel_function_name", "kernel_named"]
@@ -319,8 +320,12 @@ def _classify_attr(idx: ModuleIndex, info: ClassInfo, fn: ast.AST, attr: str, v:
         info.aliases[attr] = _alias_target(idx, v) or ""
     elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes:
         info.local_attrs[attr] = [v.func.id]
-    elif q in _CONTAINERS and _local_only(idx, fn, attr, v):
-        info.local_attrs[attr] = _local_only(idx, fn, attr, v)
+    elif q in _CONTAINERS:
+        local, computing = _members(idx, fn, attr, v)
+        if local:
+            info.local_attrs[attr] = local  # followed; a torch layer beside them still computes
+        if computing or not local:
+            info.nn_attrs[attr] = q
     elif q in _COMPILERS:
         info.nn_attrs[attr] = q
     elif q == "torch.nn.Parameter" or (q or "").startswith(_TENSOR_FACTORIES) \
@@ -355,18 +360,36 @@ def _contents(fn: ast.AST, attr: str, container: ast.Call) -> list[ast.AST]:
     return out
 
 
-def _local_only(idx: ModuleIndex, fn: ast.AST, attr: str, container: ast.Call) -> list[str]:
-    """In-module classes a container is built from, or [] when it also holds torch.nn modules or nothing known."""
-    local, other = [], False
+def _members(idx: ModuleIndex, fn: ast.AST, attr: str, container: ast.Call) -> tuple[list[str], bool]:
+    """In-module classes a container is built from, and whether it may also hold a computing module (a torch.nn
+    layer other than Identity/Flatten, or what a factory of unknown result returns)."""
+    local, computing = [], False
     for part in _contents(fn, attr, container):
         for n in ast.walk(part):
             if not isinstance(n, ast.Call):
                 continue
+            q = idx.resolve(n.func) or ""
             if isinstance(n.func, ast.Name) and n.func.id in idx.classes:
                 local.append(n.func.id)
-            elif (idx.resolve(n.func) or "").startswith("torch.nn."):
-                other = True
-    return [] if other else local
+            elif isinstance(n.func, ast.Name) and n.func.id in idx.functions:
+                made = _made_by(idx, idx.functions[n.func.id])  # `[make_block(i) for i in range(n)]`
+                local += made
+                computing |= not made
+            elif q.startswith("torch.nn.") and q[9:10].isupper() and q not in NN_NONCOMPUTE \
+                    and q not in _CONTAINERS:
+                computing = True
+    return local, computing
+
+
+def _made_by(idx: ModuleIndex, factory: ast.AST) -> list[str]:
+    """In-module classes a module function returns instances of ([] when it may return anything else)."""
+    out: list[str] = []
+    for ret in (n for n in ast.walk(factory) if isinstance(n, ast.Return)):
+        v = ret.value
+        if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes):
+            return []
+        out.append(v.func.id)
+    return out
 
 
 def _alias_target(idx: ModuleIndex, value: ast.AST) -> str | None:

@@ -76,6 +76,8 @@ class TensorScope:
                     self.plain.update(names)
                 elif self.local_modules(value):
                     self.local_names.update({name: self.local_modules(value) for name in names})
+                    if isinstance(n, ast.For) and self._is_nn_container(value):
+                        self.nn_names.update(names)  # a container mixing own blocks and torch layers
                 elif self.is_nn(value) or (isinstance(n, ast.For) and self._is_nn_container(value)):
                     self.nn_names.update(names)
                 elif self.is_tensor(value) or (isinstance(n, ast.For) and self._iter_of_tensors(value)):
@@ -93,7 +95,7 @@ class TensorScope:
 
     def _is_nn_container(self, node: ast.AST) -> bool:
         attr = self._self_attr(node)
-        return bool(self.cls and attr in self.cls.nn_attrs)
+        return bool(self.cls and attr in self.cls.nn_attrs and self.cls.nn_attrs[attr] not in NN_NONCOMPUTE)
 
     def local_modules(self, node: ast.AST) -> list[str]:
         """In-module classes an expression holds instances of (`self.block`, `self.blocks[0]`, a loop variable)."""
