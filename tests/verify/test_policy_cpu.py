@@ -101,8 +101,38 @@ def test_shape_specialised_kernel_is_rejected_under_strict_and_flagged_under_ker
     assert strict.robustness.alternatives[0].status == Status.shape_mismatch and not strict.robustness.passed
     lenient = verifier.verify(problem, cand, alternatives=[alt], policy="kernelbench")
     assert lenient.accepted and "shape-specialised" in _rules(lenient, "flag"), lenient.message
-    plain = verifier.verify(problem, cand)  # without alternatives nothing shows the baked-in size
-    assert plain.accepted and plain.robustness is None
+
+
+
+def test_baked_in_size_is_rejected_by_default_and_accepted_with_the_opt_out(verifier, tmp_path):
+    """No alternative given: the verifier derives one from the problem's input-size constant (n=4096 -> 256 on the
+    CPU), so the size baked into the kernel shows; `derive_alt=False` is the opt-out."""
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    cand = kit.write(tmp_path, "fixed.py", policy_kit.add_relu_candidate("add_relu_4096"))
+    strict = verifier.verify(problem, cand)
+    assert strict.status == Status.shape_mismatch and "shape-specialised" in _rules(strict, "reject"), strict.message
+    assert [(a.label, a.passed) for a in strict.robustness.alternatives] == [("n=256", False)]
+    assert strict.robustness.note.startswith("derived sizes n=256")
+    lenient = verifier.verify(problem, cand, policy="kernelbench")
+    assert lenient.accepted and "shape-specialised" in _rules(lenient, "flag"), lenient.message
+    honest = verifier.verify(problem, kit.write(tmp_path, "generic.py", policy_kit.add_relu_candidate("add_relu")))
+    assert honest.accepted and honest.robustness.passed, honest.message
+    assert [(a.label, a.passed, a.trials) for a in honest.robustness.alternatives] == [("n=256", True, 2)]
+    with Verifier(verifier.config.model_copy(update={"derive_alt": False})) as off:
+        plain = off.verify(problem, cand)
+    assert plain.accepted and plain.robustness.alternatives == [], plain.message
+    assert "derive_alt is off" in plain.robustness.note
+
+
+def test_no_derivable_size_is_said_in_the_verdict(verifier, tmp_path):
+    """A problem whose only size also reaches the model's init arguments keeps its sizes; the verdict says why."""
+    tied = kit.PROBLEM_ADD_RELU.replace("def get_init_inputs():\n    return []", "def get_init_inputs():\n    return [n]")
+    tied = tied.replace("class Model(nn.Module):\n", "class Model(nn.Module):\n    def __init__(self, size):\n"
+                                                     "        super().__init__()\n\n")
+    problem = kit.write(tmp_path, "problem.py", tied)
+    v = verifier.verify(problem, kit.write(tmp_path, "generic.py", policy_kit.add_relu_candidate("add_relu")))
+    assert v.accepted and v.robustness.alternatives == [], v.message
+    assert v.robustness.note.startswith("no alternative sizes could be derived: no module-level integer constant")
 
 
 def test_an_alternative_the_reference_cannot_run_is_not_held_against_the_candidate(verifier, tmp_path):

@@ -62,7 +62,9 @@ def task_flags_of(verdict: Verdict) -> list[str]:
 
 
 SANITIZER_GATES = tuple(name for name, severity in TOOLS.items() if severity == "reject")
-"""The compute-sanitizer tools whose errors reject (memcheck, racecheck); initcheck only flags (verify/sanitize.py)."""
+"""The compute-sanitizer tools whose errors reject (memcheck, racecheck, synccheck); initcheck only flags
+(verify/sanitize.py). A verified CUDA solution passed every one of them in one run, so a kernel using shared memory
+has passed the race check (racecheck and synccheck) before it counts."""
 
 
 def sanitizer_passed(verdict: Verdict) -> bool | None:
@@ -74,6 +76,10 @@ def sanitizer_passed(verdict: Verdict) -> bool | None:
         return None
     if any(f.rule.startswith("sanitizer-") and f.severity == "reject" for f in verdict.findings):
         return False
+    if "tools" not in report:  # a report from before synccheck ran (it lists no tools): its gates were these two
+        return all(tool_passed(tool, report.get(tool)) for tool in ("memcheck", "racecheck"))
+    if any(tool not in report["tools"] for tool in SANITIZER_GATES):
+        return None  # the race check alone (verify/sanitize.py): clean as far as it went, not a full run
     return all(tool_passed(tool, report.get(tool)) for tool in SANITIZER_GATES)
 
 
@@ -114,7 +120,7 @@ def check_candidate(history: Sequence[Verdict], task_flags: Sequence[str] = ()) 
     required = latest.env.device == "cuda"
     sanitized = any(_sanitized(history[i]) for i in since)
     if latest.accepted and required and not sanitized:
-        reasons.append("not sanitized (compute-sanitizer memcheck/racecheck/initcheck) on CUDA")
+        reasons.append("not sanitized (compute-sanitizer memcheck/racecheck/synccheck/initcheck) on CUDA")
     reasons += [f"task flag {flag}" for flag in sorted(flags)]
     ok = passed_every_trial(latest) and not rejecting and timed and (sanitized or not required)
     return Verification(candidate_ok=ok, task_flags=sorted(flags), timed=timed, sanitized=sanitized,

@@ -103,7 +103,13 @@ class JudgeActor:
         """The device stage of a prepared job, on this judge's slot (its inputs placed on this node)."""
         job = prepared.job
         job.started = time.perf_counter() - prepared.elapsed
-        job.problem, job.candidate, job.alternatives = sources.place(job.config.cache_dir)
+        job.problem, job.candidate, given = sources.place(job.config.cache_dir)
+        if given or not job.alternatives:
+            job.alternatives = given
+        else:  # sizes `prepare` derived (verify/problem_shapes.alternatives_to_judge): derived again on this node
+            from kernelmosaic.verify.problem_shapes import alternatives_to_judge
+
+            job.alternatives = alternatives_to_judge(job.problem.read_text(encoding="utf-8"), (), job.config)[0]
         return self._verifier(config).judge(job)
 
     def profile(self, config: dict[str, Any], sources: Sources) -> ProfileReport:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
 __all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError", "input_size_constants",
-           "derive_alternatives", "small_size", "small_shapes"]
+           "derive_alternatives", "small_size", "small_shapes", "size_check_sizes", "SizeCheck"]
 
 
 class ShapeOverrideError(ValueError):
@@ -161,3 +162,44 @@ def small_shapes(source: str) -> dict[str, int]:
         return {}
     small = {n: small_size(int(values[n])) for n in names}
     return {n: v for n, v in small.items() if v < int(values[n])}
+
+
+KEPT_FACTOR = 32
+"""A size check keeps each size's power-of-two factor up to this: vectorised loads (float4), warp-wide steps and tiles
+of 16 or 32 that a problem's own sizes divide stay valid, so only a size baked into the kernel fails there."""
+
+
+@dataclass(frozen=True)
+class SizeCheck:
+    """The sizes a default size check runs a problem at (`overrides`), or, when empty, why none could be derived."""
+
+    overrides: dict[str, int] = field(default_factory=dict)
+    why: str = ""
+
+
+def _check_size(value: int) -> int:
+    """A different size with the same power-of-two factor (up to `KEPT_FACTOR`): about a sixteenth of a size above 64
+    (4096 -> 256), three quarters of a smaller one; a size too small to shrink grows by its factor (4 -> 8)."""
+    factor = min(value & -value, KEPT_FACTOR)
+    target = value // 16 if value > 64 else value - value // 4
+    new = max(factor, target // factor * factor)
+    return value + factor if new == value else new
+
+
+def size_check_sizes(source: str) -> SizeCheck:
+    """The sizes at which the verifier checks, by default, that a kernel does not have the problem's sizes baked in:
+    every integer constant that only sizes the inputs (`input_size_constants`: nothing the model, its weights or its
+    init arguments read, so the problem's own ties between sizes hold) moved to another size that keeps its
+    power-of-two factor (`_check_size`). Small on purpose: any other size shows a baked-in one, and a small one
+    costs little on a CPU and stays far from the large-output mode of KernelBench's largest problems on a GPU. The
+    reference is run there before the candidate is judged; where it fails, the sizes break the problem's contract
+    and are not used."""
+    try:
+        values, names = module_constants(source), input_size_constants(source)
+    except (SyntaxError, ValueError) as exc:
+        return SizeCheck(why=f"the problem's module constants cannot be read ({type(exc).__name__})")
+    if not names:
+        return SizeCheck(why="no module-level integer constant (a literal of at least 2) sizes only the inputs: every "
+                             "size also reaches the model, its weights or its init arguments, or is computed at run "
+                             "time")
+    return SizeCheck(overrides={n: _check_size(int(values[n])) for n in names})

@@ -100,6 +100,8 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
                          for k in verdict.custom.kernels)
         console.print(f"custom kernels: {uses or 'none observed'}; share {share}", highlight=False)
     if verdict.robustness is not None:
+        if verdict.robustness.note:
+            console.print(f"alternatives: {verdict.robustness.note}", highlight=False, soft_wrap=True)
         for a in verdict.robustness.alternatives:
             console.print(f"alternative {a.label}: {'pass' if a.passed else a.status.value}, "
                           f"max abs {a.max_abs_error:.3g} {a.detail}", highlight=False)
@@ -133,17 +135,15 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
         console.print(verdict.compile.log[-3000:], markup=False, highlight=False)
 
 
-def _alternatives(problem: Path, files: list[Path], derive: bool, scratch: Path) -> list[Alternative]:
-    alts = [Alternative(label=str(f), problem=f) for f in files]
-    if derive:
-        from kernelmosaic.tasks.shapes import apply_shape_overrides, derive_alternatives
+def _alternatives(files: list[Path]) -> list[Alternative]:
+    """`--alt` files; none given: the verifier derives the size check's alternative itself (`verify.derive_alt`)."""
+    return [Alternative(label=str(f), problem=f) for f in files]
 
-        source = problem.read_text()
-        for k, overrides in enumerate(derive_alternatives(source)):
-            path = scratch / f"derived_{k}.py"
-            path.write_text(apply_shape_overrides(source, overrides))
-            alts.append(Alternative(label=", ".join(f"{n}={v}" for n, v in overrides.items()), problem=path))
-    return alts
+
+DeriveAlt = Annotated[bool | None, typer.Option("--derive-alt/--no-derive-alt", help="Judge the candidate also at sizes "
+                                                "derived from the problem's input-size constants when no --alt is "
+                                                "given (default on; \\[verify] derive_alt). A kernel with the sizes "
+                                                "baked in is shape-specialised.")]
 
 
 def verify_command(
@@ -164,8 +164,7 @@ def verify_command(
     policy: PolicyOpt = None,
     alt: Annotated[list[Path], typer.Option("--alt", help="An alternative problem file (other sizes of the same "
                                                           "problem); repeatable. Judged after timing.")] = [],  # noqa: B006
-    derive_alt: Annotated[bool, typer.Option("--derive-alt", help="Also judge one alternative derived from the "
-                                                                  "problem's input-size constants.")] = False,
+    derive_alt: DeriveAlt = None,
     config_file: ConfigFile = None,
     sets: Sets = [],  # noqa: B006 - typer reads the default, never mutates it
 ) -> None:
@@ -180,13 +179,13 @@ def verify_command(
             raise _fail(f"{what} {path}: no such file")
     _check_problem_parses(problem)
     config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
-                       sanitize=sanitize, policy=policy)
+                       sanitize=sanitize, policy=policy, derive_alt=derive_alt)
     try:
         with tempfile.TemporaryDirectory(prefix="km-verify-") as scratch:
             chosen = problem_at_shapes(problem, shapes, config.device, Path(scratch))
             if chosen.note:
                 err.print(chosen.note, highlight=False, soft_wrap=True)
-            alternatives = _alternatives(chosen.path, alt, derive_alt, Path(scratch))
+            alternatives = _alternatives(alt)
             verdict = _judge_one(config, chosen.path, candidate, alternatives, _seeded(config_file, sets), err)
     except InputError as exc:
         raise _fail(str(exc)) from None
@@ -275,6 +274,7 @@ def verify_batch_command(
     timing: Annotated[bool | None, typer.Option("--timing/--no-timing", help="Time against eager and torch.compile "
                                                 "(default on).")] = None,
     policy: PolicyOpt = None,
+    derive_alt: DeriveAlt = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddress = None,
     config_file: ConfigFile = None,
@@ -293,7 +293,7 @@ def verify_batch_command(
     if not out.parent.is_dir():
         raise _fail(f"--out {out}: the folder {out.parent} does not exist")
     config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
-                       policy=policy)
+                       policy=policy, derive_alt=derive_alt)
     runner = _executor(config_file, sets, executor, ray_address, config.device)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
     with runner, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -130,8 +130,23 @@ class VerifyConfig(BaseModel):
     """At most this many distinct custom-kernel entry points are perturbed one at a time to see whether their
     output reaches what forward returns (one extra forward each)."""
     sanitize: bool = False
-    """Run compute-sanitizer on accepted CUDA candidates (small shapes)."""
+    """Run every compute-sanitizer tool (memcheck, racecheck, synccheck, initcheck) on accepted CUDA candidates
+    (small shapes first)."""
+    race_check: bool = True
+    """Run compute-sanitizer racecheck and synccheck once, at the end, on every accepted CUDA candidate whose source
+    uses shared memory (`__shared__`, dynamic shared memory in a launch), when `sanitize` does not already run every
+    tool: a hazard rejects (`cuda_error`). The verdict's `sanitizer` report says when it was skipped and why."""
+    sanitize_timeout_s: float = Field(600.0, gt=0.0)
+    """Longest one compute-sanitizer tool may run over one forward (the race check's tools run side by side, so the
+    check takes about this long at most, twice when the small shapes were not clean and the problem's own run). A
+    tool past it is killed with the program under it and claims nothing: a `sanitizer-incomplete` flag, the verdict
+    stays the plain run's, and on CUDA the candidate is not verified until a full sanitizer run passes."""
     yield_to_timing_s: float = Field(120.0, ge=0.0)
+    derive_alt: bool = True
+    """When a call gives no alternatives, judge the candidate also at sizes derived from the problem's input-size
+    constants (`tasks.shapes.size_check_sizes`: small ones, power-of-two factors kept), so a kernel with the problem's sizes baked in
+    is `shape-specialised` (a reject under `strict`, a flag under `kernelbench`). Sizes the reference cannot run are
+    not used. The verdict's `robustness.note` says which sizes ran or why none could be derived. Off: `--no-derive-alt`."""
     """Longest a judgement or a sanitizer run waits, before it takes its GPU shared, for this process's pending
     timing phases on that GPU (timing goes first: devlock.TimingFirst). It bounds what a steady stream of timings
     from other clients can delay them."""

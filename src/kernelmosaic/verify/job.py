@@ -15,9 +15,10 @@ from kernelmosaic.verify.verdict import Census, Correctness, Finding, Status, Ve
 
 __all__ = ["Job", "finish"]
 
-# Rejects found after an otherwise accepted run; any other is an integrity violation. A memory or race error
+# Rejects found after an otherwise accepted run; any other is an integrity violation. A memory, race or barrier error
 # found by compute-sanitizer is a CUDA fault the plain run got away with.
-_LATE_REJECT_STATUS = {"sanitizer-memcheck": Status.cuda_error, "sanitizer-racecheck": Status.cuda_error}
+_LATE_REJECT_STATUS = {"sanitizer-memcheck": Status.cuda_error, "sanitizer-racecheck": Status.cuda_error,
+                       "sanitizer-synccheck": Status.cuda_error}
 
 
 @dataclass

@@ -7,13 +7,17 @@ that is a task's reference (its folder's `reference.py`, or a bundled task's ref
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kernelmosaic.verify.requests import InputError
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.hashing import problem_hash
+from kernelmosaic.verify.requests import Alternative, InputError
 
-__all__ = ["Shapes", "ProblemAtShapes", "problem_at_shapes"]
+__all__ = ["Shapes", "ProblemAtShapes", "problem_at_shapes", "alternatives_to_judge"]
 
 Shapes = Literal["small", "full"]
 
@@ -48,3 +52,31 @@ def problem_at_shapes(problem: Path, shapes: Shapes | None, device: str, scratch
     sizes = ", ".join(f"{k}={v}" for k, v in small.items())
     return ProblemAtShapes(path, f"shapes: small ({sizes}) of {found.how} {found.task.id}; "
                                  "--shapes full runs its own sizes")
+
+
+def alternatives_to_judge(problem_src: str, given: Sequence[Alternative], config: VerifyConfig
+                          ) -> tuple[list[Alternative], str]:
+    """The alternatives a verdict judges, and the note its `robustness` section carries: the caller's when it gives
+    any; else, with `derive_alt` on, the problem at the size check's sizes (`tasks.shapes.size_check_sizes`),
+    written once per content under `<cache_dir>/derived/`; else none, the note saying why."""
+    if given:
+        return list(given), f"{len(given)} alternative(s) given by the caller"
+    if not config.derive_alt:
+        return [], "no alternative sizes judged: verify.derive_alt is off (--no-derive-alt)"
+    from kernelmosaic.tasks.shapes import apply_shape_overrides, size_check_sizes
+
+    check = size_check_sizes(problem_src)
+    if not check.overrides:
+        return [], f"no alternative sizes could be derived: {check.why}"
+    source = apply_shape_overrides(problem_src, check.overrides)
+    folder = Path(config.cache_dir) / "derived"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{problem_hash(source)[:24]}.py"
+    if not path.is_file():  # written beside, then renamed: a concurrent verdict never reads half a file
+        part = path.with_suffix(f".{os.getpid()}.part")
+        part.write_text(source, encoding="utf-8")
+        part.replace(path)
+    label = ", ".join(f"{n}={v}" for n, v in check.overrides.items())
+    return [Alternative(label=label, problem=path)], (
+        f"derived sizes {label} (the problem's input-size constants moved, their power-of-two factors kept); sizes "
+        "the reference cannot run are not used")

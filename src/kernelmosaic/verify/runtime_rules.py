@@ -28,6 +28,10 @@ RUNTIME_RULES: dict[str, str] = {
     "shape-specialised": "wrong or failing at an alternative shape/dtype set: sizes baked in (reject under strict, flag under kernelbench)",
     "sanitizer-memcheck": "compute-sanitizer found out-of-bounds or misaligned memory accesses",
     "sanitizer-racecheck": "compute-sanitizer found a shared-memory data race",
+    "sanitizer-synccheck": "compute-sanitizer found a barrier used wrongly (a __syncthreads() not reached by every "
+                           "thread of the block, or a warp-synchronous call with a bad mask)",
     "sanitizer-initcheck": "compute-sanitizer found reads of uninitialised device memory",
+    "sanitizer-incomplete": "a compute-sanitizer tool did not finish the forward (timed out, or no summary): it claims "
+                            "nothing, and the candidate is not verified on CUDA until a full run passes",
     "sanitizer-small-shapes": "compute-sanitizer found errors at the small shapes only; the problem's own shapes were clean",
 }

@@ -1,6 +1,15 @@
-"""`--sanitize`: compute-sanitizer (memcheck, racecheck, initcheck) over one forward of an accepted candidate.
+"""compute-sanitizer over one forward of an accepted CUDA candidate: the race check by default, every tool on request.
 
-memcheck and racecheck errors reject; initcheck only flags (PyTorch's own kernels may read memory that was
+The race check (racecheck and synccheck) runs once, at the end, on every accepted CUDA candidate whose source uses
+shared memory (`__shared__`, or a launch that asks for dynamic shared memory: `shared_memory_evidence`): a block
+reduction missing a `__syncthreads()` is correct on most runs and wrong on some, so the plain trials cannot show it.
+`--sanitize` (the agent's final check, evaluation) runs all four tools on every accepted CUDA candidate. Either way
+the verdict's `sanitizer` report says which tools ran, or why none did (`skipped`: the CPU device, no shared memory,
+the setting off, the tool missing), and a tool that did not finish within its timeout claims nothing: it is killed
+with the program under it, its report says so, a `sanitizer-incomplete` flag is recorded, and the verdict stays what
+the plain run made it (on CUDA a verified solution still needs a full sanitizer pass, `contracts.verified`).
+
+memcheck, racecheck and synccheck errors reject; initcheck only flags (PyTorch's own kernels may read memory that was
 allocated but never written, e.g. padding). Where the tool is missing or refuses the device, nothing is
 claimed: the report says so, and a tool whose forward did not complete (no summary, or a non-zero exit) is not a
 pass (`contracts.verified.sanitizer_passed`).
@@ -15,10 +24,13 @@ for the stated size is legitimate under the kernelbench policy), and errors seen
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,9 +38,29 @@ from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
 from kernelmosaic.verify.pool import profile_one_command, worker_env
 from kernelmosaic.verify.verdict import Finding
 
-__all__ = ["TOOLS", "run_sanitizer", "parse_summary", "tool_passed"]
+__all__ = ["TOOLS", "RACE_TOOLS", "run_sanitizer", "parse_summary", "tool_passed", "shared_memory_evidence",
+           "sanitizer_plan"]
 
-TOOLS = {"memcheck": "reject", "racecheck": "reject", "initcheck": "flag"}
+TOOLS = {"memcheck": "reject", "racecheck": "reject", "synccheck": "reject", "initcheck": "flag"}
+RACE_TOOLS = ("racecheck", "synccheck")
+"""The race check: shared-memory hazards (racecheck) and barriers used wrongly (synccheck)."""
+# `__shared__` arrays, and launches that ask for dynamic shared memory: a third launch argument other than 0
+# (`<<<grid, block, smem>>>`), the attribute that raises its limit, or CuPy's `shared_mem=`.
+_SHARED = (re.compile(r"\b__shared__\b"), re.compile(r"cudaFuncAttributeMaxDynamicSharedMemorySize"),
+           re.compile(r"\bshared_mem\s*=\s*(?!0\b)\w"))
+_LAUNCH = re.compile(r"<<<(.*?)>>>", re.S)
+
+
+def _launch_args(config: str) -> list[str]:
+    """A launch configuration's arguments, split at the commas outside brackets (`dim3(a, b)` is one)."""
+    args, depth, start = [], 0, 0
+    for k, ch in enumerate(config):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            args.append(config[start:k].strip())
+            start = k + 1
+    return [*args, config[start:].strip()]
 # memcheck/initcheck: "ERROR SUMMARY: 3 errors"; racecheck: "RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)"
 _SUMMARY = re.compile(r"ERROR SUMMARY:\s*(\d+)\s+error|RACECHECK SUMMARY:.*?\((\d+)\s+errors?", re.I)
 
@@ -39,14 +71,43 @@ def parse_summary(output: str) -> int | None:
     return int(next(g for g in found[-1] if g)) if found else None
 
 
+def shared_memory_evidence(candidate_src: str) -> str:
+    """The first place the candidate's source uses shared memory (the matched text), or "" when it does not."""
+    found = [m for pattern in _SHARED if (m := pattern.search(candidate_src)) is not None]
+    found += [m for m in _LAUNCH.finditer(candidate_src)
+              if len(args := _launch_args(m.group(1))) >= 3 and args[2] not in ("0", "0u", "0U", "nullptr", "")]
+    if not found:
+        return ""
+    first = min(found, key=lambda m: m.start())
+    return f"line {candidate_src.count(chr(10), 0, first.start()) + 1}: {first.group(0)[:80]}"
+
+
+def sanitizer_plan(device: str, sanitize: bool, race_check: bool, candidate_src: str) -> tuple[tuple[str, ...], str]:
+    """The tools to run over an accepted candidate, and one line for the report saying why (or why none)."""
+    if not device.startswith("cuda"):
+        return (), f"not run: the {device} device runs no CUDA kernels"
+    if sanitize:
+        return tuple(TOOLS), "every tool (--sanitize)"
+    shared = shared_memory_evidence(candidate_src)
+    if not shared:
+        return (), "race check not needed: the candidate's source uses no shared memory"
+    if not race_check:
+        return (), f"race check skipped: verify.race_check is off (the source uses shared memory, {shared})"
+    return RACE_TOOLS, f"race check: the source uses shared memory ({shared})"
+
+
 def _one_tool(tool: str, name: str, severity: str, cmd_tail: list[str], env: dict[str, str],
               timeout_s: float) -> tuple[list[Finding], dict]:
     cmd = [tool, "--tool", name, "--print-limit", "5", *cmd_tail]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, start_new_session=True)
-    except subprocess.TimeoutExpired:
-        return [], {"errors": None, "note": f"took longer than {timeout_s:.0f}s"}
-    text = proc.stdout + proc.stderr
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:  # the tool and the program under it go together (their own session)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return [], {"errors": None, "timed_out": True, "note": f"took longer than {timeout_s:.0f}s: killed"}
+    text = stdout + stderr
     errors = parse_summary(text)
     report: dict = {"errors": errors, "exit": proc.returncode}
     if errors is None:
@@ -61,25 +122,26 @@ def _one_tool(tool: str, name: str, severity: str, cmd_tail: list[str], env: dic
 
 
 def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], build_cache: Path | None = None,
-                  timeout_s: float = 600) -> tuple[list[Finding], dict]:
-    """The three tools run side by side (each in its own process and CUDA context): most of each run is starting
-    Python and torch under the tool, so the device is held for about one run's time rather than three."""
+                  timeout_s: float = 600, tools: Sequence[str] = tuple(TOOLS)) -> tuple[list[Finding], dict]:
+    """`tools` run side by side (each in its own process and CUDA context): most of each run is starting Python and
+    torch under the tool, so the device is held for about one run's time rather than one per tool."""
     tool = shutil.which("compute-sanitizer")
     if tool is None:
-        return [], {"ran": False, "note": "compute-sanitizer is not installed here"}
+        return [], {"ran": False, "tools": list(tools), "skipped": "compute-sanitizer is not installed here"}
     # Without the caching allocator every tensor is its own cudaMalloc, so memcheck sees bounds per tensor.
     env = worker_env({**env_extra, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
     source = Path(problem).read_text(encoding="utf-8")
     shrunk = small_shapes(source)
-    results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s)
+    chosen = {name: TOOLS[name] for name in tools}
+    results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen)
     shapes: dict | str = shrunk or "as stated"
-    findings, report = [], {"ran": True}
+    findings, report = [], {"ran": True, "tools": list(chosen)}
     if shrunk and not _clean(results):
         # Errors or an unfinished forward at sizes the task never asked for: the problem's own shapes decide (a
         # kernel written for the stated size is legitimate under the kernelbench policy); what the small shapes
         # showed stays a flag.
         small = sorted({f.rule for found, _ in results.values() for f in found if f.severity == "reject"})
-        results = _run_tools(tool, problem, candidate, source, {}, env, build_cache, timeout_s)
+        results = _run_tools(tool, problem, candidate, source, {}, env, build_cache, timeout_s, chosen)
         if small and _clean(results):
             findings.append(Finding(rule="sanitizer-small-shapes", severity="flag",
                                     message=f"compute-sanitizer found errors at the small shapes {shrunk} only",
@@ -89,6 +151,13 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
     for name, (found, result) in results.items():  # in TOOLS' order, whatever order they finished in
         report[name] = result
         findings += found
+    unfinished = [name for name, (_, result) in results.items() if result.get("errors") is None]
+    if unfinished:
+        why = "; ".join(f"{name}: {results[name][1].get('note', 'no summary')}" for name in unfinished)
+        findings.append(Finding(rule="sanitizer-incomplete", severity="flag",
+                                message=f"compute-sanitizer {', '.join(unfinished)} did not finish the forward, so it "
+                                        "claims nothing (the verdict is the plain run's; not verified on CUDA until a "
+                                        "full sanitizer run passes)", evidence=why[:300]))
     return findings, report
 
 
@@ -104,14 +173,15 @@ def _clean(results: dict[str, tuple[list[Finding], dict]]) -> bool:
 
 
 def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: dict[str, int], env: dict[str, str],
-               build_cache: Path | None, timeout_s: float) -> dict[str, tuple[list[Finding], dict]]:
+               build_cache: Path | None, timeout_s: float, tools: dict[str, str]
+               ) -> dict[str, tuple[list[Finding], dict]]:
     """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty)."""
     with tempfile.TemporaryDirectory(prefix="km-sanitize-") as scratch:
         if shrunk:
             problem = Path(scratch) / Path(problem).name
             problem.write_text(apply_shape_overrides(source, shrunk), encoding="utf-8")
         tail = profile_one_command(problem, candidate, "cuda", build_cache)
-        with ThreadPoolExecutor(max_workers=len(TOOLS)) as pool:
+        with ThreadPoolExecutor(max_workers=len(tools)) as pool:
             runs = {name: pool.submit(_one_tool, tool, name, severity, tail, env, timeout_s)
-                    for name, severity in TOOLS.items()}
+                    for name, severity in tools.items()}
             return {name: run.result() for name, run in runs.items()}

@@ -203,6 +203,9 @@ class Census(_Model):
     """Launches of the candidate's own kernels."""
     library: int = 0
     """Launches of ATen/cuBLAS/cuDNN/generated kernels."""
+    compiled_by_torch: list[str] = Field(default_factory=list)
+    """Kernels `torch.compile` generated inside the candidate (Inductor's Triton kernels, known by provenance):
+    PyTorch compute under every policy, counted with the library's."""
 
 
 class MemoryUse(_Model):
@@ -261,6 +264,9 @@ class Robustness(_Model):
     alternatives: list[AlternativeResult] = Field(default_factory=list)
     passed: bool = True
     """Every alternative the reference could run was matched."""
+    note: str = ""
+    """Where the alternatives came from (given by the caller, or derived from the problem's size constants), or why
+    none could be derived."""
 
 
 class WorkerReuse(_Model):

@@ -27,11 +27,12 @@ from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.problem_shapes import alternatives_to_judge
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.requests import read_input
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.robustness import Alternative, check_robustness
-from kernelmosaic.verify.sanitize import run_sanitizer
+from kernelmosaic.verify.sanitize import run_sanitizer, sanitizer_plan
 from kernelmosaic.verify.scratch import sweep_stale_scratch
 from kernelmosaic.verify.slot import (
     BuildBusy,
@@ -179,12 +180,13 @@ class Verifier:
               timing_profile: TimingProfile | None = None) -> Job:
         """Read and hash the inputs, run the static checks and look the build up in the cache (no worker)."""
         problem_src, candidate_src = read_input(problem, "problem"), read_input(candidate, "candidate")
+        alternatives, alt_note = alternatives_to_judge(problem_src, alternatives, self.config)
         alt_shas = [problem_hash(read_input(a.problem, f"alternative {a.label!r}")) for a in alternatives]
         update = {k: v for k, v in (("policy", policy), ("timing_profile", timing_profile)) if v is not None}
         config = self.config.model_copy(update=update) if update else self.config
         verdict = Verdict(accepted=False, status=Status.crash, message="", problem_sha256=problem_hash(problem_src),
                           candidate_sha256=candidate_hash(candidate_src), env=Env(precision=self.config.precision),
-                          policy=config.policy, robustness=Robustness() if alternatives else None)
+                          policy=config.policy, robustness=Robustness(note=alt_note))
         job = Job(problem=Path(problem).resolve(), candidate=Path(candidate).resolve(), candidate_src=candidate_src,
                   config=config, timing=self.config.timing if timing is None else timing,
                   sanitize=self.config.sanitize if sanitize is None else sanitize, alternatives=list(alternatives),
@@ -291,11 +293,15 @@ class Verifier:
         verdict, out = job.verdict, job.out
         slot = self._judge_on_slot(job)
         verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
-        if job.sanitize and slot.device.startswith("cuda"):
+        tools, plan = sanitizer_plan(slot.device, job.sanitize, self.config.race_check, job.candidate_src)
+        verdict.sanitizer = {"ran": False, "skipped": plan}
+        if tools:
             # shared: its kernels must not land in another candidate's timing, but it may overlap judgements
             with _device_hold(slot, self.config) as hold, hold.shared(), out.phase("sanitize"):
                 out.phase_seconds["sanitize_lock_wait"] = hold.waited
-                found, verdict.sanitizer = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir)
+                found, report = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir,
+                                              self.config.sanitize_timeout_s, tools)
+            verdict.sanitizer = {"plan": plan, **report}
             out.findings += found
 
     def _judge_on_slot(self, job: Job) -> DeviceSlot:
@@ -332,7 +338,7 @@ class Verifier:
                     verdict.candidate_output_tail = scrub(cand.output_tail())
                     with out.phase("worker_end"):  # reaped before the device hold goes: its context is gone too
                         cand.kill()
-                if verdict.robustness is not None:
+                if job.alternatives:
                     with out.phase("robustness"):
                         check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
                                          verdict.robustness, out.findings)

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from . import integrity
-from .census import kernel_census
+from .census import kernel_census, quiet_compiler_threads
 from .common import package_outputs, seed_all
 from .fastform import watch_cupy
 from .fingerprint import Fingerprinter
@@ -41,6 +41,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
     def __init__(self, device: str) -> None:
         self.device = device
         self.model = None
+        quiet_compiler_threads()  # torch.compile's progress bars start no thread the count below would miss
         self.before = integrity.snapshot()
         self.threads = integrity.thread_count()
 
@@ -143,7 +144,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
         finally:
             INTERCEPT.active = False
             INTERCEPT.known = []
-        return {"calls": dict(INTERCEPT.calls), "host_s": dict(INTERCEPT.host_s),
+        return {"calls": dict(INTERCEPT.calls), "host_s": dict(INTERCEPT.host_s), "noised": dict(INTERCEPT.noised),
                 "forward_s": time.perf_counter() - start, "error": error,
                 "outputs": package_outputs(out) if out is not None else None,
                 "integrity": integrity.diff(self.before)}

@@ -1,0 +1,71 @@
+"""The default size check's sizes (no worker): which constants move, to what, and what the verdict's note says."""
+
+from __future__ import annotations
+
+from kernelmosaic.tasks.shapes import module_constants, size_check_sizes
+from kernelmosaic.verify import VerifyConfig
+from kernelmosaic.verify.problem_shapes import alternatives_to_judge
+from kernelmosaic.verify.requests import Alternative
+
+MATMUL = """\
+import torch
+import torch.nn as nn
+
+M = 1024 * 2
+K = 4096
+N = 48
+hidden = 512
+
+
+class Model(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.proj = nn.Linear(N, hidden)
+
+    def forward(self, a, b):
+        return self.proj(torch.matmul(a, b))
+
+
+def get_inputs():
+    return [torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return [hidden]
+"""
+
+
+def test_only_input_sizes_move_keeping_their_power_of_two_factor():
+    check = size_check_sizes(MATMUL)
+    # N sizes the weights too (the model reads it): kept, so the problem's own tie between them holds
+    assert check.overrides == {"M": 128, "K": 256} and check.why == ""
+    for name, new in check.overrides.items():
+        old = int(module_constants(MATMUL)[name])
+        assert new != old and new % min(old & -old, 32) == 0
+
+
+def test_small_sizes_and_odd_sizes():
+    one = "import torch\nn = {}\ndef get_inputs():\n    return [torch.randn(n)]\ndef get_init_inputs():\n    return []\n"
+    moved = {v: size_check_sizes(one.format(v)).overrides["n"] for v in (3, 4, 16, 48, 100, 257, 4096, 16384)}
+    assert moved == {3: 4, 4: 8, 16: 32, 48: 32, 100: 4, 257: 16, 4096: 256, 16384: 1024}
+
+
+def test_why_none_could_be_derived():
+    tied = MATMUL.replace("return [hidden]", "return [hidden, M, K]")
+    assert size_check_sizes(tied).overrides == {}
+    assert size_check_sizes(tied).why.startswith("no module-level integer constant")
+    assert size_check_sizes("def get_inputs(:\n").why.startswith("the problem's module constants cannot be read")
+
+
+def test_the_verifier_derives_unless_given_or_turned_off(tmp_path):
+    config = VerifyConfig(device="cpu", cache_dir=tmp_path)
+    (alt,), note = alternatives_to_judge(MATMUL, (), config)
+    assert alt.label == "M=128, K=256" and alt.problem.parent == tmp_path / "derived"
+    assert "M = 128" in alt.problem.read_text() and "K = 256" in alt.problem.read_text()
+    assert note.startswith("derived sizes M=128, K=256")
+    again, _ = alternatives_to_judge(MATMUL, (), config)  # one file per content
+    assert again[0].problem == alt.problem and len(list((tmp_path / "derived").iterdir())) == 1
+    given = [Alternative(label="mine", problem=tmp_path / "mine.py")]
+    assert alternatives_to_judge(MATMUL, given, config) == (given, "1 alternative(s) given by the caller")
+    off, note = alternatives_to_judge(MATMUL, (), config.model_copy(update={"derive_alt": False}))
+    assert off == [] and "derive_alt is off" in note
