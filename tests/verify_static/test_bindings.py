@@ -359,3 +359,26 @@ def test_kernel_outputs_collected_in_a_list_reach_the_result():
                 return torch.stack(outputs, 0)
         """
     assert _rules(_src(body), torch_compute="flag") == {("torch-compute", "flag")}
+
+
+def test_extension_handed_to_a_factory_or_a_constructor_binds_the_parameter():
+    body = _LOAD + """
+        def make_act(mod):
+            def run(t):
+                return mod.relu_fwd(t.contiguous())
+            return run
+        class Block(nn.Module):
+            def __init__(self, op):
+                super().__init__()
+                self.op = op
+            def forward(self, x):
+                return self.op(x)
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = make_act(ext)
+                self.block = Block(ext.relu_fwd)
+            def forward(self, x):
+                return self.block(self.act(x))
+        """
+    assert _rules(_src(body)) == set()

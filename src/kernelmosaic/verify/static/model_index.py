@@ -1,7 +1,7 @@
-"""What the candidate's classes hold: nn submodules, tensors, extension handles, and which names are kernels.
+"""Which names reach the candidate's kernels: extension modules, their functions and the names bound to them.
 
-forward analysis needs to know that `self.conv` is an `nn.Conv2d` (calling it computes), that `self.ext`
-is a `load_inline` module (calling into it launches a kernel), and which functions are Triton kernels.
+forward analysis needs to know that `self.ext` is a `load_inline` module, that `self.op = ext.op` or a parameter
+handed `ext` is a way into it, and which functions are Triton kernels. What classes hold is classes.py's job.
 """
 
 from __future__ import annotations
@@ -10,20 +10,15 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from kernelmosaic.verify.static.classes import ClassInfo, assignment_pairs, class_info, methods_of
 from kernelmosaic.verify.static.cuda_signatures import scalar_functions
 from kernelmosaic.verify.static.fastform import RAW_KERNEL, RAW_MODULE
 from kernelmosaic.verify.static.pyscope import ModuleIndex
 from kernelmosaic.verify.static.sources import LOAD_FILES, LOAD_INLINE, Extension, find_triton_kernels
-from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
 
 __all__ = ["ClassInfo", "Kernels", "class_info", "find_kernels", "methods_of", "is_raw_kernel", "is_raw_module",
            "is_kernel_callable", "is_kernel_container", "is_ext_value", "kernel_function_name", "kernel_named"]
 
-_TENSOR_FACTORIES = ("torch.", )
-_CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
-# Wrappers whose result, when called, runs PyTorch-generated code.
-_COMPILERS = {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch.jit.trace_module",
-              "torch.cuda.make_graphed_callables"}
 
 
 @dataclass
@@ -60,37 +55,6 @@ class Kernels:
     scalar_fns: set[str] = field(default_factory=set)
     """Extension functions whose C++ return type is not a tensor (`int64_t workspace_size(...)`), and the names
     (`self.attr` as such) bound to them."""
-
-
-@dataclass
-class ClassInfo:
-    """What `self.<attr>` is, for one in-module class."""
-
-    node: ast.ClassDef
-    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
-    nn_attrs: dict[str, str] = field(default_factory=dict)
-    """attr -> dotted nn class (`torch.nn.Conv2d`)."""
-    local_attrs: dict[str, list[str]] = field(default_factory=dict)
-    """attr -> in-module classes it holds (one instance, or a ModuleList/Sequential of them)."""
-    tensor_attrs: set[str] = field(default_factory=set)
-    aliases: dict[str, str] = field(default_factory=dict)
-    """attr -> dotted name it is bound to (`op = staticmethod(torch.matmul)`, `self.op = F.relu`)."""
-    values: dict[str, list[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]] = field(default_factory=dict)
-    """attr -> every expression assigned to it, with the method that assigns it (None: the class body)."""
-
-
-def methods_of(idx: ModuleIndex, cls: ast.ClassDef, seen: set[str] | None = None) -> dict:
-    """Methods by name, following in-module base classes (the class's own first)."""
-    seen = seen or set()
-    seen.add(cls.name)
-    out: dict = {}
-    for base in cls.bases:
-        if isinstance(base, ast.Name) and base.id in idx.classes and base.id not in seen:
-            out.update(methods_of(idx, idx.classes[base.id], seen))
-    for stmt in cls.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            out[stmt.name] = stmt
-    return out
 
 
 def is_ext_value(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
@@ -161,19 +125,6 @@ def is_kernel_container(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
     return _bound_name(node) in k.containers
 
 
-def _pairs(targets: list[ast.expr], value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
-    """(target, value) pairs of an assignment, unpacking `a, b = ext.a, ext.b` element by element."""
-    out: list[tuple[ast.AST, ast.AST]] = []
-    for t in targets:
-        if isinstance(t, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
-                and len(t.elts) == len(value.elts):
-            for te, ve in zip(t.elts, value.elts, strict=True):
-                out.extend(_pairs([te], ve))
-        else:
-            out.append((t, value))
-    return out
-
-
 def _bound_name(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -221,10 +172,12 @@ def find_kernels(idx: ModuleIndex, exts: list[Extension]) -> Kernels:
             if any(is_kernel_callable(idx, k, v) for v in returns):
                 k.fn_factories.add(fn.name)
         for node in ast.walk(idx.tree):
+            if isinstance(node, ast.Call):
+                _bind_arguments(idx, k, node)
             if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
                 continue
             in_class = isinstance(idx.parent(node), ast.ClassDef)
-            for t, value in _pairs(node.targets if isinstance(node, ast.Assign) else [node.target], node.value):
+            for t, value in assignment_pairs(node.targets if isinstance(node, ast.Assign) else [node.target], node.value):
                 _bind(idx, k, t, value, in_class)
     return k
 
@@ -247,6 +200,31 @@ def kernel_named(idx: ModuleIndex, k: Kernels) -> bool:
                 and not isinstance(idx.parent(node), ast.Assign | ast.AnnAssign):
             return True  # `load_inline(...).op` used where it is built
     return False
+
+
+def _bind_arguments(idx: ModuleIndex, k: Kernels, call: ast.Call) -> None:
+    """An extension (or one of its functions) passed to an in-module function, class or method binds the parameter
+    it lands in: `make_gelu(ext)` then `ext.new_gelu(t)` inside, `Block(ext.op)` then `self.op = op`."""
+    f = call.func
+    targets: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    if isinstance(f, ast.Name) and f.id in idx.functions:
+        targets = [idx.functions[f.id]]
+    elif isinstance(f, ast.Name) and f.id in idx.classes:
+        targets = [m for m in [methods_of(idx, idx.classes[f.id]).get("__init__")] if m is not None]
+    elif _self_attr(f) is not None:
+        targets = [m for c in idx.classes.values() for m in [methods_of(idx, c).get(f.attr)] if m is not None]
+    for fn in targets:
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        if params and params[0] in ("self", "cls") and not (isinstance(f, ast.Name) and f.id in idx.functions):
+            params = params[1:]
+        pairs = list(zip(params, call.args, strict=False)) + [(kw.arg, kw.value) for kw in call.keywords if kw.arg]
+        for name, value in pairs:
+            if isinstance(value, ast.Starred):
+                continue
+            if is_ext_value(idx, k, value):
+                k.ext_names.add(name)
+            elif is_kernel_callable(idx, k, value):
+                k.ext_functions.add(name)
 
 
 def _bind(idx: ModuleIndex, k: Kernels, t: ast.AST, value: ast.AST, in_class: bool) -> None:
@@ -280,124 +258,3 @@ def _bind(idx: ModuleIndex, k: Kernels, t: ast.AST, value: ast.AST, in_class: bo
         k.containers.add(name)
 
 
-def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
-    info = ClassInfo(node=cls, methods=methods_of(idx, cls))
-    for stmt in cls.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            info.values.setdefault(stmt.targets[0].id, []).append((stmt.value, None))
-            q = _alias_target(idx, stmt.value)
-            if q:
-                info.aliases[stmt.targets[0].id] = q
-    for fn in info.methods.values():
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in ("register_buffer", "register_parameter") and node.args \
-                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                info.tensor_attrs.add(node.args[0].value)
-            if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
-                continue
-            for t, v in _pairs(node.targets if isinstance(node, ast.Assign) else [node.target], node.value):
-                if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
-                    continue
-                info.values.setdefault(t.attr, []).append((v, fn))
-                _classify_attr(idx, info, fn, t.attr, _through_local(fn, v))
-    return info
-
-
-def _through_local(fn: ast.AST, value: ast.AST) -> ast.AST:
-    """`blocks = nn.ModuleList(...); self.blocks = blocks`: the expression a local name was bound to."""
-    if isinstance(value, ast.Name):
-        found = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == value.id]
-        if len(found) == 1:
-            return found[0]
-    return value
-
-
-def _classify_attr(idx: ModuleIndex, info: ClassInfo, fn: ast.AST, attr: str, v: ast.AST) -> None:
-    q = idx.resolve(v.func) if isinstance(v, ast.Call) else None
-    if _alias_target(idx, v):
-        info.aliases[attr] = _alias_target(idx, v) or ""
-    elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes:
-        info.local_attrs[attr] = [v.func.id]
-    elif q in _CONTAINERS:
-        local, computing = _members(idx, fn, attr, v)
-        if local:
-            info.local_attrs[attr] = local  # followed; a torch layer beside them still computes
-        if computing or not local:
-            info.nn_attrs[attr] = q
-    elif q in _COMPILERS:
-        info.nn_attrs[attr] = q
-    elif q == "torch.nn.Parameter" or (q or "").startswith(_TENSOR_FACTORIES) \
-            and not (q or "").startswith("torch.nn.") and not (q or "").startswith("torch.utils."):
-        info.tensor_attrs.add(attr)
-    elif q and q.startswith("torch.nn.") and q[9:10].isupper():
-        info.nn_attrs[attr] = q
-
-
-def _contents(fn: ast.AST, attr: str, container: ast.Call) -> list[ast.AST]:
-    """What a container holds: its arguments, the lists named or starred there (with what the method appends to
-    them), and what the method appends or adds to `self.<attr>` itself."""
-    local: set[str] = set()
-    out: list[ast.AST] = []
-    for a in list(container.args) + [k.value for k in container.keywords]:
-        a = a.value if isinstance(a, ast.Starred) else a
-        if isinstance(a, ast.Name):
-            local.add(a.id)
-            out += [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign | ast.AugAssign) and n.value is not None
-                    and any(isinstance(t, ast.Name) and t.id == a.id
-                            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
-        else:
-            out.append(a)
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                and n.func.attr in ("append", "extend", "insert", "add_module", "update", "__setitem__"):
-            recv = n.func.value
-            if (isinstance(recv, ast.Name) and recv.id in local) or (
-                    isinstance(recv, ast.Attribute) and isinstance(recv.value, ast.Name) and recv.value.id == "self"
-                    and recv.attr == attr):
-                out += list(n.args)
-    return out
-
-
-def _members(idx: ModuleIndex, fn: ast.AST, attr: str, container: ast.Call) -> tuple[list[str], bool]:
-    """In-module classes a container is built from, and whether it may also hold a computing module (a torch.nn
-    layer other than Identity/Flatten, or what a factory of unknown result returns)."""
-    local, computing = [], False
-    for part in _contents(fn, attr, container):
-        for n in ast.walk(part):
-            if not isinstance(n, ast.Call):
-                continue
-            q = idx.resolve(n.func) or ""
-            if isinstance(n.func, ast.Name) and n.func.id in idx.classes:
-                local.append(n.func.id)
-            elif isinstance(n.func, ast.Name) and n.func.id in idx.functions:
-                made = _made_by(idx, idx.functions[n.func.id])  # `[make_block(i) for i in range(n)]`
-                local += made
-                computing |= not made
-            elif q.startswith("torch.nn.") and q[9:10].isupper() and q not in NN_NONCOMPUTE \
-                    and q not in _CONTAINERS:
-                computing = True
-    return local, computing
-
-
-def _made_by(idx: ModuleIndex, factory: ast.AST) -> list[str]:
-    """In-module classes a module function returns instances of ([] when it may return anything else)."""
-    out: list[str] = []
-    for ret in (n for n in ast.walk(factory) if isinstance(n, ast.Return)):
-        v = ret.value
-        if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in idx.classes):
-            return []
-        out.append(v.func.id)
-    return out
-
-
-def _alias_target(idx: ModuleIndex, value: ast.AST) -> str | None:
-    """Dotted function name a value stands for, looking through staticmethod/classmethod/partial."""
-    if isinstance(value, ast.Call) and idx.resolve(value.func) in (
-            "builtins.staticmethod", "builtins.classmethod", "functools.partial") and value.args:
-        value = value.args[0]
-    if isinstance(value, ast.Call):
-        return None
-    q = idx.resolve(value)
-    return q if q and not q.startswith("builtins.") else None
