@@ -1,5 +1,5 @@
-# corpus: problem=kb_l1_019_relu device=cuda expect=accepted policy=both
-# style: preallocated output buffer filled by an _out kernel, a copy returned
+# corpus: problem=kb_l1_019_relu device=cuda expect=accepted policy=kernelbench
+# style: preallocated output buffer filled by an _out kernel, a copy (clone, a PyTorch copy) returned
 # class: 8
 import torch
 import torch.nn as nn
