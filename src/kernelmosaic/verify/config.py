@@ -113,6 +113,12 @@ class VerifyConfig(BaseModel):
     """Address-space cap of CPU-device workers (not applied to CUDA workers: CUDA reserves huge virtual ranges)."""
     host_rss_limit_gb: float = 32.0
     """Resident memory above which a worker is killed as `resource_error` (watched, for CUDA workers)."""
+    large_output_bytes: int = Field(384 << 20, ge=0)
+    """A problem whose first trial's outputs or inputs take more bytes than this is judged in large-output mode
+    (docs/architecture.md): the reference worker holds one trial at a time where it computed it (on the GPU for CUDA)
+    and compares the candidate's outputs there, handed over as CUDA IPC handles or sealed memfds; only descriptors and
+    the comparison's numbers reach this process. Below it every trial's data comes here once per problem and is
+    compared here (fast for the many small problems). 0 puts every problem in large-output mode."""
     cache_dir: Path = Field(default_factory=default_cache_dir)
     """Build directories keyed by content hash live here, shared across runs."""
     keep_scratch: bool = False

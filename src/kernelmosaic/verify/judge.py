@@ -54,6 +54,10 @@ class ReferenceData:
     setup: dict
     trials: list[dict]
     env: dict
+    large: bool = False
+    """Large-output mode (`VerifyConfig.large_output_bytes`): `trials` describe the trials without their data (inputs
+    and outputs as `meta` tensors, each with its `seed`); the reference worker recomputes and compares each trial in
+    place (verify/large.py)."""
 
 
 @dataclass
@@ -116,8 +120,45 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         out.weights = {"copied": len(init["copied"]), "not_copied": init["skipped"]}
         _integrity(init["integrity"], "construction")
 
+    usable = [tr for tr in refdata.trials if not tr["skipped"]]
+    if refdata.large:  # outputs compared in the reference worker, one trial at a time (verify/large.py)
+        from kernelmosaic.verify.large import judge_large_trials
+
+        ran, extra = judge_large_trials(cand, ref, refdata, config, out)
+    else:
+        ran, extra = _judge_trials(cand, usable, config, out)
+    if ran["extra_threads"] > 0:
+        raise Stop(Status.timing_anomaly, f"{ran['extra_threads']} thread(s) left running after forward",
+                   [Finding(rule="background-threads", severity="reject",
+                            message="threads outlive forward: their work escapes timing", evidence=str(ran["extra_threads"]))])
+
+    with out.phase("checks"):  # kernel census and peak memory (CUDA)
+        if cand.device.startswith("cuda"):
+            out.census = _call(cand, "census", config.run_timeout_s, Status.runtime_error, "kernel census",
+                               host_inputs=usable[0]["inputs"])
+            if out.census["custom"] == 0:
+                names = ", ".join(k["name"][:60] for k in out.census["kernels"][:5]) or "none"
+                raise Stop(Status.no_custom_kernel, f"no kernel of the candidate's own ran (kernels seen: {names})",
+                           [Finding(rule="no-custom-kernel", severity="reject",
+                                    message="every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy", evidence=names)])
+            if out.census["library"] > 0:
+                lib = [k["name"][:80] for k in out.census["kernels"] if not k["custom"]]
+                out.findings.append(Finding(rule="library-kernels", severity="flag",
+                                            message=f"{out.census['library']} library kernel launch(es) beside the custom ones",
+                                            evidence="; ".join(lib[:5])))
+            out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
+    if timing:
+        from kernelmosaic.verify.timed import time_candidate
+
+        with out.phase("timing"):
+            out.timing = time_candidate(cand, ref, refdata, config, out, extra, exclusive)
+
+
+def _judge_trials(cand: Worker, usable: list[dict], config: VerifyConfig, out: Outcome) -> tuple[dict, list[float]]:
+    """Every trial's outputs sent here and compared here, then the refill check; returns the run's reply and, per
+    output, the most budget any trial needed above atol + rtol·|r|."""
+    atol, rtol = config.tolerances()
     with out.phase("correctness"):
-        usable = [tr for tr in refdata.trials if not tr["skipped"]]
         ran = _call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
                     trials=[tr["inputs"] for tr in usable],
                     poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])])
@@ -147,31 +188,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
             corr.passed += 1
         _integrity(ran["integrity"], "forward")
         _refill_check(cand, usable, config)
-    if ran["extra_threads"] > 0:
-        raise Stop(Status.timing_anomaly, f"{ran['extra_threads']} thread(s) left running after forward",
-                   [Finding(rule="background-threads", severity="reject",
-                            message="threads outlive forward: their work escapes timing", evidence=str(ran["extra_threads"]))])
-
-    with out.phase("checks"):  # kernel census and peak memory (CUDA)
-        if cand.device.startswith("cuda"):
-            out.census = _call(cand, "census", config.run_timeout_s, Status.runtime_error, "kernel census",
-                               host_inputs=usable[0]["inputs"])
-            if out.census["custom"] == 0:
-                names = ", ".join(k["name"][:60] for k in out.census["kernels"][:5]) or "none"
-                raise Stop(Status.no_custom_kernel, f"no kernel of the candidate's own ran (kernels seen: {names})",
-                           [Finding(rule="no-custom-kernel", severity="reject",
-                                    message="every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy", evidence=names)])
-            if out.census["library"] > 0:
-                lib = [k["name"][:80] for k in out.census["kernels"] if not k["custom"]]
-                out.findings.append(Finding(rule="library-kernels", severity="flag",
-                                            message=f"{out.census['library']} library kernel launch(es) beside the custom ones",
-                                            evidence="; ".join(lib[:5])))
-            out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
-    if timing:
-        from kernelmosaic.verify.timed import time_candidate
-
-        with out.phase("timing"):
-            out.timing = time_candidate(cand, ref, refdata, config, out, extra, exclusive)
+    return ran, extra
 
 
 def _peak_memory(cand: Worker, ref: Worker, host_inputs: list, config: VerifyConfig) -> MemoryUse | None:

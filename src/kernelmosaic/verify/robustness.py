@@ -10,6 +10,7 @@ from __future__ import annotations
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Stop, status_of_death, status_of_error
+from kernelmosaic.verify.large import alternative_comparisons
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.requests import Alternative
 from kernelmosaic.verify.slot import DeviceSlot
@@ -31,8 +32,15 @@ def _judge_one(worker: Worker, slot: DeviceSlot, candidate: str, alt: Alternativ
     try:
         worker.call("init", config.init_timeout_s, init_inputs=ref.setup["init_inputs"],
                     state_dict=ref.setup["state_dict"], seed=config.seed, precision=precision)
-        ran = worker.call("run", config.run_timeout_s, trials=[tr["inputs"] for tr in usable],
-                          poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])], repeat_first=False)
+        if ref.large:  # compared in the reference worker, one trial at a time (verify/large.py)
+            cmps = alternative_comparisons(worker, slot.ref, usable, atol, rtol, config)
+        else:
+            ran = worker.call("run", config.run_timeout_s, trials=[tr["inputs"] for tr in usable],
+                              poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])], repeat_first=False)
+            # the float64 oracle, where the reference worker computed one, sets the error budget (verify/compare.py)
+            cmps = (compare_outputs(tr["outputs"], got["outputs"], atol, rtol,
+                                    **({"oracle": tr["oracle"]} if tr.get("oracle") else {}))
+                    for tr, got in zip(usable, ran["trials"], strict=True))
     except WorkerDied as exc:
         result.status, result.detail = status_of_death(exc), exc.detail[:400]
         return result
@@ -40,10 +48,7 @@ def _judge_one(worker: Worker, slot: DeviceSlot, candidate: str, alt: Alternativ
         result.status = status_of_error(exc.error, Status.runtime_error)
         result.detail = f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
         return result
-    for k, (tr, got) in enumerate(zip(usable, ran["trials"], strict=True)):
-        # the float64 oracle, where the reference worker computed one, sets the error budget (verify/compare.py)
-        oracle = {"oracle": tr["oracle"]} if tr.get("oracle") else {}
-        cmp = compare_outputs(tr["outputs"], got["outputs"], atol, rtol, **oracle)
+    for k, (tr, cmp) in enumerate(zip(usable, cmps, strict=False)):  # a large-output run stops at its first failure
         result.max_abs_error = max(result.max_abs_error, cmp.max_abs)
         result.max_rel_error = max(result.max_rel_error, cmp.max_rel)
         if not cmp.ok:

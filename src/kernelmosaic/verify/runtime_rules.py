@@ -33,5 +33,7 @@ RUNTIME_RULES: dict[str, str] = {
     "sanitizer-initcheck": "compute-sanitizer found reads of uninitialised device memory",
     "sanitizer-incomplete": "a compute-sanitizer tool did not finish the forward (timed out, or no summary): it claims "
                             "nothing, and the candidate is not verified on CUDA until a full run passes",
+    "large-output-mode": "outputs too large to bring to the verifier were compared in the reference worker, one trial "
+                         "at a time; the reference's own audit (task-* checks) did not run",
     "sanitizer-small-shapes": "compute-sanitizer found errors at the small shapes only; the problem's own shapes were clean",
 }

@@ -296,7 +296,9 @@ class DeviceSlot:
 
     def reference(self, problem: str, sha: str, precision: str | None = None, trials: int | None = None) -> ReferenceData:
         """The problem set up in the reference worker, with its trials' inputs and outputs (cached per problem,
-        precision and trial count; a problem set up again after another one keeps its cached trials)."""
+        precision and trial count; a problem set up again after another one keeps its cached trials). A problem whose
+        trials exceed `large_output_bytes` keeps only their description here (`ReferenceData.large`): this process
+        then holds nothing of output size for it."""
         c = self.config
         precision, n_trials = precision or c.precision, trials or c.trials
         key = (sha, problem, c.seed, n_trials, precision)
@@ -315,11 +317,13 @@ class DeviceSlot:
             else:
                 seeds = [c.seed + k for k in range(n_trials)]
                 dists = [DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(n_trials)]
-                trials = self.ref.call("trials", c.run_timeout_s, seeds=seeds, distributions=dists)["trials"]
+                made = self.ref.call("trials", c.run_timeout_s, seeds=seeds, distributions=dists,
+                                     large_bytes=c.large_output_bytes)
+                trials = made["trials"]
                 if not any(not t["skipped"] for t in trials):
                     raise Stop(Status.bad_problem, f"problem {problem}: the reference gave non-finite outputs on "
                                "every input")
-                self._data[key] = ReferenceData(setup=setup, trials=trials, env=self.ref.env)
+                self._data[key] = ReferenceData(setup=setup, trials=trials, env=self.ref.env, large=bool(made["large"]))
                 while len(self._data) > _CACHED_PROBLEMS:
                     self._data.pop(next(iter(self._data)))
         except (WorkerDied, WorkerError) as exc:

@@ -97,7 +97,9 @@ class SharedRuns:
         return {"outputs": self._export(out), "versions": versions, "integrity": integrity.diff(self.before)}
 
     def release_shared(self) -> dict:
-        """Drop every exported output and the refill buffers (the parent is done with this candidate's trials)."""
+        """Drop every exported output (the reference is done reading them): device memory back before the next
+        trial's reference is computed on the same device."""
         release()
-        self.refill_buffers = None
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
         return {}

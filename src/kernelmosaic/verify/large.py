@@ -1,0 +1,156 @@
+"""The correctness trials of a large-output problem: compared in the reference worker, one trial at a time.
+
+For each usable trial the reference worker recomputes and holds the trial (`kmworker/held.py`) and hands its inputs
+out as memfds; this process relays them to the candidate worker, which runs forward (twice on the first trial) and
+hands its outputs out in place (`kmworker/shared_runs.py`); this process relays those to the reference worker, which
+compares them with the one comparison (`kmworker/compare_core.py`) and answers with numbers. The refill check runs
+in the same pass, on the same held trial. This process holds descriptors and numbers only: its memory per judgement
+does not grow with the outputs. The verdict's statuses and messages are the ordinary mode's (judge.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+from kernelmosaic.verify.compare import Comparison, from_core, output_nbytes
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.verdict import Finding, Status
+
+__all__ = ["alternative_comparisons", "judge_large_trials"]
+
+def _relay(src: Worker, dst: Worker) -> list[int]:
+    """The descriptors that came with `src`'s last reply, attached to `dst`'s next request (the caller closes them)."""
+    fds = src.channel.take_fds()
+    dst.channel.attach(fds)
+    return fds
+
+
+def _close(fds: list[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _compared(ref: Worker, cand: Worker, config: VerifyConfig, what: str, **args) -> dict:
+    """`compare_held` on the outputs the candidate just handed out. A reference that cannot map them (a descriptor
+    that does not hold what it says) is the candidate's failure; the reference worker is replaced if it went down."""
+    atol, rtol = config.tolerances()
+    fds = _relay(cand, ref)
+    try:
+        return ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, **args)
+    except WorkerError as exc:
+        err = exc.error
+        raise Stop(Status.runtime_error, f"{what}: the candidate's outputs could not be read in place: "
+                   f"{err.get('type')}: {err.get('message', '')[:400]}") from exc
+    except WorkerDied as exc:
+        raise Stop(Status.crash, f"{what}: the reference worker died reading the candidate's outputs: {exc.detail}") from exc
+    finally:
+        ref.channel.attach([])
+        _close(fds)
+
+
+def judge_large_trials(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfig,
+                       out: Outcome) -> tuple[dict, list[float]]:
+    """Fill `out.correctness` as the ordinary mode does, or raise Stop with the same status and message; then the
+    refill check (`stale-buffer-check`). Returns the run's integrity report and thread count, and per output the most
+    budget any trial needed above atol + rtol·|r| (the timing checks' allowance)."""
+    atol, rtol = config.tolerances()
+    usable = [tr for tr in refdata.trials if not tr["skipped"]]
+    corr = out.correctness
+    corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
+    corr.distributions = sorted({tr["distribution"] for tr in usable})
+    poison = [(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]
+    extra: list[float] = []
+    ran: dict = {"integrity": [], "extra_threads": 0}
+    out_bytes = sum(output_nbytes(usable[0]["outputs"]))
+    out.findings.append(Finding(rule="large-output-mode", severity="flag",
+                                message=f"outputs of {out_bytes / 2**20:.0f} MiB per trial compared in the reference "
+                                        "worker, one trial at a time; the reference audit (task-* checks) did not run",
+                                evidence=f"large_output_bytes = {config.large_output_bytes}"))
+    for k, tr in enumerate(usable):
+        with out.phase("reference_trial"):
+            held = _call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
+                         f"recomputing reference trial {k}", seed=int(tr["seed"]), distribution=tr["distribution"])
+        fds = ref.channel.take_fds()
+        try:
+            with out.phase("correctness"):
+                cand.channel.attach(fds)
+                got = _call(cand, "run_shared", config.run_timeout_s, Status.runtime_error, "running forward",
+                            inputs=held["inputs"], poison_sizes=poison, repeat=k == 0)
+            with out.phase("compare"):
+                res = _compared(ref, cand, config, f"trial {k}", outputs=got["outputs"], repeat=got.get("repeat"))
+                cmp = from_core(res["comparison"])
+                extra = [max(a, b) for a, b in zip(extra, cmp.extra, strict=False)] + cmp.extra[len(extra):]
+                _record(corr, cmp)
+                if not cmp.ok:
+                    corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
+                    raise Stop(cmp.status, f"wrong result on trial {k} of {len(usable)}: {cmp.detail}")
+                if got["mutated"] and not tr["mutates_inputs"]:
+                    raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
+                               [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
+                                        evidence=f"inputs {got['mutated']} changed on trial {k}")])
+                if res["repeat"] is not None and not (again := from_core(res["repeat"])).ok:
+                    raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
+                corr.passed += 1
+                ran = {"integrity": got["integrity"], "extra_threads": got["extra_threads"]}
+                _integrity(got["integrity"], "forward")
+                _refill(cand, ref, config, k, fds, held["inputs"], poison)
+            _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a trial's outputs")
+        finally:
+            cand.channel.attach([])
+            _close(fds)
+    return ran, extra
+
+
+def _record(corr, cmp: Comparison) -> None:
+    corr.max_abs_error = max(corr.max_abs_error, cmp.max_abs)
+    corr.max_rel_error = max(corr.max_rel_error, cmp.max_rel)
+    corr.error_vs_fp64 = round(max(corr.error_vs_fp64, cmp.budget_used), 4)
+    corr.reference_error_vs_fp64 = round(max(corr.reference_error_vs_fp64, cmp.reference_budget_used), 4)
+
+
+def _refill(cand: Worker, ref: Worker, config: VerifyConfig, k: int, fds: list[int], inputs: list[dict],
+            poison: list[int]) -> None:
+    """Trial k's inputs written into the buffers of trial 0 (`judge._refill_check`), against the same held trial."""
+    cand.channel.attach(fds)
+    res = _call(cand, "refill_shared", config.run_timeout_s, Status.runtime_error,
+                "running forward on refilled buffers", inputs=inputs, poison_sizes=poison, first=k == 0)
+    _integrity(res["integrity"], "forward")
+    cmp = from_core(_compared(ref, cand, config, f"refill {k}", outputs=res["outputs"])["comparison"])
+    if not cmp.ok:
+        detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res['versions']}): {cmp.detail}"
+        raise Stop(Status.output_mismatch, f"a stale result on refilled input buffers: {detail}",
+                   [Finding(rule="stale-buffer-check", severity="reject",
+                            message="the output must follow the inputs' values, not the buffers' identity",
+                            evidence=detail)])
+
+
+def alternative_comparisons(cand: Worker, ref: Worker, usable: list[dict], atol: float, rtol: float,
+                            config: VerifyConfig) -> list[Comparison]:
+    """An alternative shape set's trials in large-output mode (robustness.py: no repeat, no refill), compared in the
+    reference worker; stops at the first that fails. Raises WorkerDied and WorkerError as the ordinary run does."""
+    poison = [(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]
+    done: list[Comparison] = []
+    for tr in usable:
+        held = ref.call("large_trial", config.run_timeout_s, seed=int(tr["seed"]), distribution=tr["distribution"])
+        fds = _relay(ref, cand)
+        try:
+            got = cand.call("run_shared", config.run_timeout_s, inputs=held["inputs"], poison_sizes=poison, repeat=False)
+        finally:
+            cand.channel.attach([])
+            _close(fds)
+        fds = _relay(cand, ref)
+        try:
+            res = ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, outputs=got["outputs"])
+        finally:
+            ref.channel.attach([])
+            _close(fds)
+        cand.call("release_shared", config.run_timeout_s)
+        done.append(from_core(res["comparison"]))
+        if not done[-1].ok:
+            break
+    return done
