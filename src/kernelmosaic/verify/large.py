@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import os
 
-from kernelmosaic.verify.compare import Comparison, from_core, output_nbytes
+from kernelmosaic.verify.compare import Comparison, compare_outputs, from_core, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.verdict import Finding, Status
 
-__all__ = ["alternative_comparisons", "judge_large_trials"]
+__all__ = ["alternative_comparisons", "compare_timed_call", "judge_large_trials"]
 
 def _relay(src: Worker, dst: Worker) -> list[int]:
     """The descriptors that came with `src`'s last reply, attached to `dst`'s next request (the caller closes them)."""
@@ -154,3 +154,17 @@ def alternative_comparisons(cand: Worker, ref: Worker, usable: list[dict], atol:
         if not done[-1].ok:
             break
     return done
+
+
+def compare_timed_call(ref: Worker, inputs: list, got: dict, config: VerifyConfig) -> Comparison:
+    """A timed call's outputs (`got`, sent whole by the candidate's timing reply) against the reference on the same
+    `inputs`. Outputs above `large_output_bytes` are compared in the reference worker (`check_given`): the reference's
+    outputs, oracle and terms (20 bytes per fp32 element) never come here; the call's inputs and outputs go there
+    once. Smaller ones come back with their oracle and are compared here."""
+    atol, rtol = config.tolerances()
+    if sum(output_nbytes(got)) > config.large_output_bytes:
+        res = _call(ref, "check_given", config.run_timeout_s, Status.bad_problem, "reference on a timed input",
+                    inputs=inputs, outputs=got, atol=atol, rtol=rtol)
+        return from_core(res["comparison"])
+    expected = _call(ref, "compute", config.run_timeout_s, Status.bad_problem, "reference on a timed input", inputs=inputs)
+    return compare_outputs(expected["outputs"], got, atol, rtol, expected.get("oracle"))

@@ -1,8 +1,8 @@
 """Large-output mode of the reference role: one trial's reference held where it was computed, compared there.
 
 When a trial's outputs or inputs exceed the parent's threshold (`VerifyConfig.large_output_bytes`), nothing of output
-size goes to the parent. `plan_large` describes the trials (distribution, output and input shapes, whether the
-reference writes its inputs) and keeps nothing. Per judgement, `large_trial(k)` recomputes trial k from its seed
+size goes to the parent. `plan_large` describes the trials (seed, distribution, output and input shapes, whether the
+reference writes its inputs) and keeps nothing. Per judgement, `large_trial(seed, distribution)` recomputes a trial
 (inputs, fp32 outputs, float64 oracle and terms: bit-identical to the first time, the inputs being drawn from the
 same seeds) and holds it, on the device for CUDA, dropping the previous trial's; the candidate's outputs come in as
 shared descriptors (`kmworker/shared.py`) and `compare_held` compares them with the one comparison
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from .compare_core import compare_packaged
-from .inputs import apply_distribution
+from .inputs import apply_distribution, to_device
 from .shared import MAILBOX, export_tensors, import_tensors, nbytes_of, package_in_place
 
 __all__ = ["HeldTrials", "Held", "describe_inputs"]
@@ -29,7 +29,8 @@ __all__ = ["HeldTrials", "Held", "describe_inputs"]
 class Held:
     """One trial's reference as the reference worker keeps it between `large_trial` and `compare_held`."""
 
-    index: int
+    seed: int
+    """The trial's seed (with the distribution, what it was drawn from)."""
     outputs: dict
     """`package_in_place` of the fp32 (task-precision) outputs."""
     oracle: dict
@@ -51,34 +52,33 @@ def describe_inputs(inputs: list) -> list:
 class HeldTrials:
     """Mixed into `ReferenceRole`, which provides `model`, `device`, `_given(seed)` and `_oracle(inputs, in_place)`."""
 
-    plan: list[tuple[int, str]]
     held: Held | None = None
 
-    def _draw(self, index: int) -> tuple[str, list]:
-        seed, dist = self.plan[index]
+    def _draw(self, seed: int, dist: str) -> list:
+        """A trial's inputs, exactly as `ReferenceRole.trials` draws them."""
         gen = torch.Generator(device=self.device).manual_seed(seed + 7919)
-        return dist, apply_distribution(self._given(seed), dist, gen)
+        return apply_distribution(self._given(seed), dist, gen)
 
     def _drop_held(self) -> None:
         self.held = None
         if self.device.startswith("cuda"):
-            torch.cuda.empty_cache()  # the oracle's transient memory goes back to the device for the candidate
+            torch.cuda.empty_cache()
 
     @torch.no_grad()
     def plan_large(self, plan: list[tuple[int, str]], finite) -> list[dict]:
         """The trials described without their data (outputs: shapes only); `finite(out)` decides a skip as in the
         ordinary mode."""
-        self.plan, results = list(plan), []
+        results = []
         self._drop_held()
-        for k in range(len(self.plan)):
-            dist, inputs = self._draw(k)
+        for seed, dist in plan:
+            inputs = self._draw(seed, dist)
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             out = self.model(*inputs)
             if dist != "given" and not finite(out):
                 results.append({"distribution": dist, "skipped": True})
                 continue
             packed = package_in_place(out)
-            results.append({"distribution": dist, "skipped": False, "large": True, "index": k,
+            results.append({"distribution": dist, "skipped": False, "large": True, "seed": seed,
                             "inputs": describe_inputs(before),
                             "outputs": {**packed, "tensors": describe_inputs(packed["tensors"])},
                             "mutates_inputs": any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
@@ -88,25 +88,22 @@ class HeldTrials:
         return results
 
     @torch.no_grad()
-    def large_trial(self, index: int) -> dict:
-        """Recompute trial `index` and hold it; its inputs go out as memfds (copies: the candidate never maps the
-        reference's memory), for the parent to hand to the candidate worker."""
+    def large_trial(self, seed: int, distribution: str) -> dict:
+        """Recompute the trial of `seed` and `distribution` and hold it; its inputs go out as memfds (copies: the
+        candidate never maps the reference's memory), for the parent to hand to the candidate worker."""
         self._drop_held()
-        dist, inputs = self._draw(index)
+        inputs = self._draw(seed, distribution)
         descs = export_tensors(inputs, host=True)
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         out = self.model(*inputs)
         del inputs
         outputs = package_in_place(out)
         del out
-        self.held = Held(index, outputs, self._oracle(before, in_place=True))
+        self.held = Held(seed, outputs, self._oracle(before, in_place=True))
         del before
-        self._drop_held_transients()
-        return {"inputs": descs, "distribution": dist, "held_index": index, "held_bytes": self.held.nbytes}
-
-    def _drop_held_transients(self) -> None:
         if self.device.startswith("cuda"):
-            torch.cuda.empty_cache()
+            torch.cuda.empty_cache()  # the oracle's transient memory goes back to the device for the candidate
+        return {"inputs": descs, "held_seed": seed, "held_bytes": self.held.nbytes}
 
     @torch.no_grad()
     def compare_held(self, outputs: dict, atol: float, rtol: float, repeat: dict | None = None) -> dict:
@@ -124,7 +121,7 @@ class HeldTrials:
         del got
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()  # done reading the candidate's memory before the reply lets it go
-        return {"comparison": cmp.as_dict(), "repeat": again, "held_index": self.held.index,
+        return {"comparison": cmp.as_dict(), "repeat": again, "held_seed": self.held.seed,
                 "held_bytes": self.held.nbytes}
 
     def _imported(self, packed: dict, fds: list[int]) -> dict:
@@ -132,6 +129,19 @@ class HeldTrials:
         return {"tuple": bool(packed["tuple"]), "meta": list(packed["meta"]),
                 "tensors": [t if isinstance(t, torch.Tensor) else torch.empty(0) for t in tensors]}
 
-    def held_inputs(self, index: int) -> list:
-        """Trial `index`'s inputs drawn again (for a peak-memory measurement named by `meta` placeholders)."""
-        return self._draw(index)[1]
+    @torch.no_grad()
+    def check_given(self, inputs: list, outputs: dict, atol: float, rtol: float) -> dict:
+        """A candidate's outputs (packaged, sent whole) for `inputs` against the reference and its oracle computed
+        here: the reference's side of a timed call's check never leaves this worker."""
+        self._drop_held()
+        inputs = to_device(inputs, self.device)
+        before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        expected = package_in_place(self.model(*inputs))
+        del inputs
+        oracle = self._oracle(before, in_place=True)
+        del before
+        got = {**outputs, "tensors": [t.to(self.device) for t in outputs["tensors"]]}
+        cmp = compare_packaged(expected, got, atol, rtol, oracle)
+        del expected, oracle, got
+        self._drop_held()
+        return {"comparison": cmp.as_dict()}
