@@ -382,3 +382,18 @@ def test_extension_handed_to_a_factory_or_a_constructor_binds_the_parameter():
                 return self.block(self.act(x))
         """
     assert _rules(_src(body)) == set()
+
+
+def test_registered_operator_bound_to_an_attribute_is_a_kernel_call():
+    body = """
+        OPS_SRC = cpp_src + 'TORCH_LIBRARY(kmops, m) { m.def("relu_fwd", relu_fwd); }'
+        load_inline(name="e", cpp_sources=OPS_SRC, is_python_module=False, verbose=True)
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.op = torch.ops.kmops.relu_fwd
+            def forward(self, x):
+                return self.op(x)
+        """
+    src = _src(body)
+    assert _rules(src) == set(), analyze_candidate(src, "cand.py")

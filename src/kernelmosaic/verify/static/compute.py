@@ -196,6 +196,9 @@ class FunctionScope(TensorScope):
             self.hits.append(self.idx.hit("dynamic-code", node, "getattr() on self with a computed name"))
             return
         parts = q.split(".")
+        if len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.op_namespaces:
+            self.launched = True  # an operator the extension registers, reached through an alias (`self.op = ...`)
+            return
         if len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.py_ops:
             # An op the candidate registered in Python: follow into its implementation.
             for fn in self.k.py_ops[parts[2]]:

@@ -84,7 +84,10 @@ _WRAPPERS = ("functools.partial", "builtins.staticmethod", "builtins.classmethod
 def is_kernel_callable(idx: ModuleIndex, k: Kernels, node: ast.AST) -> bool:
     """Whether an expression evaluates to a function of an extension (calling it calls into the extension)."""
     if isinstance(node, ast.Attribute):
-        return is_ext_value(idx, k, node.value) or _self_attr(node) in k.fn_attrs
+        if is_ext_value(idx, k, node.value) or _self_attr(node) in k.fn_attrs:
+            return True
+        parts = (idx.resolve(node) or "").split(".")  # an operator the extension registers: `torch.ops.ns.op`
+        return len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in k.op_namespaces
     if isinstance(node, ast.Name):
         return node.id in k.ext_functions
     if isinstance(node, ast.IfExp):  # `ext.relu_cuda if x.is_cuda else ext.relu_cpu`
