@@ -87,6 +87,9 @@ class Channel:
             torch.save(message, buf)
         fds, self._fds_out = self._fds_out, []
         with buf.getbuffer() as view:
+            if len(view) > MAX_MESSAGE_BYTES:  # refused here, with its size, before the peer reads a byte of it
+                raise ValueError(f"a message of {_gib(len(view))} exceeds the {_gib(MAX_MESSAGE_BYTES)} limit on "
+                                 "what crosses a worker's socket")
             header = _HEADER.pack(len(view))
             if fds:
                 sent = socket.send_fds(self.sock, [header], fds)
@@ -99,7 +102,8 @@ class Channel:
         _close(self.take_fds())
         (size,) = _HEADER.unpack(self._read_header())
         if size > MAX_MESSAGE_BYTES:
-            raise ValueError(f"message of {size} bytes exceeds the limit")
+            raise ValueError(f"a message of {_gib(size)} exceeds the {_gib(MAX_MESSAGE_BYTES)} limit on what crosses "
+                             "a worker's socket")
         data = self._read_exact(size)
         obj = torch.load(_View(data), weights_only=True, map_location="cpu")
         if not isinstance(obj, dict):
@@ -140,6 +144,10 @@ class Channel:
             self.sock.close()
         except OSError:
             pass
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB"
 
 
 def _close(fds: list[int]) -> None:
