@@ -1,5 +1,5 @@
 # corpus: problem=kb_l1_033_batchnorm device=cuda expect=accepted policy=kernelbench
-# style: self.op alias of an extension whose host code updates running statistics
+# style: self.op alias; always training-mode BatchNorm (batch statistics), as KernelBench runs Model and ModelNew (never eval()); host code updates running statistics
 # class: 1,3
 import torch
 import torch.nn as nn

@@ -1,6 +1,8 @@
 # corpus: problem=kb_l3_001_mlp device=cuda expect=accepted policy=both
-# style: the candidate's own modules in an nn.ModuleList, each calling the kernel; batch 1, odd sizes
+# style: the candidate's own modules in an nn.ModuleList (names aligned with the reference), each calling the kernel; batch 1, odd sizes
 # class: 2,6
+import math
+
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -93,12 +95,15 @@ lin = load_inline(
 )
 
 class CustomLinear(nn.Module):
-    """nn.Linear's parameters, the product and the optional ReLU in one tiled CUDA kernel."""
+    """nn.Linear's parameters (same names, same init), the product and the optional ReLU in one tiled CUDA kernel."""
 
     def __init__(self, in_features: int, out_features: int, relu: bool):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
         self.bias = nn.Parameter(torch.empty(out_features))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        bound = 1.0 / math.sqrt(in_features)
+        nn.init.uniform_(self.bias, -bound, bound)
         self.mode = 1 if relu else 0
 
     def forward(self, x):
@@ -109,10 +114,15 @@ class ModelNew(nn.Module):
     def __init__(self, input_size, layer_sizes, output_size):
         super().__init__()
         sizes = [input_size] + list(layer_sizes) + [output_size]
-        self.layers = nn.ModuleList(
-            CustomLinear(sizes[i], sizes[i + 1], relu=i < len(sizes) - 2) for i in range(len(sizes) - 1))
+        blocks = []
+        for i in range(len(sizes) - 1):
+            last = i == len(sizes) - 2
+            blocks.append(CustomLinear(sizes[i], sizes[i + 1], relu=not last))
+            if not last:
+                blocks.append(nn.Identity())  # the ReLU is fused; keeps the reference's parameter names (network.2...)
+        self.network = nn.ModuleList(blocks)
 
     def forward(self, x):
-        for layer in self.layers:
+        for layer in self.network:
             x = layer(x)
         return x

@@ -1,6 +1,8 @@
 # corpus: problem=kb_l3_002_shallow_wide_mlp device=cuda expect=accepted policy=both
-# style: nn.ModuleList of own modules
+# style: nn.ModuleList of own modules, nn.Identity where the ReLU was fused
 # class: 2,6
+import math
+
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -93,12 +95,15 @@ lin = load_inline(
 )
 
 class CustomLinear(nn.Module):
-    """nn.Linear's parameters, the product and the optional ReLU in one tiled CUDA kernel."""
+    """nn.Linear's parameters (same names, same init), the product and the optional ReLU in one tiled CUDA kernel."""
 
     def __init__(self, in_features: int, out_features: int, relu: bool):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
         self.bias = nn.Parameter(torch.empty(out_features))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        bound = 1.0 / math.sqrt(in_features)
+        nn.init.uniform_(self.bias, -bound, bound)
         self.mode = 1 if relu else 0
 
     def forward(self, x):
@@ -109,11 +114,14 @@ class ModelNew(nn.Module):
     def __init__(self, input_size, hidden_layer_sizes, output_size):
         super().__init__()
         dims = [input_size, *hidden_layer_sizes, output_size]
-        self.layers = nn.ModuleList()
+        self.network = nn.ModuleList()
         for i in range(len(dims) - 1):
-            self.layers.append(CustomLinear(dims[i], dims[i + 1], relu=i < len(dims) - 2))
+            hidden = i < len(dims) - 2
+            self.network.append(CustomLinear(dims[i], dims[i + 1], relu=hidden))
+            if hidden:
+                self.network.append(nn.Identity())
 
     def forward(self, x):
-        for layer in self.layers:
+        for layer in self.network:
             x = layer(x)
         return x

@@ -1,6 +1,8 @@
 # corpus: problem=kb_l3_003_deep_narrow_mlp device=cuda expect=accepted policy=both
-# style: 17 own modules in nn.Sequential
+# style: 17 own modules in nn.Sequential (with nn.Identity placeholders)
 # class: 2,6
+import math
+
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -93,12 +95,15 @@ lin = load_inline(
 )
 
 class CustomLinear(nn.Module):
-    """nn.Linear's parameters, the product and the optional ReLU in one tiled CUDA kernel."""
+    """nn.Linear's parameters (same names, same init), the product and the optional ReLU in one tiled CUDA kernel."""
 
     def __init__(self, in_features: int, out_features: int, relu: bool):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
         self.bias = nn.Parameter(torch.empty(out_features))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        bound = 1.0 / math.sqrt(in_features)
+        nn.init.uniform_(self.bias, -bound, bound)
         self.mode = 1 if relu else 0
 
     def forward(self, x):
@@ -111,7 +116,7 @@ class ModelNew(nn.Module):
         blocks = []
         width = input_size
         for hidden in hidden_layer_sizes:
-            blocks.append(CustomLinear(width, hidden, relu=True))
+            blocks += [CustomLinear(width, hidden, relu=True), nn.Identity()]
             width = hidden
         blocks.append(CustomLinear(width, output_size, relu=False))
         self.network = nn.Sequential(*blocks)
