@@ -92,3 +92,48 @@ def test_tensor_arithmetic_in_host_code_is_still_found(stmt):
     assert rules == {"aten-compute-in-extension"}
     msgs = [f.message for f in analyze_candidate(_candidate(stmt), "c.py", StaticPolicy())]
     assert any(re.search(r"tensor arithmetic|in-place tensor arithmetic|calls", m) for m in msgs)
+
+
+_TWO_KERNELS = '''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_src = r"""
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+__global__ void scale_kernel(float* y, float s, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) y[i] *= s;
+}
+__global__ void old_scale_kernel(float* y, float s, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = y[i] * s;
+}
+torch::Tensor run(torch::Tensor x, torch::Tensor w) {
+    auto y = at::matmul(x, w).contiguous();
+    const int64_t n = y.numel();
+    LAUNCH
+    return y;
+}
+"""
+
+ext = load_inline(name="two", cpp_sources="torch::Tensor run(torch::Tensor x, torch::Tensor w);", cuda_sources=cuda_src,
+                  functions=["run"], verbose=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, w):
+        return ext.run(x, w)
+'''
+
+
+def test_a_dead_kernel_beside_a_launched_one_is_not_rejected_but_no_launch_at_all_is():
+    kernelbench = VerifyConfig(policy="kernelbench").static_policy()
+    launch = "scale_kernel<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(y.data_ptr<float>(), 2.f, n);"
+    used = _TWO_KERNELS.replace("LAUNCH", launch)
+    assert {(f.rule, f.severity) for f in analyze_candidate(used, "c.py", kernelbench)} == {
+        ("aten-compute-in-extension", "flag")}
+    unused = [f for f in analyze_candidate(_TWO_KERNELS.replace("LAUNCH", ""), "c.py", kernelbench)
+              if f.severity == "reject"]
+    assert sorted(f.rule for f in unused) == ["kernel-defined-not-launched"] * 2
+    assert all("launches no kernel of its own (ATen does the work)" in f.message for f in unused)
