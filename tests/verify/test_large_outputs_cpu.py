@@ -148,3 +148,38 @@ def test_an_oversized_message_is_refused_by_its_sender_with_its_size(monkeypatch
     finally:
         left.close()
         right.close()
+
+
+def test_timed_calls_are_checked_in_the_reference_worker_by_seed(build_cache, problem, tmp_path):
+    """With timing on, the checked timed call's inputs are named by their seed and its outputs compared in the
+    reference worker (`check_given`); every timed call is still checked."""
+    config = _config(build_cache, 0).model_copy(update={"timing": True, "timing_budget_ms": 20, "timing_rounds": 2,
+                                                         "compile_baseline": False, "derive_alt": False})
+    with Verifier(config) as v:
+        verdict = v.verify(problem, kit.write(tmp_path, "honest.py", HONEST))
+    assert verdict.accepted, verdict.message
+    assert verdict.timing is not None and verdict.timing.timed_calls_checked >= 2
+
+
+def test_the_reference_checks_a_call_it_redraws_from_its_seed(build_cache, problem):
+    from kernelmosaic.verify.sandbox.kmworker.common import package_outputs
+    from kernelmosaic.verify.sandbox.kmworker.inputs import InputTemplate
+
+    config = _config(build_cache, 0)
+    slot = DeviceSlot("cpu", config)
+    try:
+        slot.reference(str(problem), "sha-large-seed")
+        torch.manual_seed(config.seed)  # the problem's own inputs at the set-up seed: what both templates come from
+        a, b = torch.randn(N), torch.randn(N)
+        drawn = InputTemplate([a, b]).drawer("cpu")(12345)
+        atol, rtol = config.tolerances()
+
+        def check(out: torch.Tensor) -> dict:
+            res = slot.ref.call("check_given", 30, seed=12345, outputs=package_outputs(out), atol=atol, rtol=rtol)
+            return res["comparison"]
+
+        assert check(torch.relu(drawn[0] + drawn[1]))["status"] == "accepted"
+        wrong = check(drawn[0] + drawn[1])
+        assert wrong["status"] == "output_mismatch" and "outside the error budget" in wrong["detail"]
+    finally:
+        slot.close()

@@ -156,15 +156,17 @@ def alternative_comparisons(cand: Worker, ref: Worker, usable: list[dict], atol:
     return done
 
 
-def compare_timed_call(ref: Worker, inputs: list, got: dict, config: VerifyConfig) -> Comparison:
+def compare_timed_call(ref: Worker, inputs: list | dict, got: dict, config: VerifyConfig) -> Comparison:
     """A timed call's outputs (`got`, sent whole by the candidate's timing reply) against the reference on the same
-    `inputs`. Outputs above `large_output_bytes` are compared in the reference worker (`check_given`): the reference's
-    outputs, oracle and terms (20 bytes per fp32 element) never come here; the call's inputs and outputs go there
-    once. Smaller ones come back with their oracle and are compared here."""
+    inputs: `inputs` as sent, or {"seed": s} (large-output mode: the reference redraws them from the call's seed, as
+    the fingerprint checks do). Outputs above `large_output_bytes`, or inputs named by seed, are compared in the
+    reference worker (`check_given`): the reference's outputs, oracle and terms (20 bytes per fp32 element) never
+    come here; the call's outputs go there once. Smaller ones come back with their oracle and are compared here."""
     atol, rtol = config.tolerances()
-    if sum(output_nbytes(got)) > config.large_output_bytes:
+    if isinstance(inputs, dict) or sum(output_nbytes(got)) > config.large_output_bytes:
+        named = {"seed": int(inputs["seed"])} if isinstance(inputs, dict) else {"inputs": inputs}
         res = _call(ref, "check_given", config.run_timeout_s, Status.bad_problem, "reference on a timed input",
-                    inputs=inputs, outputs=got, atol=atol, rtol=rtol)
+                    outputs=got, atol=atol, rtol=rtol, **named)
         return from_core(res["comparison"])
     expected = _call(ref, "compute", config.run_timeout_s, Status.bad_problem, "reference on a timed input", inputs=inputs)
     return compare_outputs(expected["outputs"], got, atol, rtol, expected.get("oracle"))

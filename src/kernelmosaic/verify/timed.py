@@ -156,7 +156,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             fp_seed = secret.randrange(1 << 31)
             res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
-                        fp_seed=fp_seed, wall_ms=wall)
+                        fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large)
             _integrity(res["integrity"], "timing")
             dev["candidate"] += res["samples"]
             hosted["candidate"] += res["host_samples"]

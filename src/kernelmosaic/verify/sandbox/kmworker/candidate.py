@@ -161,11 +161,16 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
 
     @torch.no_grad()
     def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0,
-             fp_seed: int = 0, wall_ms: float | None = None) -> dict:
+             fp_seed: int = 0, wall_ms: float | None = None, inputs_by_seed: bool = False) -> dict:
+        """`inputs_by_seed` (large-output mode): the checked call's inputs go back as their seed, {"seed": s}, for
+        the reference worker to redraw, not whole (with the outputs they passed the message limit at 1G elements)."""
         timer = Timer(self.device, l2_bytes, lead_us)
         result = timer.measure(self.model, self.template.drawer(self.device), budget_ms, check_at=check_at, seed=seed,
                                fingerprint=Fingerprinter(fp_seed, self.device), wall_ms=wall_ms)
         inputs, out = result["checked"]
+        if inputs_by_seed:  # the timed calls follow the warm-up ones; `measure` takes `check_at` modulo their count
+            timed_calls = result["calls"][result["warmup_calls"]:]
+            inputs = {"seed": timed_calls[check_at % len(timed_calls)]["seed"]}
         return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
                 "flush_bytes": timer.flush_bytes, "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],
                 "lead_short": result["lead_short"],

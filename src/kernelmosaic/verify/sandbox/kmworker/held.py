@@ -50,7 +50,8 @@ def describe_inputs(inputs: list) -> list:
 
 
 class HeldTrials:
-    """Mixed into `ReferenceRole`, which provides `model`, `device`, `_given(seed)` and `_oracle(inputs, in_place)`."""
+    """Mixed into `ReferenceRole`, which provides `model`, `device`, `template`, `_given(seed)` and
+    `_oracle(inputs, in_place)`."""
 
     held: Held | None = None
 
@@ -130,11 +131,13 @@ class HeldTrials:
                 "tensors": [t if isinstance(t, torch.Tensor) else torch.empty(0) for t in tensors]}
 
     @torch.no_grad()
-    def check_given(self, inputs: list, outputs: dict, atol: float, rtol: float) -> dict:
-        """A candidate's outputs (packaged, sent whole) for `inputs` against the reference and its oracle computed
-        here: the reference's side of a timed call's check never leaves this worker."""
+    def check_given(self, outputs: dict, atol: float, rtol: float, inputs: list | None = None,
+                    seed: int | None = None) -> dict:
+        """A candidate's outputs (packaged, sent whole) for `inputs`, or for the inputs drawn from `seed` as the timed
+        calls draw them, against the reference and its oracle computed here: the reference's side of a timed call's
+        check never leaves this worker."""
         self._drop_held()
-        inputs = to_device(inputs, self.device)
+        inputs = self.template.drawer(self.device)(seed) if seed is not None else to_device(inputs, self.device)
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         expected = package_in_place(self.model(*inputs))
         del inputs
