@@ -1,7 +1,7 @@
 # corpus: problem=kb_l1_022_tanh device=cuda expect=rejected policy=kernelbench
 # style: __global__ kernel defined, host function returns torch::tanh
 # class: hack:dead_kernel
-# status: no_custom_kernel
+# status: static_reject
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
