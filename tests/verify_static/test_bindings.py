@@ -397,3 +397,31 @@ def test_registered_operator_bound_to_an_attribute_is_a_kernel_call():
         """
     src = _src(body)
     assert _rules(src) == set(), analyze_candidate(src, "cand.py")
+
+
+def test_triton_kernel_bound_to_an_attribute_is_launched_through_it():
+    src = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, 2.0 * tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.kernel = double_kernel
+
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        self.kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+        return y
+'''
+    assert _rules(src) == set(), analyze_candidate(src, "cand.py")

@@ -52,6 +52,8 @@ class Kernels:
     """Module functions and methods that return an extension function."""
     containers: set[str] = field(default_factory=set)
     """Names and `self.<attr>`s (as `self.attr`) bound to a dict/list/tuple holding extension functions."""
+    triton_aliases: set[str] = field(default_factory=set)
+    """Names and `self.<attr>`s (as `self.attr`) bound to a Triton kernel (`self.kernel = add_kernel`)."""
     scalar_fns: set[str] = field(default_factory=set)
     """Extension functions whose C++ return type is not a tensor (`int64_t workspace_size(...)`), and the names
     (`self.attr` as such) bound to them."""
@@ -244,6 +246,8 @@ def _bind(idx: ModuleIndex, k: Kernels, t: ast.AST, value: ast.AST, in_class: bo
     if name is None:
         return
     attr = _self_attr(t)
+    if (isinstance(value, ast.Name) and value.id in k.triton) or _bound_name(value) in k.triton_aliases:
+        k.triton_aliases.add(name)
     if is_ext_value(idx, k, value):
         if attr is not None:
             k.ext_attrs.add(attr)

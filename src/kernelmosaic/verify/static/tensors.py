@@ -182,6 +182,8 @@ class TensorScope:
             return True
         if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in self.k.triton:
             return True
+        if isinstance(f, ast.Subscript) and _bound(f.value) in self.k.triton_aliases:
+            return True  # `self.kernel[grid](...)` after `self.kernel = add_kernel`
         if isinstance(f, ast.Attribute) and f.attr == "run" and isinstance(f.value, ast.Name) \
                 and f.value.id in self.k.triton:
             return True
@@ -196,3 +198,11 @@ class TensorScope:
         if isinstance(recv, ast.Name) and recv.id in self.plain:
             return True
         return is_ext_value(self.idx, self.k, recv) or self.idx.resolve(recv, self.aliases) is not None
+
+
+def _bound(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
