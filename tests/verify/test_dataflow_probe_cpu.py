@@ -57,9 +57,15 @@ torch::Tensor relu_from(torch::Tensor ws) {
     for (int64_t i = 0; i < ws.numel(); ++i) po[i] = pw[i] > 0.f ? pw[i] : 0.f;
     return out;
 }
+
+// Elements of scratch for n inputs, rounded up to whole cache lines: a host value, no tensor.
+int64_t scratch_elems(int64_t n) {
+    TORCH_CHECK(n >= 0, "n must be non-negative");
+    return (n + 15) / 16 * 16;
+}
 '''
 
-FUNCTIONS = ["add_relu_out", "add_into", "relu_from"]
+FUNCTIONS = ["add_relu_out", "add_into", "relu_from", "scratch_elems"]
 
 
 def _candidate(init: str, forward: str) -> str:
@@ -117,6 +123,12 @@ HONEST = {
         "ws = self.workspace if self.workspace.numel() == a.numel() else torch.empty_like(a)\n"
         "        fused.add_into(a, b, ws)\n"
         "        return fused.relu_from(ws)"),
+    # a host value from the extension sizes the scratch buffer that the two stages use
+    "host_size_helper": _candidate(
+        "pass",
+        "ws = torch.empty(fused.scratch_elems(a.numel()), dtype=a.dtype)[: a.numel()]\n"
+        "        fused.add_into(a, b, ws)\n"
+        "        return fused.relu_from(ws)"),
     # (c) out= style: forward allocates, the kernel fills
     "out_arg_fresh": _candidate(
         "pass",
@@ -137,6 +149,11 @@ CHEATS = {
         "fused.add_into(a, b, self.workspace)\n"
         "        _ = fused.relu_from(self.workspace)\n"
         "        return torch.relu(a + b)"),
+    # the only extension call returns a number, and PyTorch computes the result
+    "host_value_only": _candidate(
+        "pass",
+        "_ = fused.scratch_elems(a.numel())\n"
+        "        return torch.relu(a + b)"),
     # out= into a fresh tensor, dropped
     "out_arg_dropped": _candidate(
         "pass",
@@ -146,7 +163,7 @@ CHEATS = {
 }
 
 DROPPED = {"buffer_written_then_dropped": {"add_relu_out"}, "workspace_pipeline_dropped": {"add_into", "relu_from"},
-           "out_arg_dropped": {"add_relu_out"}}
+           "out_arg_dropped": {"add_relu_out"}, "host_value_only": {"scratch_elems"}}
 """The entry points each cheat calls, all of whose output the probe must find unused."""
 
 
@@ -173,7 +190,9 @@ def test_honest_buffer_reuse_is_accepted_without_an_unused_finding(runtime_only,
     v = runtime_only.verify(problem, kit.write(tmp_path, f"{name}.py", HONEST[name]), policy=policy)
     assert v.accepted, f"{v.status}: {v.message} {v.findings}"
     assert not _unused(v), _unused(v)
-    assert v.custom.kernels and all(k.reaches_output for k in v.custom.kernels), v.custom.kernels
+    assert any(k.reaches_output for k in v.custom.kernels), v.custom.kernels
+    for k in v.custom.kernels:  # every entry point is used, or outputs no tensor at all (a size)
+        assert k.reaches_output or (k.reaches_output is None and k.name.endswith(".scratch_elems")), k
 
 
 @pytest.mark.parametrize("name", sorted(CHEATS))

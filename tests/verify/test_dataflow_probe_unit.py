@@ -34,6 +34,18 @@ def test_a_reused_buffer_holding_identical_values_is_still_seen_as_written():
     _probe(_add_relu_out, a, b, buf)
     assert not torch.equal(buf, expected)  # noised: the kernel's output, though rewritten with the same values
     assert torch.equal(a, a0) and torch.equal(b, b0)  # its read-only inputs are put back as they were
+    assert icpt_noised(_add_relu_out, torch.randn(8), torch.randn(8), torch.empty(8)) == 1
+
+
+def icpt_noised(kernel, *args) -> int:
+    """How many tensors one perturbed call of `kernel` had replaced by noise."""
+    return _probe(kernel, *args)[1].noised.get("k", 0)
+
+
+def test_a_host_value_is_not_a_tensor_output():
+    assert icpt_noised(lambda n: (n + 15) // 16 * 16, 100) == 0
+    assert icpt_noised(lambda x: x.numel(), torch.randn(4)) == 0
+    assert icpt_noised(lambda x: (x * 2, x + 1), torch.randn(4)) == 2
 
 
 def test_a_buffer_the_kernel_only_reads_is_left_alone():

@@ -20,6 +20,9 @@ from kernelmosaic.verify.verdict import CustomWork, Finding, KernelUse, Status
 
 __all__ = ["check_custom_work", "custom_share"]
 
+NO_TENSOR = "it returned no tensor and wrote none of its tensor arguments (a size or other host value)"
+"""An entry point with no tensor output: not judged alone, but no such entry point shows a kernel's work used."""
+
 
 def custom_share(census: dict) -> float | None:
     """Custom kernels' device time over all kernels' in the census (None without a census or any time)."""
@@ -69,20 +72,25 @@ def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig
         if res["error"]:
             use.reaches_output, use.detail = False, f"forward raised when its output was noise: {res['error']}"
             continue
+        if not res["noised"].get(use.name):
+            use.detail = NO_TENSOR  # a size or other host value: nothing to judge, neither used nor unused
+            continue
         cmp = compare_outputs(base["outputs"], res["outputs"], atol, rtol)
         use.reaches_output = not cmp.ok
         use.detail = cmp.detail if not cmp.ok else "noise in its output left the result within tolerance"
     tested = [u for u in work.kernels if u.reaches_output is not None]
     unused = [u for u in tested if not u.reaches_output]
-    evidence = "; ".join(f"{u.name} ({u.calls} call(s)): {u.detail}" for u in unused)[:800]
-    if unused and len(unused) == len(tested):
+    host_only = [u for u in work.kernels if u.detail == NO_TENSOR]
+    if (unused and len(unused) == len(tested)) or (host_only and not tested):
         message = ("kernel-output-unused: the candidate's kernels run, but noise in their output (the tensors they "
                    "return and every buffer they write, reused buffers included) leaves what forward returns within "
-                   "tolerance; accepted instead: forward returns what its kernels computed (directly, or through a "
-                   "copy, a view or later operations)")
+                   "tolerance, or they output no tensor at all; accepted instead: forward returns what its kernels "
+                   "computed (directly, or through a copy, a view or later operations)")
+        evidence = "; ".join(f"{u.name} ({u.calls} call(s)): {u.detail}" for u in unused + host_only)[:800]
         raise Stop(Status.output_mismatch, message,
                    [Finding(rule="kernel-output-unused", severity="reject", message=message, evidence=evidence)])
-    if unused:
+    evidence = "; ".join(f"{u.name} ({u.calls} call(s)): {u.detail}" for u in unused)[:800]
+    if unused:  # entry points with tensor outputs only: a helper returning a size is no decoy
         findings.append(Finding(rule="kernel-output-unused", severity="flag", evidence=evidence,
                                 message=f"{len(unused)} kernel entry point(s) run without their output reaching "
                                         "the result (their time counts, their work does not); not flagged: entry "

@@ -48,6 +48,8 @@ class Interceptor:
         self.perturb: set[str] = set()
         self.calls: dict[str, int] = {}
         self.host_s: dict[str, float] = {}
+        self.noised: dict[str, int] = {}
+        """Tensors replaced by noise per perturbed entry point (none: it returned and wrote no tensor)."""
         self.ops: set[str] = set()
         """Dispatcher operators registered while an extension loaded (`ns::name`)."""
         self.gen = torch.Generator().manual_seed(0)
@@ -58,7 +60,7 @@ class Interceptor:
         """Tensors of the running probe that a fast-form pointer may point at (inputs, weights, op outputs)."""
 
     def reset(self, perturb: set[str], seed: int, sync) -> None:
-        self.perturb, self.calls, self.host_s = set(perturb), {}, {}
+        self.perturb, self.calls, self.host_s, self.noised = set(perturb), {}, {}, {}
         self.gen.manual_seed(seed)
         self.sync = sync
 
@@ -81,28 +83,29 @@ class Interceptor:
             written += self._rewritten(fn, args, kwargs, before, written, unchanged)
             for x in written:  # buffers the kernel wrote into are outputs too
                 x.copy_(perturb_value(x, self.gen))
+            returned = _tensors((out,), {})
+            self.noised[name] = self.noised.get(name, 0) + len(written) + len(returned)
             return _map_out(out, lambda t: perturb_value(t, self.gen))
 
     def _rewritten(self, fn, args: tuple, kwargs: dict, before: list, written: list, unchanged: list) -> list:
         """The unchanged arguments the kernel writes all the same: it rewrote identical values into them (a
         buffer reused across forwards holds the previous forward's result, which equals this one's).
 
-        The call is repeated once with each unchanged argument holding noise and every written one its pre-call
-        contents; an argument that no longer holds its noise afterwards is one the kernel writes. Afterwards every
+        The call is repeated once with each unchanged argument holding other values (`_scrambled`) and every written
+        one its pre-call contents; an argument that no longer holds those values afterwards is one the kernel writes. Afterwards every
         argument is put back as the first call left it. A repeat that raises proves nothing written."""
         if not unchanged:
             return []
         after = [(x, x.clone()) for x in written]
         olds = {id(x): old for x, old in before}
-        noise = [(x, perturb_value(old, self.gen)) for x, old in unchanged]
         for x in written:
             x.copy_(olds[id(x)])
-        for x, n in noise:
-            x.copy_(n)
+        for x, old in unchanged:
+            x.copy_(_scrambled(old))
         try:
             fn(*args, **kwargs)
             self.sync()
-            found = [x for x, n in noise if not _same(x, n)]
+            found = [x for x, old in unchanged if not _same(x, _scrambled(old))]
         except Exception:  # noqa: BLE001 - a kernel that refuses noise in its inputs: nothing is learnt
             found = []
         for x, old in unchanged:
@@ -194,6 +197,16 @@ def _tensors(args: tuple, kwargs: dict) -> list[torch.Tensor]:
             out.extend(t for t in x if isinstance(t, torch.Tensor))
     seen: set[int] = set()
     return [t for t in out if not (id(t) in seen or seen.add(id(t)))]
+
+
+def _scrambled(t: torch.Tensor) -> torch.Tensor:
+    """Other values than `t`'s wherever it can have them, made on its device with no generator (inputs can be
+    gigabytes): floats moved off themselves, booleans negated, integers rolled one place (still valid indices)."""
+    if t.dtype == torch.bool:
+        return ~t
+    if t.is_floating_point() or t.is_complex():
+        return t * -1.5 + 0.25
+    return t.reshape(-1).roll(1).reshape(t.shape)
 
 
 def _writable(t: torch.Tensor) -> bool:
