@@ -20,6 +20,7 @@ instance and its build cache; sft: the recorded episodes), so one worker runs th
 LONG_FIRST = (
     "tests/agent/test_main_job_real.py",
     "tests/verify/test_pch.py",
+    "tests/corpus/test_corpus_cpu.py",
     "tests/evaluate",
     "tests/scale",
     "tests/verify/test_policy_cpu.py",
