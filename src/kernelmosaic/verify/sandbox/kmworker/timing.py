@@ -1,11 +1,16 @@
 """Timing one callable the same way for candidate, eager and `torch.compile` subjects.
 
 Each timed call gets fresh inputs and a flushed L2 (a buffer of at least twice the device's L2 is rewritten).
-Three events bracket it: `start`, `stream_end` recorded on the current stream when the call returns, and
-`end` recorded after a device-wide synchronisation. The reported time is start→stream_end (no host round
-trip in it); start→end minus the same bracket around a no-op is the work that finished after the stream did
-(side streams, deferred launches), which the parent turns into `timing_anomaly`. Repetitions are chosen by
-time, as Triton's `do_bench` does.
+Two events bracket it on the current stream, which in the worker is torch's default stream, the legacy NULL
+stream: `start`, and `stream_end` when the call returns. The reported time is start→stream_end (no host round trip
+in it). An event on the legacy stream waits for all earlier work of every blocking stream, so a kernel launched
+with no stream argument (`kernel<<<grid, block>>>`), on `getCurrentCUDAStream()`, on the per-thread default stream
+or on a stream made by plain `cudaStreamCreate` is inside that window. Only a non-blocking stream (torch's pool,
+`cudaStreamNonBlocking`) can leave work running past it: once the host has seen `stream_end` complete, the time a
+device-wide synchronisation still takes, less the same around a no-op, is the work that escaped the window, which
+the parent turns into `timing_anomaly`. That figure starts on the host after `stream_end` completed, so neither the
+host's wake-up after it nor another process's time slice on the GPU lands in it. Repetitions are chosen by time,
+as Triton's `do_bench` does.
 
 On CUDA, a spin kernel ("lead") runs before the start event, so the device is busy while the host enqueues
 the call: the window holds device time, not the host's launch latency (which moves with host load). The lead
@@ -50,8 +55,9 @@ def _reset_persisting_l2() -> bool:
 class Sample(NamedTuple):
     stream_ms: float
     """start → the call's stream is done (what is reported)."""
-    full_ms: float
-    """start → the whole device is done."""
+    trailing_ms: float
+    """Host time a device-wide synchronisation took once the call's stream was done: this process's work still
+    running on other (non-blocking) streams, plus the synchronisation's own cost."""
     host_ms: float
     """Host wall time of the call and its synchronisation."""
     enqueue_ms: float
@@ -82,8 +88,8 @@ class Timer:
             t0 = time.perf_counter()
             out = fn(*inputs)
             ms = (time.perf_counter() - t0) * 1e3
-            return Sample(ms, ms, ms, ms, out)
-        start, stream_end, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+            return Sample(ms, 0.0, ms, ms, out)
+        start, stream_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if self.lead_cycles and lead:
             torch.cuda._sleep(self.lead_cycles)  # the device is busy while the host enqueues the call below
         t0 = time.perf_counter()
@@ -91,11 +97,11 @@ class Timer:
         out = fn(*inputs)
         stream_end.record()
         enqueue_ms = (time.perf_counter() - t0) * 1e3
-        torch.cuda.synchronize()
-        end.record()
-        end.synchronize()
-        host_ms = (time.perf_counter() - t0) * 1e3
-        return Sample(start.elapsed_time(stream_end), start.elapsed_time(end), host_ms, enqueue_ms, out)
+        stream_end.synchronize()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()  # every stream of this process: what is left ran outside the window
+        t2 = time.perf_counter()
+        return Sample(start.elapsed_time(stream_end), (t2 - t1) * 1e3, (t2 - t0) * 1e3, enqueue_ms, out)
 
     def _cycles_per_us(self) -> float:
         """The spin kernel's clock, measured now (after warm-up, so at the clock the timed calls run at)."""
@@ -117,8 +123,8 @@ class Timer:
         return lead_us
 
     def _bracket_ms(self, calls: int = 15) -> float:
-        """Median of (device-wide − stream) time around a call that does nothing: the bracket's own cost."""
-        return statistics.median_high(s.full_ms - s.stream_ms for s in (self.one(lambda: None, []) for _ in range(calls)))
+        """Median trailing time around a call that does nothing: the synchronisation's own cost."""
+        return statistics.median_high(self.one(lambda: None, []).trailing_ms for _ in range(calls))
 
     def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True, seed: int = 0,
                 fingerprint=None, wall_ms: float | None = None) -> dict:
@@ -126,7 +132,7 @@ class Timer:
 
         `draw(seed)`: a fresh input set for one call; call i uses seed `seed + i`.
         `check_at`: index of the timed call whose inputs and output are returned for checking by the parent.
-        `escaped`: also measure the bracket's own cost and report the work that escaped the stream (CUDA).
+        `escaped`: also measure the synchronisation's own cost and report the work that escaped the window (CUDA).
         `fingerprint(out)`: recorded with the call's seed for every call when given.
         `wall_ms`: host wall time the timed calls may take (default four times `budget_ms`; see `repetitions`).
         """
@@ -164,7 +170,7 @@ class Timer:
             s, inputs = call(lead)
             if lead:
                 samples.append(s.stream_ms)
-                trailing.append(s.full_ms - s.stream_ms)
+                trailing.append(s.trailing_ms)
                 host.append(s.host_ms)
                 enqueued.append(s.enqueue_ms)
             if not lead or not self.cuda:
