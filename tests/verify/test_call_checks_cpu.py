@@ -10,6 +10,7 @@ import torch
 
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
 from kernelmosaic.verify.call_checks import Burst, fingerprint_mismatch, wall_clock_finding
+from kernelmosaic.verify.runclock import RunClock
 from kernelmosaic.verify.sandbox.kmworker.fingerprint import Fingerprinter
 
 from . import kit
@@ -159,3 +160,48 @@ def test_a_burst_short_on_the_parents_clock_is_run_again_longer():
     assert again.wall_ms >= 50.0 and longer_burst(again, 50.0) == 0
     assert wall_clock_finding(again, eager).rule == "timing-wall-clock"
     assert longer_burst(Burst(10.0, 10.0, MAX_BURST_CALLS, 1e-5), 50.0) == 0  # never past the cap
+
+
+def _run(runnable: float, run: float, main_wait: float, parent_wait: float, threads_wait: float = -1.0) -> RunClock:
+    return RunClock(busiest_runnable_ms=runnable, busiest_run_ms=run, main_wait_ms=main_wait,
+                    threads_wait_ms=main_wait if threads_wait < 0 else threads_wait, parent_wait_ms=parent_wait,
+                    threads=3)
+
+
+def test_a_loaded_machine_is_told_apart_from_a_slowed_clock_by_the_kernels_account():
+    """Issue 35: on two loaded cores an honest ReLU's burst took 560.6 ms on the parent's clock and 126.1 ms on the
+    worker's. The wall time alone cannot tell load from a slowed clock; the kernel's account of the threads can."""
+    eager = Burst(wall_ms=40.0, reported_ms=30.0, calls=500, host_median_ms=0.1,
+                  run=_run(runnable=31.0, run=20.0, main_wait=8.0, parent_wait=3.0))
+    # honest, loaded: the worker and the parent waited for a CPU around the calls; no thread wanted a CPU for longer
+    # than the calls took, and the wall time less those waits is within the bound
+    loaded = Burst(wall_ms=560.6, reported_ms=126.1, calls=1000, host_median_ms=0.12,
+                   run=_run(runnable=130.0, run=70.0, main_wait=330.0, parent_wait=110.0))
+    assert wall_clock_finding(loaded._replace(run=None), eager).rule == "timing-wall-clock"  # the wall alone
+    assert wall_clock_finding(loaded, eager) is None
+    # a clock slowed 4x on the same loaded machine: its calls' thread wanted a CPU for the whole burst
+    slowed = Burst(wall_ms=560.6, reported_ms=126.1, calls=1000, host_median_ms=0.12,
+                   run=_run(runnable=505.0, run=250.0, main_wait=255.0, parent_wait=40.0))
+    finding = wall_clock_finding(slowed, eager)
+    assert finding.rule == "timing-wall-clock" and "busiest worker thread runnable 505.0 ms" in finding.evidence
+
+
+def test_work_the_account_cannot_see_is_judged_by_the_wall_less_load():
+    """Work in threads that end within the burst (or on a device the main thread sleeps on) leaves the busiest
+    thread quiet; then only what load held the request up clears the wall time."""
+    eager = Burst(wall_ms=40.0, reported_ms=30.0, calls=500, host_median_ms=0.1, run=_run(31.0, 20.0, 8.0, 3.0))
+    hidden = Burst(wall_ms=600.0, reported_ms=60.0, calls=1000, host_median_ms=0.06, run=_run(62.0, 1.0, 2.0, 3.0))
+    assert wall_clock_finding(hidden, eager).rule == "timing-wall-clock"
+    # the same quiet threads, but the machine's load held the request up: honest
+    waited = hidden._replace(run=_run(62.0, 1.0, 430.0, 80.0))
+    assert wall_clock_finding(waited, eager) is None
+
+
+def test_a_parallel_loops_helpers_held_up_by_load_clear_the_call_time_bound():
+    """A ReLU over at::parallel_for on loaded cores: each call ends when its last helper got a CPU, so calls × the
+    timed calls' median underestimates the burst; the helpers' waits are that difference."""
+    eager = Burst(wall_ms=40.0, reported_ms=30.0, calls=300, host_median_ms=0.1, run=_run(31.0, 20.0, 2.0, 3.0))
+    burst = Burst(wall_ms=812.2, reported_ms=538.3, calls=62, host_median_ms=1.52,
+                  run=_run(runnable=540.0, run=150.0, main_wait=200.0, parent_wait=60.0, threads_wait=700.0))
+    assert wall_clock_finding(burst._replace(run=_run(540.0, 150.0, 200.0, 60.0)), eager).rule == "timing-wall-clock"
+    assert wall_clock_finding(burst, eager) is None

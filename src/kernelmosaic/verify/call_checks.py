@@ -1,5 +1,6 @@
 """Judgements on individual calls the parent did not watch: timed calls (by fingerprint), calls on buffers refilled in
-place, and the wall-clock bound on reported times. Pure functions of worker replies; judge.py asks the workers.
+place, and the wall-clock bound on reported times. Pure functions of worker replies and of what the kernel says of
+the worker's threads (runclock.py); judge.py and timed.py ask the workers.
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ import math
 import random
 from typing import NamedTuple
 
+from kernelmosaic.verify.runclock import RunClock
 from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
-           "pick_calls", "fingerprint_mismatch", "burst_calls", "longer_burst", "ratios", "wall_clock_finding",
-           "slack_ms", "burst_target_ms"]
+           "WallBounds", "pick_calls", "fingerprint_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
+           "load_explains", "describe", "wall_clock_finding", "slack_ms", "burst_target_ms"]
 
 FINGERPRINT_Z = 8.0
 """Honest rounding moves a fingerprint (a Gaussian-weighted sum) by at most sqrt(Σ w_i² b_i²) standard deviations,
@@ -86,51 +88,110 @@ class Burst(NamedTuple):
     calls: int
     host_median_ms: float
     """The subject's reported host-inclusive median (cold calls) that chose `calls`."""
+    run: RunClock | None = None
+    """The kernel's account of the worker's threads over the request; None where /proc cannot give it."""
+
+    @property
+    def free_wall_ms(self) -> float:
+        """The parent's wall time less what the machine's load held the request up (the worker's main thread and
+        the parent's thread waiting for a CPU); the wall time itself where the kernel's account is missing."""
+        return max(self.wall_ms - self.run.load_ms, 0.0) if self.run is not None else self.wall_ms
+
+    @property
+    def free_wall_all_ms(self) -> float:
+        """The same less every worker thread's wait (`RunClock.all_load_ms`): the bound on calls × their reported
+        median, which a parallel loop's helpers held up by load would otherwise break."""
+        return max(self.wall_ms - self.run.all_load_ms, 0.0) if self.run is not None else self.wall_ms
 
 
 class WallRatios(NamedTuple):
     clock: float
-    """Parent's wall time of the burst over the worker's own measurement of it: ~1 unless its clock runs slow."""
+    """Parent's wall time of the burst over the worker's own measurement of it: ~1 unless its clock runs slow
+    (or the machine is loaded: the parent's wall holds the time other work had the CPU)."""
     cold: float
     """The same wall time over calls × the reported host-inclusive median: warm back-to-back calls against what
     single cold calls were reported to cost (≤ ~1 for honest subjects; the baseline shows how far below)."""
+    cpu: float = 0.0
+    """The worker's busiest thread's run + run-queue wait over the worker's measurement: ~1 or below for an honest
+    clock at any load (0 where the kernel's account is missing)."""
 
 
 def ratios(b: Burst) -> WallRatios:
+    cpu = round(b.run.busiest_runnable_ms / max(b.reported_ms, 1e-6), 3) if b.run is not None else 0.0
     return WallRatios(round(b.wall_ms / max(b.reported_ms, 1e-6), 3),
-                      round(b.wall_ms / max(b.calls * b.host_median_ms, 1e-6), 3))
+                      round(b.wall_ms / max(b.calls * b.host_median_ms, 1e-6), 3), cpu)
 
 
 def slack_ms(baseline: Burst) -> float:
-    """The additive slack of the bound: a request's fixed cost (messages, bookkeeping, a busy host), taken as twice
-    the baseline's wall time beyond its own report, plus SLACK_MS."""
-    return SLACK_MS + 2 * max(baseline.wall_ms - baseline.reported_ms, 0.0)
+    """The additive slack of the bound: a request's fixed cost (messages, bookkeeping), taken as twice the
+    baseline's wall time beyond its own report, less the time load held it up, plus SLACK_MS."""
+    return SLACK_MS + 2 * max(baseline.free_wall_ms - baseline.reported_ms, 0.0)
 
 
 def burst_target_ms(configured_ms: float, baseline: Burst) -> float:
     """How long the candidate's burst should run: long enough that a clock slowed by a factor of a few shows above
-    the additive slack however busy the host is (a fixed cost cannot hide a cost that grows with the burst), at
-    most 2 s. The configured length already outweighs SLACK_MS; what the host's load adds on top is what scales it."""
+    the additive slack (a fixed cost cannot hide a cost that grows with the burst), at most 2 s. The configured
+    length already outweighs SLACK_MS; what a slow request adds on top is what scales it."""
     return min(max(configured_ms, 4 * (slack_ms(baseline) - SLACK_MS)), 2000.0)
+
+
+class WallBounds(NamedTuple):
+    clock_ms: float
+    """CLOCK_RATIO_LIMIT × the worker's report, plus the slack."""
+    cold_ms: float
+    """The cold limit × calls × the reported median, plus the slack."""
+    cold_limit: float
+    slack_ms: float
+
+
+def wall_bounds(subject: Burst, baseline: Burst) -> WallBounds:
+    slack = slack_ms(baseline)
+    warm_over_cold = baseline.reported_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
+    cold_limit = WALL_RATIO_LIMIT * max(warm_over_cold, 1.0)
+    return WallBounds(CLOCK_RATIO_LIMIT * subject.reported_ms + slack,
+                      cold_limit * subject.calls * subject.host_median_ms + slack, cold_limit, slack)
+
+
+def load_explains(subject: Burst, bounds: WallBounds) -> bool:
+    """Whether the kernel's account of the worker clears a burst whose wall time broke a bound: no thread of the
+    worker wanted a CPU for longer than the bound allows the report (a slowed clock shows here at any load, since a
+    CPU-bound thread's run + wait is its wall time), none ran longer than the reported call times allow, and the wall
+    time less what load held the request up is within the bounds (the clock bound less the main thread's and the
+    parent's waits, the call-time bound less every worker thread's too). Work done where the account cannot see it (a
+    thread or process that ended within the burst, a thread asleep on the device) is cleared only by the last."""
+    run = subject.run
+    if run is None:
+        return False
+    return (run.busiest_runnable_ms <= bounds.clock_ms and run.busiest_run_ms <= bounds.cold_ms
+            and subject.free_wall_ms <= bounds.clock_ms and subject.free_wall_all_ms <= bounds.cold_ms)
+
+
+def describe(subject: Burst, bounds: WallBounds) -> str:
+    """The evidence of one burst: both clocks, the kernel's account, the bounds."""
+    r = ratios(subject)
+    text = (f"burst of {subject.calls} calls: {subject.wall_ms:.1f} ms on the parent's clock, {subject.reported_ms:.1f} "
+            f"ms on the worker's (ratio {r.clock:.2f}, limit {CLOCK_RATIO_LIMIT}); {r.cold:.2f}x what the reported "
+            f"call time predicts (limit {bounds.cold_limit:.2f}); slack {bounds.slack_ms:.1f} ms")
+    run = subject.run
+    if run is None:
+        return text + "; no run-time account of the worker (/proc schedstat unreadable)"
+    return (text + f"; kernel's account: busiest worker thread runnable {run.busiest_runnable_ms:.1f} ms (on a CPU "
+            f"{run.busiest_run_ms:.1f} ms), load held the request {run.load_ms:.1f} ms (worker "
+            f"{run.main_wait_ms:.1f}, parent {run.parent_wait_ms:.1f}, all worker threads {run.threads_wait_ms:.1f}), wall less "
+            f"load {subject.free_wall_ms:.1f} ms ({subject.free_wall_all_ms:.1f} ms less every thread's wait)")
 
 
 def wall_clock_finding(subject: Burst, baseline: Burst) -> Finding | None:
     """A finding when the candidate's burst took far longer on the parent's clock than its worker reported, or than
-    its reported single-call time predicts beyond what the eager baseline's own clock shows for the same ratio.
-    Both bounds carry an additive slack: the request's fixed cost (messages, bookkeeping, a busy host), taken
-    as twice the baseline's wall time beyond its own report plus SLACK_MS."""
-    slack = slack_ms(baseline)
-    warm_over_cold = baseline.reported_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
-    cold_limit = WALL_RATIO_LIMIT * max(warm_over_cold, 1.0)
-    clock_ok = subject.wall_ms <= CLOCK_RATIO_LIMIT * subject.reported_ms + slack
-    cold_ok = subject.wall_ms <= cold_limit * subject.calls * subject.host_median_ms + slack
-    if clock_ok and cold_ok:
+    its reported single-call time predicts beyond what the eager baseline's own clock shows for the same ratio, and
+    the kernel's account of the worker's threads does not put the difference down to load (`load_explains`)."""
+    bounds = wall_bounds(subject, baseline)
+    if subject.wall_ms <= bounds.clock_ms and subject.wall_ms <= bounds.cold_ms:
         return None
-    r = ratios(subject)
+    if load_explains(subject, bounds):
+        return None
     return Finding(rule="timing-wall-clock", severity="reject",
-                   message="the candidate's calls took far longer on the verifier's own clock than its process "
-                           "reported: its clock or timer was tampered with",
-                   evidence=f"burst of {subject.calls} calls: {subject.wall_ms:.1f} ms on the parent's clock, "
-                            f"{subject.reported_ms:.1f} ms on the worker's (ratio {r.clock:.2f}, limit "
-                            f"{CLOCK_RATIO_LIMIT}); {r.cold:.2f}x what the reported call time predicts (limit "
-                            f"{cold_limit:.2f}); slack {slack:.1f} ms")
+                   message="the candidate's calls took far longer on the verifier's own clock, and in the kernel's "
+                           "account of its worker's threads, than its process reported: its clock or timer was "
+                           "tampered with (a candidate that leaves the worker's clock and timer alone is accepted)",
+                   evidence=describe(subject, bounds))

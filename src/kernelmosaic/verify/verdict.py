@@ -145,7 +145,14 @@ class Timing(_Model):
     wall_ratio_eager: float = 0.0
     """The same for the eager baseline (calibration)."""
     clock_ratio: float = 0.0
-    """Worst round's burst on the parent's clock over the candidate worker's own measurement of it (honest: ~1)."""
+    """Worst round's burst on the parent's clock over the candidate worker's own measurement of it (honest: ~1 on an
+    idle host; a loaded host raises it, which the kernel's account below tells apart from a slowed clock)."""
+    clock_ratio_cpu: float = 0.0
+    """Worst round's burst as the kernel accounts for the candidate worker's busiest thread (time on a CPU plus time
+    waiting for one, read from /proc by the parent) over the worker's own measurement (honest: ≤ ~1 at any load;
+    0 where /proc has no schedstat)."""
+    wall_check_attempts: int = 0
+    """Most bursts one round needed before one was within the `timing-wall-clock` bounds (1: the first; 3 at most)."""
     profile: Literal["quick", "full"] = "full"
     """The timing profile: `quick` (one short round, agent iterations) or `full` (final solutions, evaluation)."""
     rounds: int = 0

@@ -186,11 +186,17 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
         return {}
 
     @torch.no_grad()
-    def burst(self, calls: int, fp_seed: int = 0) -> dict:
-        """The burst's calls; the last one's output fingerprinted after them (its seed follows from the request)."""
-        reported, last = burst(self.model, self.burst_sets, calls, self.device)
-        return {"reported_ms": reported, "last_fp": Fingerprinter(fp_seed, self.device)(last),
-                "integrity": integrity.diff(self.before)}
+    def burst(self, calls: int) -> dict:
+        """The burst's calls and nothing else, as eager's: the parent's clock around this request then holds the
+        same work for both subjects. The last output is kept for `burst_check`."""
+        reported, self.burst_last = burst(self.model, self.burst_sets, calls, self.device)
+        return {"reported_ms": reported}
+
+    @torch.no_grad()
+    def burst_check(self, fp_seed: int) -> dict:
+        """The last burst's last output fingerprinted (its seed follows from the request), and the integrity diff."""
+        last, self.burst_last = self.burst_last, None
+        return {"last_fp": Fingerprinter(fp_seed, self.device)(last), "integrity": integrity.diff(self.before)}
 
     @torch.no_grad()
     def refill(self, trials: list[list], poison_sizes: list[int]) -> dict:

@@ -1,0 +1,54 @@
+"""Issue 35, item 6: timing verdicts that do not depend on machine load. Every core is kept busy by plain Python
+loops (`loaded_kit.busy_cores`) while honest C++ candidates of the held-out kinds are judged with timing on: each
+is accepted, and with no `timing-wall-clock` finding, because the parent tells load from a slowed clock by the
+kernel's account of the worker's threads (verify/runclock.py). A clock slowed in native code is still rejected under
+the same load. Static checks are off so the timing checks are shown to hold alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelmosaic.verify import Status, Verifier, VerifyConfig
+
+from . import kit
+from . import loaded_kit as lk
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("loaded")
+    for name, source in lk.PROBLEMS.items():
+        kit.write(d, f"problem_{name}.py", source)
+    for name, source in lk.CANDIDATES.items():
+        kit.write(d, f"cand_{name}.py", source)
+    kit.write(d, "cand_slow_clock.py", lk.slow_clock(10.0))
+    return d
+
+
+@pytest.fixture(scope="module")
+def verifier(build_cache, files):
+    config = VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, static_checks=False, timing_budget_ms=20,
+                          timing_rounds=2, compile_baseline=False, run_timeout_s=120)
+    with Verifier(config) as v:
+        v.verify(files / "problem_add.py", files / "cand_add.py")  # the one build, before the load starts
+        yield v
+
+
+@pytest.mark.parametrize("name", sorted(lk.CANDIDATES))
+def test_an_honest_candidate_is_accepted_with_every_core_busy(verifier, files, name):
+    with lk.busy_cores():
+        v = verifier.verify(files / f"problem_{name}.py", files / f"cand_{name}.py")
+    assert v.accepted, f"{v.status}: {v.message}"
+    assert "timing-wall-clock" not in {f.rule for f in v.findings}
+    t = v.timing
+    assert 0 < t.clock_ratio_cpu and 1 <= t.wall_check_attempts <= 3  # the kernel's account was read and used
+
+
+def test_a_slowed_clock_is_rejected_with_every_core_busy(verifier, files):
+    with lk.busy_cores():
+        v = verifier.verify(files / "problem_add.py", files / "cand_slow_clock.py")
+    assert v.status == Status.timing_anomaly, v.message
+    finding = next(f for f in v.findings if f.rule == "timing-wall-clock")
+    assert finding.evidence.count("attempt") == 3 and "kernel's account" in finding.evidence
