@@ -25,7 +25,7 @@ PHASES = {
     "load": "loading the candidate", "init": "constructing ModelNew", "run": "checking correctness",
     "refill": "checking correctness on refilled buffers", "census": "counting kernels",
     "probe": "checking that the custom kernels' output is used", "prepare_compile": "building the torch.compile baseline",
-    "time": "timing", "eager": "timing", "burst": "timing", "burst_inputs": "timing", "compute": "checking timed calls",
+    "time": "timing", "eager": "timing", "burst": "timing", "burst_inputs": "timing", "burst_check": "timing", "compute": "checking timed calls",
     "check_calls": "checking timed calls", "peaks": "measuring device peaks",
 }
 """What a worker request means to a person; a request not named here shows as its op."""
