@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
+from kernelmosaic.verify.pool import WorkerError
 from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
 from kernelmosaic.verify.sandbox.kmworker.shared import MAILBOX, export_tensors, import_tensors
 from kernelmosaic.verify.slot import DeviceSlot
@@ -90,6 +91,9 @@ def test_the_parent_holds_no_trial_data_and_the_reference_one_trial(build_cache,
             finally:
                 for fd in fds:
                     os.close(fd)
+        slot.ref.call("release_held", 30)  # what a judgement does when its trials end
+        with pytest.raises(WorkerError, match="no trial is held"):
+            slot.ref.call("compare_held", 30, outputs={"tuple": False, "meta": [], "tensors": []}, atol=0.0, rtol=0.0)
     finally:
         slot.close()
 

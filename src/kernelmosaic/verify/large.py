@@ -65,45 +65,65 @@ def judge_large_trials(cand: Worker, ref: Worker, refdata: ReferenceData, config
     corr.distributions = sorted({tr["distribution"] for tr in usable})
     poison = [(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]
     extra: list[float] = []
-    ran: dict = {"integrity": [], "extra_threads": 0}
+    ran: dict = {"integrity": [], "extra_threads": 0}  # the last trial's run: what judge_candidate checks after them
     out_bytes = sum(output_nbytes(usable[0]["outputs"]))
     out.findings.append(Finding(rule="large-output-mode", severity="flag",
                                 message=f"outputs of {out_bytes / 2**20:.0f} MiB per trial compared in the reference "
                                         "worker, one trial at a time; the reference audit (task-* checks) did not run",
                                 evidence=f"large_output_bytes = {config.large_output_bytes}"))
-    for k, tr in enumerate(usable):
-        with out.phase("reference_trial"):
-            held = _call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
-                         f"recomputing reference trial {k}", seed=int(tr["seed"]), distribution=tr["distribution"])
-        fds = ref.channel.take_fds()
-        try:
-            with out.phase("correctness"):
-                cand.channel.attach(fds)
-                got = _call(cand, "run_shared", config.run_timeout_s, Status.runtime_error, "running forward",
-                            inputs=held["inputs"], poison_sizes=poison, repeat=k == 0)
-            with out.phase("compare"):
-                res = _compared(ref, cand, config, f"trial {k}", outputs=got["outputs"], repeat=got.get("repeat"))
-                cmp = from_core(res["comparison"])
-                extra = [max(a, b) for a, b in zip(extra, cmp.extra, strict=False)] + cmp.extra[len(extra):]
-                _record(corr, cmp)
-                if not cmp.ok:
-                    corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
-                    raise Stop(cmp.status, f"wrong result on trial {k} of {len(usable)}: {cmp.detail}")
-                if got["mutated"] and not tr["mutates_inputs"]:
-                    raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
-                               [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
-                                        evidence=f"inputs {got['mutated']} changed on trial {k}")])
-                if res["repeat"] is not None and not (again := from_core(res["repeat"])).ok:
-                    raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
-                corr.passed += 1
-                ran = {"integrity": got["integrity"], "extra_threads": got["extra_threads"]}
-                _integrity(got["integrity"], "forward")
-                _refill(cand, ref, config, k, fds, held["inputs"], poison)
-            _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a trial's outputs")
-        finally:
-            cand.channel.attach([])
-            _close(fds)
+    try:
+        for k, tr in enumerate(usable):
+            cmp, ran = _large_trial(cand, ref, config, out, k, tr, len(usable), poison)
+            extra = [max(a, b) for a, b in zip(extra, cmp.extra, strict=False)] + cmp.extra[len(extra):]
+    finally:
+        _let_go(ref, config)
     return ran, extra
+
+
+def _let_go(ref: Worker, config: VerifyConfig) -> None:
+    """The reference worker drops its held trial, whatever ended the trials (a dead worker holds nothing)."""
+    if ref.alive:
+        try:
+            ref.call("release_held", config.run_timeout_s)
+        except (WorkerDied, WorkerError):
+            pass
+
+
+def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, k: int, tr: dict, trials: int,
+                 poison: list[int]) -> tuple[Comparison, dict]:
+    """Trial k: recomputed and held by the reference, run by the candidate, compared in place, then its refill (or
+    Stop). Returns the trial's comparison and the run's integrity report and thread count."""
+    corr = out.correctness
+    with out.phase("reference_trial"):
+        held = _call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
+                     f"recomputing reference trial {k}", seed=int(tr["seed"]), distribution=tr["distribution"])
+    fds = ref.channel.take_fds()
+    try:
+        with out.phase("correctness"):
+            cand.channel.attach(fds)
+            got = _call(cand, "run_shared", config.run_timeout_s, Status.runtime_error, "running forward",
+                        inputs=held["inputs"], poison_sizes=poison, repeat=k == 0)
+        with out.phase("compare"):
+            res = _compared(ref, cand, config, f"trial {k}", outputs=got["outputs"], repeat=got.get("repeat"))
+            cmp = from_core(res["comparison"])
+            _record(corr, cmp)
+            if not cmp.ok:
+                corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
+                raise Stop(cmp.status, f"wrong result on trial {k} of {trials}: {cmp.detail}")
+            if got["mutated"] and not tr["mutates_inputs"]:
+                raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
+                           [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
+                                    evidence=f"inputs {got['mutated']} changed on trial {k}")])
+            if res["repeat"] is not None and not (again := from_core(res["repeat"])).ok:
+                raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
+            corr.passed += 1
+            _integrity(got["integrity"], "forward")
+            _refill(cand, ref, config, k, fds, held["inputs"], poison)
+        _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a trial's outputs")
+    finally:
+        cand.channel.attach([])
+        _close(fds)
+    return cmp, {"integrity": got["integrity"], "extra_threads": got["extra_threads"]}
 
 
 def _record(corr, cmp: Comparison) -> None:
@@ -135,24 +155,27 @@ def alternative_comparisons(cand: Worker, ref: Worker, usable: list[dict], atol:
     reference worker; stops at the first that fails. Raises WorkerDied and WorkerError as the ordinary run does."""
     poison = [(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]
     done: list[Comparison] = []
-    for tr in usable:
-        held = ref.call("large_trial", config.run_timeout_s, seed=int(tr["seed"]), distribution=tr["distribution"])
-        fds = _relay(ref, cand)
-        try:
-            got = cand.call("run_shared", config.run_timeout_s, inputs=held["inputs"], poison_sizes=poison, repeat=False)
-        finally:
-            cand.channel.attach([])
-            _close(fds)
-        fds = _relay(cand, ref)
-        try:
-            res = ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, outputs=got["outputs"])
-        finally:
-            ref.channel.attach([])
-            _close(fds)
-        cand.call("release_shared", config.run_timeout_s)
-        done.append(from_core(res["comparison"]))
-        if not done[-1].ok:
-            break
+    try:
+        for tr in usable:
+            held = ref.call("large_trial", config.run_timeout_s, seed=int(tr["seed"]), distribution=tr["distribution"])
+            fds = _relay(ref, cand)
+            try:
+                got = cand.call("run_shared", config.run_timeout_s, inputs=held["inputs"], poison_sizes=poison, repeat=False)
+            finally:
+                cand.channel.attach([])
+                _close(fds)
+            fds = _relay(cand, ref)
+            try:
+                res = ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, outputs=got["outputs"])
+            finally:
+                ref.channel.attach([])
+                _close(fds)
+            cand.call("release_shared", config.run_timeout_s)
+            done.append(from_core(res["comparison"]))
+            if not done[-1].ok:
+                break
+    finally:
+        _let_go(ref, config)
     return done
 
 

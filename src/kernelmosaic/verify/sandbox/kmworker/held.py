@@ -106,6 +106,11 @@ class HeldTrials:
             torch.cuda.empty_cache()  # the oracle's transient memory goes back to the device for the candidate
         return {"inputs": descs, "held_seed": seed, "held_bytes": self.held.nbytes}
 
+    def release_held(self) -> dict:
+        """Let the held trial go (the judgement is over: its device memory goes back for the next one)."""
+        self._drop_held()
+        return {}
+
     @torch.no_grad()
     def compare_held(self, outputs: dict, atol: float, rtol: float, repeat: dict | None = None) -> dict:
         """The candidate's outputs of the held trial (`outputs`: {"tuple", "meta", "tensors": descriptors}) against
