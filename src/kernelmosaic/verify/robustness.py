@@ -59,10 +59,12 @@ def _judge_one(worker: Worker, slot: DeviceSlot, candidate: str, alt: Alternativ
 
 
 def check_robustness(slot: DeviceSlot, candidate: str, alternatives: list[Alternative], shas: list[str],
-                     config: VerifyConfig, into: Robustness, findings: list[Finding]) -> None:
-    """Judge the candidate on every alternative in one fresh candidate worker (restarted after a death), filling
-    `into`; raise Stop under `strict` when one fails, append a flag under `kernelbench`."""
-    worker: Worker | None = None
+                     config: VerifyConfig, into: Robustness, findings: list[Finding],
+                     worker: Worker | None = None) -> None:
+    """Judge the candidate on every alternative in one candidate worker (`worker`: one with the candidate loaded, the
+    judged one, so the check starts no process; else the slot's spare; restarted after a death), built anew per
+    alternative (`init`); the worker is killed at the end. Fill `into`; raise Stop under `strict` when one fails,
+    append a flag under `kernelbench`."""
     try:
         for alt, sha in zip(alternatives, shas, strict=True):
             if worker is None or not worker.alive:  # the slot's spare where one is up (its Python and torch loaded)

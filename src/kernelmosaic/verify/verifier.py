@@ -334,14 +334,14 @@ class Verifier:
                         out.findings += check_speed_of_light(refdata, out.timing, self._peaks)
                     with out.phase("custom_work"):
                         verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
+                    if job.alternatives:  # in the judged worker: its Python, torch and extensions already loaded
+                        with out.phase("robustness"):
+                            check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
+                                             verdict.robustness, out.findings, worker=cand)
                 finally:
                     verdict.candidate_output_tail = scrub(cand.output_tail())
                     with out.phase("worker_end"):  # reaped before the device hold goes: its context is gone too
                         cand.kill()
-                if job.alternatives:
-                    with out.phase("robustness"):
-                        check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
-                                         verdict.robustness, out.findings)
             finally:
                 out.phase_seconds["device_lock_wait"] = hold.waited
                 out.phase_seconds["judge"] = time.perf_counter() - t
