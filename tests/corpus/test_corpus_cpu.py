@@ -19,8 +19,8 @@ from kernelmosaic.verify import Status, Verdict, Verifier, VerifyConfig
 
 from .corpus import CorpusCase, load_corpus, policies
 
-# The module's one Verifier judges every case in its fixture, which the first test waits for: ~4 min on an idle
-# 2-core machine, far longer while other work shares the cores.
+# The module's one Verifier judges every case in its fixture, which the first test waits for: 13 extension builds
+# (the cases of one extension share its build) and one judgement per case, minutes on two cores.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 CASES = [c for c in load_corpus() if c.device == "cpu"]
