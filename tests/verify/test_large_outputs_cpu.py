@@ -80,7 +80,7 @@ def test_the_parent_holds_no_trial_data_and_the_reference_one_trial(build_cache,
         tensors = [t for tr in refdata.trials for t in [*tr["inputs"], *tr["outputs"]["tensors"]]]
         assert tensors and all(t.is_meta for t in tensors)  # shapes and dtypes only
         assert "oracle" not in refdata.trials[0] and "repeat" not in refdata.trials[0]
-        per_trial = N * (4 + 8 + 8)  # fp32 outputs, float64 oracle, float64 terms
+        per_trial = N * (4 + 8 + 4)  # fp32 outputs, float64 oracle, terms kept in float32
         for tr in refdata.trials:
             held = slot.ref.call("large_trial", 30, seed=tr["seed"], distribution=tr["distribution"])
             fds = slot.ref.channel.take_fds()

@@ -183,7 +183,7 @@ def compare_timed_call(ref: Worker, inputs: list | dict, got: dict, config: Veri
     """A timed call's outputs (`got`, sent whole by the candidate's timing reply) against the reference on the same
     inputs: `inputs` as sent, or {"seed": s} (large-output mode: the reference redraws them from the call's seed, as
     the fingerprint checks do). Outputs above `large_output_bytes`, or inputs named by seed, are compared in the
-    reference worker (`check_given`): the reference's outputs, oracle and terms (20 bytes per fp32 element) never
+    reference worker (`check_given`): the reference's outputs, oracle and terms (16 bytes per fp32 element) never
     come here; the call's outputs go there once. Smaller ones come back with their oracle and are compared here."""
     atol, rtol = config.tolerances()
     if isinstance(inputs, dict) or sum(output_nbytes(got)) > config.large_output_bytes:

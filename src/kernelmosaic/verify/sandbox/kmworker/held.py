@@ -3,13 +3,13 @@
 When a trial's outputs or inputs exceed the parent's threshold (`VerifyConfig.large_output_bytes`), nothing of output
 size goes to the parent. `plan_large` describes the trials (seed, distribution, output and input shapes, whether the
 reference writes its inputs) and keeps nothing. Per judgement, `large_trial(seed, distribution)` recomputes a trial
-(inputs, fp32 outputs, float64 oracle and terms: bit-identical to the first time, the inputs being drawn from the
-same seeds) and holds it, on the device for CUDA, dropping the previous trial's; the candidate's outputs come in as
-shared descriptors (`kmworker/shared.py`) and `compare_held` compares them with the one comparison
-(`kmworker/compare_core.py`). So the reference holds one trial at a time: its outputs, outputs64 and terms (4 + 8 + 8
-bytes per fp32 element) and, on the host, one memfd copy of that trial's inputs while the candidate maps it.
+(the same inputs, drawn from the same seed; fp32 outputs, float64 oracle and terms) and holds it, on the device for
+CUDA, dropping the previous trial's; the candidate's outputs come in as shared descriptors (`kmworker/shared.py`)
+and `compare_held` compares them with the one comparison (`kmworker/compare_core.py`). So the reference holds one
+trial at a time: its outputs, outputs64 and terms (4 + 8 + 4 bytes per fp32 element: the terms are a scale
+estimate, kept in float32) and, on the host, one memfd copy of that trial's inputs while the candidate maps it.
 Recomputing per judgement costs one forward and one oracle per trial; keeping all five trials of a 1G-element output
-would take 100 GB of device memory the candidate needs.
+would take 80 GB of the device memory the candidate needs.
 """
 
 from __future__ import annotations

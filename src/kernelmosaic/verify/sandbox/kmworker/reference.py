@@ -116,9 +116,10 @@ class ReferenceRole(HeldTrials):
         return {"outputs": package_outputs(self.model(*inputs)), "oracle": self._oracle(before)}
 
     def peak_memory(self, inputs: list) -> dict:
-        """`inputs` as `meta` placeholders (large-output mode, `held.describe_inputs`): the first trial's, drawn here."""
+        """`inputs` as `meta` placeholders (large-output mode, `held.describe_inputs`): the first trial's (the problem's
+        own inputs at the set-up seed), drawn here."""
         if any(isinstance(x, torch.Tensor) and x.is_meta for x in inputs):
-            inputs = self.held_inputs(0)
+            inputs = self._given(self.oracle_seed)
         return {"peak_bytes": forward_peak_bytes(self.model, to_device(inputs, self.device), self.device)}
 
     def _compiled(self):
