@@ -95,8 +95,12 @@ def _export(x, host: bool) -> dict:
     if nbytes == 0:
         return {"kind": "empty", **meta, "device": t.device.type}
     if t.is_cuda and not host:
+        try:
+            handle = t.untyped_storage()._share_cuda_()
+        except RuntimeError:  # memory not from torch's allocator (an extension's own cudaMalloc): share a copy
+            t = t.clone()
+            handle = t.untyped_storage()._share_cuda_()
         _KEPT.append(t)  # the importer maps this very storage
-        handle = t.untyped_storage()._share_cuda_()
         return {"kind": "cuda", **meta, "handle": list(handle), "offset": t.storage_offset()}
     fd = os.memfd_create("km-tensor", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
