@@ -19,7 +19,7 @@ from kernelmosaic.verify import Status, Verdict, Verifier, VerifyConfig
 
 from .corpus import CorpusCase, load_corpus, policies
 
-# The module's one Verifier judges every case in its fixture, which the first test waits for: 13 extension builds
+# The module's one Verifier judges every case in its fixture, which the first test waits for: 15 extension builds
 # (the cases of one extension share its build) and one judgement per case, minutes on two cores.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
