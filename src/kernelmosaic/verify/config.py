@@ -132,6 +132,11 @@ class VerifyConfig(BaseModel):
     by its caller) overrides it for one verdict; every verdict records the policy that produced it."""
     robustness_trials: int = Field(2, ge=1)
     """Correctness trials per alternative shape/dtype set (`verify(alternatives=...)`)."""
+    derive_alt: bool = True
+    """When a call gives no alternatives, judge the candidate also at sizes derived from the problem's input-size
+    constants (`tasks.shapes.size_check_sizes`: small ones, power-of-two factors kept), so a kernel with the problem's sizes baked in
+    is `shape-specialised` (a reject under `strict`, a flag under `kernelbench`). Sizes the reference cannot run are
+    not used. The verdict's `robustness.note` says which sizes ran or why none could be derived. Off: `--no-derive-alt`."""
     dataflow_functions: int = Field(8, ge=1)
     """At most this many distinct custom-kernel entry points are perturbed one at a time to see whether their
     output reaches what forward returns (one extra forward each)."""
@@ -148,11 +153,6 @@ class VerifyConfig(BaseModel):
     tool past it is killed with the program under it and claims nothing: a `sanitizer-incomplete` flag, the verdict
     stays the plain run's, and on CUDA the candidate is not verified until a full sanitizer run passes."""
     yield_to_timing_s: float = Field(120.0, ge=0.0)
-    derive_alt: bool = True
-    """When a call gives no alternatives, judge the candidate also at sizes derived from the problem's input-size
-    constants (`tasks.shapes.size_check_sizes`: small ones, power-of-two factors kept), so a kernel with the problem's sizes baked in
-    is `shape-specialised` (a reject under `strict`, a flag under `kernelbench`). Sizes the reference cannot run are
-    not used. The verdict's `robustness.note` says which sizes ran or why none could be derived. Off: `--no-derive-alt`."""
     """Longest a judgement or a sanitizer run waits, before it takes its GPU shared, for this process's pending
     timing phases on that GPU (timing goes first: devlock.TimingFirst). It bounds what a steady stream of timings
     from other clients can delay them."""
