@@ -311,9 +311,12 @@ class DeviceSlot:
         self._loaded = None
         try:
             setup = self.ref.call("setup", c.init_timeout_s + c.load_timeout_s, problem=problem, seed=c.seed,
-                                  precision=precision)
+                                  precision=precision, sha=sha, known=key in self._data)
+            # the worker kept it set up (the size check's problem came between two judgements of this one)
+            self.reference_reused = bool(setup.pop("restored", False))
             if key in self._data:  # same seed, same weights and inputs: the cached trials still hold
-                self._data[key].setup = setup
+                if setup:
+                    self._data[key].setup = setup
             else:
                 seeds = [c.seed + k for k in range(n_trials)]
                 dists = [DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(n_trials)]

@@ -24,14 +24,43 @@ def _finite(out) -> bool:
     return all(not (isinstance(t, torch.Tensor) and t.is_floating_point() and not torch.isfinite(t).all()) for t in items)
 
 
+_KEPT = 1
+"""Problems kept set up besides the current one: the size check sets up the problem at derived sizes between two
+judgements of the same problem, which then find it still set up."""
+
+
 class ReferenceRole(HeldTrials):
     def __init__(self, device: str) -> None:
         self.device = device
         self.module = None
         self.model = None
         self.compiled = None
+        self._key: tuple | None = None
+        self._kept: dict[tuple, dict] = {}
 
-    def setup(self, problem: str, seed: int, precision: str) -> dict:
+    def setup(self, problem: str, seed: int, precision: str, sha: str = "", known: bool = False) -> dict:
+        """Set the problem up (load it, build the model at `seed`, draw its input template). One set up before and
+        kept (`_KEPT`) is restored instead: `restored` True, and with `known` (the parent holds its set-up reply)
+        nothing else is sent back. `sha`: the problem file's content hash (a file changed in place is set up anew)."""
+        key = (problem, sha, seed, precision)
+        if self._key is not None and self._key != key:
+            self._drop_held()  # a held trial is recomputed from its seed when asked for again
+            self._kept[self._key] = {k: v for k, v in vars(self).items() if k not in ("device", "_kept")}
+            while len(self._kept) > _KEPT + (key in self._kept):
+                self._kept.pop(next(iter(self._kept)))
+        if key in self._kept:
+            vars(self).update(self._kept.pop(key))
+            return {"restored": True} if known else {**self._setup_reply(), "restored": True}
+        self._key = None
+        self._set_up(problem, seed, precision)
+        self._key = key
+        return {**self._setup_reply(), "restored": False}
+
+    def _setup_reply(self) -> dict:
+        return {"init_inputs": self.init_inputs,
+                "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()}, "flops": self.flops}
+
+    def _set_up(self, problem: str, seed: int, precision: str) -> None:
         self.precision = precision
         self.module = module = load_module(problem, "km_problem")
         for attr in ("Model", "get_inputs", "get_init_inputs"):
@@ -47,9 +76,8 @@ class ReferenceRole(HeldTrials):
         self.compiled = None
         self.oracle = None
         self.oracle_seed = seed
-        flops = self._flops(self._given(seed))
-        return {"init_inputs": init_inputs, "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
-                "flops": flops}
+        self.init_inputs = init_inputs
+        self.flops = self._flops(self._given(seed))
 
     def _given(self, seed: int) -> list:
         seed_all(seed)
