@@ -1,7 +1,9 @@
 """The human review's audit log in the store: decisions (accept / reject / needs-edit) and edits of tasks.
 
-Append-only by construction: this API only inserts, and triggers installed on first use make the database
-itself refuse UPDATE and DELETE on `review_events`, so a decision once recorded stays on the record.
+Append-only by construction: this API only inserts, with no id and no time of its own, and triggers installed on
+first use (`store/review_guards.py`) make the database itself refuse UPDATE and DELETE, ids out of order or chosen
+by the writer, and times that are not the database's clock, so a decision once recorded stays on the record
+where it was written.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kernelmosaic.store.errors import StoreError
+from kernelmosaic.store.review_guards import install_review_guards, lock_for_append, store_clock
 from kernelmosaic.store.schema import ReviewEventRow
 from kernelmosaic.store.store import Store
 
@@ -22,19 +25,6 @@ __all__ = ["Decision", "DECISIONS", "FieldChange", "ReviewEvent", "ReviewLog"]
 
 Decision = Literal["accept", "reject", "needs-edit"]
 DECISIONS: tuple[Decision, ...] = ("accept", "reject", "needs-edit")
-
-_SQLITE_TRIGGERS = [
-    f"CREATE TRIGGER IF NOT EXISTS review_events_no_{op.lower()} BEFORE {op} ON review_events "
-    "BEGIN SELECT RAISE(ABORT, 'review_events is append-only'); END"
-    for op in ("UPDATE", "DELETE")
-]
-_PG_TRIGGER = [
-    "CREATE OR REPLACE FUNCTION review_events_append_only() RETURNS trigger AS $$ BEGIN "
-    "RAISE EXCEPTION 'review_events is append-only'; END $$ LANGUAGE plpgsql",
-    "CREATE OR REPLACE TRIGGER review_events_append_only BEFORE UPDATE OR DELETE ON review_events "
-    "FOR EACH ROW EXECUTE FUNCTION review_events_append_only()",
-]
-
 
 class FieldChange(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -74,16 +64,13 @@ class ReviewLog:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        store._write(self._install_triggers)
-
-    def _install_triggers(self, session: Session) -> None:
-        dialect = session.get_bind().dialect.name
-        statements = _SQLITE_TRIGGERS if dialect == "sqlite" else _PG_TRIGGER if dialect == "postgresql" else []
-        for statement in statements:
-            session.execute(text(statement))
+        store._write(install_review_guards)
 
     def _append(self, row: ReviewEventRow) -> ReviewEvent:
+        """Insert `row` with the store's id and the database's clock (whatever the row held is not sent)."""
         def append(session: Session) -> ReviewEvent:
+            lock_for_append(session)
+            row.created = store_clock(session)  # type: ignore[assignment]
             session.add(row)
             session.flush()
             return _event(row)

@@ -145,8 +145,8 @@ class SolutionRow(Base):
 
 
 class ReviewEventRow(Base):
-    """One entry of the human review's audit log: a decision or an edit. Rows are only ever inserted
-    (`store/reviews.py` installs triggers that refuse UPDATE and DELETE)."""
+    """One entry of the human review's audit log: a decision or an edit. Rows are only ever inserted, with the
+    store's id and the database's clock (`store/review_guards.py` installs the triggers that enforce it)."""
 
     __tablename__ = "review_events"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
@@ -160,4 +160,5 @@ class ReviewEventRow(Base):
     changes: Mapped[dict[str, Any]] = mapped_column(default=dict)
     """For an edit: field -> {"old": ..., "new": ...}."""
     reviewer: Mapped[str] = mapped_column(String(200))
-    created: Mapped[datetime] = mapped_column(default=utcnow)
+    created: Mapped[datetime] = mapped_column()
+    """Set by the database at insert (UTC), never by the writer."""
