@@ -9,6 +9,7 @@ import pytest
 
 from kernelmosaic.curate.review import accepted_task_ids
 from kernelmosaic.curate.review.app import ServeConfig, create_app
+from kernelmosaic.curate.review.auth import serving_token
 from kernelmosaic.curate.review.build import build_board
 from kernelmosaic.store.reviews import ReviewLog
 
@@ -22,10 +23,16 @@ pytestmark = pytest.mark.skipif(not shutil.which(CHROMIUM), reason="needs Debian
 def test_review_by_keyboard_and_buttons(store):
     tasks = review_tasks()
     board = build_board(tasks, ReviewLog(store))
-    with running_server(create_app(board, ServeConfig())) as url, playwright_api.sync_playwright() as pw:
+    token = serving_token()
+    with running_server(create_app(board, ServeConfig(token=token))) as url, playwright_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page()
-        page.goto(url + "/")
+        stranger = browser.new_page()  # another local user, without the printed link
+        assert stranger.goto(url + "/").status == 401
+        assert stranger.request.post(url + "/tasks/t1_relu/decision",
+                                     form={"decision": "accept", "reviewer": "mallory"}).status == 401
+        page = browser.new_context().new_page()
+        page.goto(f"{url}/?token={token}")  # the link `review serve` prints: the token moves into a cookie
+        assert "token" not in page.url
         panel = page.locator("section.task")
         assert panel.get_attribute("data-task-id") == "t1_relu"
         page.fill("#reviewer", "alice")

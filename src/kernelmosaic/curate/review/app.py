@@ -14,7 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.curate.review.auth import AccessMiddleware, is_loopback, needs_token
+from kernelmosaic.curate.review.auth import AccessMiddleware, cookie_name, is_loopback
 from kernelmosaic.curate.review.board import FILTERS, ReviewBoard
 from kernelmosaic.store.errors import StoreError
 
@@ -24,13 +24,16 @@ _HERE = Path(__file__).resolve().parent
 
 
 class ServeConfig(BaseModel):
+    """`[review]` of the settings file: how `kernelmosaic review serve` serves the page."""
+
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     host: str = "127.0.0.1"
-    """Address to bind; anything but 127.0.0.1, ::1 or localhost needs a token."""
+    """Address to bind. Beyond loopback, put a TLS proxy in front: the token travels in every request."""
     port: int = 8765
     token: str = ""
-    """Shared secret required on every request; required when `host` is not loopback."""
+    """Shared secret every request must carry (16+ characters); empty: `review serve` generates one and prints
+    the link. A token kept here makes the settings file a secret: keep it readable by its owner only."""
     title: str = "KernelMosaic review"
     """Shown in the page header (e.g. the task source)."""
 
@@ -40,14 +43,15 @@ def _split_tags(text: str) -> list[str]:
 
 
 def create_app(board: ReviewBoard, config: ServeConfig) -> FastAPI:
-    """The ASGI app; refuses to build without a token when `config.host` is not 127.0.0.1, ::1 or localhost."""
-    if needs_token(config.host) and not config.token:
-        raise ValueError(f"binding the review server to {config.host} needs a token (--token)")
+    """The ASGI app; refuses to build without a token (`auth.serving_token` gives one)."""
+    if not config.token:
+        raise ValueError("the review server needs a token on every address (auth.serving_token makes one)")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(_HERE / "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined)
     templates = Jinja2Templates(env=env)
     app = FastAPI(title=config.title, docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(AccessMiddleware, token=config.token, loopback_only=is_loopback(config.host))
+    app.add_middleware(AccessMiddleware, token=config.token, loopback_only=is_loopback(config.host),
+                       cookie=cookie_name(config.port))
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
 
     def check_filter(which: str) -> str:

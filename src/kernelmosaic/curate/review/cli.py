@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -16,6 +17,9 @@ from kernelmosaic.store.reviews import ReviewLog
 from kernelmosaic.store.store import Store, open_store
 from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import Task
+
+if TYPE_CHECKING:
+    from kernelmosaic.curate.review.app import ServeConfig
 
 __all__ = ["app"]
 
@@ -52,36 +56,67 @@ def _load(source: str) -> list[Task]:
     return tasks
 
 
+def _serve_config(config_file: Path | None, sets: list[str], flags: dict[str, object]) -> tuple[ServeConfig, str]:
+    """`[review]` of the settings file, then --set review.KEY=VALUE, then the flags; and where the token came from."""
+    from kernelmosaic.config import ConfigError, build, read_config
+    from kernelmosaic.curate.review.app import ServeConfig
+
+    try:
+        tree = read_config(config_file, sets)
+        config = build(ServeConfig, tree, "review", flags=flags)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    if flags.get("token"):
+        return config, f"--token / ${TOKEN_ENV}"
+    if config.token:
+        where = tree.get("__file__", "--set")
+        if where != "--set" and Path(where).stat().st_mode & 0o077:
+            err.print(f"[yellow]warning:[/yellow] {escape(where)} holds the review token and other users can read "
+                      f"it: chmod 600 {escape(where)}", highlight=False, soft_wrap=True)
+        return config, f"[review] token of {where}"
+    return config, ""
+
+
 @app.command("serve")
 def serve_command(
     tasks: str = TasksOption,
     db: str | None = DbOption,
-    host: str = typer.Option("127.0.0.1", help="Address to bind; any but 127.0.0.1, ::1 or localhost requires a token."),
-    port: int = typer.Option(8765, help="Port."),
+    host: str | None = typer.Option(None, help="Address to bind (default 127.0.0.1); beyond loopback use a TLS proxy."),
+    port: int | None = typer.Option(None, help="Port (default 8765)."),
     token: str = typer.Option("", envvar=TOKEN_ENV, show_envvar=False,
-                              help=f"Access token (or ${TOKEN_ENV}); generated when bound elsewhere than 127.0.0.1."),
+                              help=f"Access token (or ${TOKEN_ENV}, or [review] token in the settings file); "
+                                   "generated and printed when none is given."),
+    config_file: Path | None = typer.Option(None, "--config", help="Settings file (TOML; default ./kernelmosaic.toml "
+                                            "when present): its [review] section."),
+    sets: list[str] = typer.Option([], "--set", help="Override one [review] field, e.g. --set review.port=9000."),
     against: str = typer.Option("", help="Evaluation set to show decontamination against (a task source)."),
     audit: bool = typer.Option(False, help="First audit tasks without a fresh report (isolated workers)."),
     jobs: int = typer.Option(2, help="Audit worker processes (with --audit)."),
 ) -> None:
-    """Serve the review page over the store: queue, forms side by side, checks, decisions by key."""
+    """Serve the review page over the store: queue, forms side by side, checks, decisions by key. Every request
+    needs the token: open the printed link once (it sets a cookie), or send `Authorization: Bearer TOKEN`."""
     import uvicorn
 
-    from kernelmosaic.curate.review.app import ServeConfig, create_app
+    from kernelmosaic.curate.review.app import create_app
     from kernelmosaic.curate.review.auth import serving_token
     from kernelmosaic.curate.review.build import build_board
 
+    config, token_from = _serve_config(config_file, sets, {"host": host, "port": port, "token": token or None})
+    try:
+        config = config.model_copy(update={"token": serving_token(config.token),
+                                           "title": f"KernelMosaic review · {tasks}"})
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
     pool = _load(tasks)
     against_tasks = _load(against) if against else None
-    token = serving_token(host, token)
     store = _open(db)
     with console.status("preparing the review (duplicates, decontamination, audits)"):
         board = build_board(pool, ReviewLog(store), against_tasks, against, audit, jobs)
-    config = ServeConfig(host=host, port=port, token=token, title=f"KernelMosaic review · {tasks}")
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/" + (f"?token={token}" if token else "")
-    console.print(f"reviewing {len(pool)} tasks from {tasks}; decisions go to {store.url}\nopen {url}",
-                  highlight=False, soft_wrap=True)
-    uvicorn.run(create_app(board, config), host=host, port=port, log_level="warning")
+    base = f"http://{config.host if ':' not in config.host else f'[{config.host}]'}:{config.port}/"
+    link = f"{base}?token={config.token}" if not token_from else f"{base}?token=TOKEN (the token of {token_from})"
+    console.print(f"reviewing {len(pool)} tasks from {tasks}; decisions go to {store.url}\nopen {link}",
+                  highlight=False, soft_wrap=True, markup=False)
+    uvicorn.run(create_app(board, config), host=config.host, port=config.port, log_level="warning")
 
 
 @app.command("export")
