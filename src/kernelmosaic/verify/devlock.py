@@ -26,6 +26,9 @@ What sharing gives up: a candidate's native code can leave kernels running after
 worker synchronizes the device before every reply, but the candidate controls its own process). With the device
 shared, such work can land in another candidate's timing (that candidate is then slower, or `timing_anomaly` for
 escaped work): sabotage of a neighbour, never a gain for the candidate itself. `judges_per_gpu = 1` rules it out.
+
+A whole judgement holds the device exclusively when it would not fit in memory beside the others, or after it ran out
+of device memory with the device shared (`verify/device_memory.py`); its timing phases nest inside that hold.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold"]
+__all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold", "CpuHold"]
 
 _local = threading.Lock()
 _by_path: dict[str, threading.Lock] = {}
@@ -159,9 +162,18 @@ class DeviceHold:
             self._depth = 0
             fcntl.flock(fd, fcntl.LOCK_UN)
 
+    @property
+    def alone(self) -> bool:
+        """The device is held alone now (inside `exclusive()`)."""
+        return self._alone
+
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[float]:
-        """The device alone; yields the seconds waited for it."""
+        """The device alone; yields the seconds waited for it. Inside another `exclusive()` (a judgement that holds
+        the device alone for its whole length, `verify/device_memory.py`) it holds nothing more and yields 0."""
+        if self._alone:
+            yield 0.0
+            return
         if self._depth:
             raise RuntimeError("exclusive() inside shared(): the judgement would wait for itself")
         fd = self._fileno()
@@ -181,3 +193,38 @@ class DeviceHold:
         if self._file is None:
             raise RuntimeError("DeviceHold used outside `with hold:`")
         return self._file.fileno()
+
+
+class CpuHold:
+    """The CPU's hold: nothing around the calls (CPU batches stay parallel), the device's timing lock while it times
+    or while a whole judgement holds the CPU device alone (`exclusive()`, reentrant like DeviceHold's)."""
+
+    def __init__(self, cache_dir: Path, device: str) -> None:
+        self.cache_dir, self.device, self.waited = cache_dir, device, 0.0
+        self._alone = False
+
+    def __enter__(self) -> CpuHold:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    @property
+    def alone(self) -> bool:
+        return self._alone
+
+    def shared(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[float]:
+        if self._alone:
+            yield 0.0
+            return
+        with timing_lock(self.cache_dir, self.device) as waited:
+            self.waited = round(self.waited + waited, 3)
+            self._alone = True
+            try:
+                yield waited
+            finally:
+                self._alone = False

@@ -16,7 +16,8 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.verdict import Correctness, Finding, MemoryUse, Status, Timing
 
-__all__ = ["Stop", "ReferenceData", "Exclusive", "judge_candidate", "status_of_death", "status_of_error"]
+__all__ = ["Stop", "ReferenceData", "Exclusive", "judge_candidate", "status_of_death", "status_of_error", "device_oom",
+           "call_on_candidate_data"]
 
 Exclusive = Callable[[], contextlib.AbstractContextManager[float]]
 """Holds the device alone for a timing phase, yielding the seconds it waited for it (devlock.DeviceHold)."""
@@ -25,16 +26,27 @@ _DEATH = {"timeout": Status.timeout, "crash": Status.crash, "resource": Status.r
 
 
 class Stop(Exception):
-    def __init__(self, status: Status, message: str, findings: list[Finding] | None = None) -> None:
+    def __init__(self, status: Status, message: str, findings: list[Finding] | None = None, oom: str = "") -> None:
         super().__init__(message)
         self.status, self.message, self.findings = status, message, findings or []
+        self.oom = oom
+        """Who ran out of device memory: `reference_setup` (setting the problem up or making its trials),
+        `reference` (later in the judgement), `candidate`; "" when the stop is not a device OOM. The verifier retries
+        such a judgement once with the device held alone and then attributes it (`verify/device_memory.py`)."""
 
     def __reduce__(self):  # a job crosses processes (the Ray executor): pickled with its arguments
-        return (Stop, (self.status, self.message, self.findings))
+        return (Stop, (self.status, self.message, self.findings, self.oom))
 
 
 def status_of_death(exc: WorkerDied) -> Status:
     return _DEATH.get(exc.kind, Status.crash)
+
+
+def device_oom(error: dict) -> bool:
+    """The worker's error is the device allocator running out (torch's `OutOfMemoryError`, CUDA's "out of memory"),
+    not host memory (`MemoryError`, `std::bad_alloc`: the worker's own limits)."""
+    return bool(error.get("oom")) and (error.get("type") == "OutOfMemoryError"
+                                        or "CUDA out of memory" in error.get("message", ""))
 
 
 def status_of_error(error: dict, phase_status: Status) -> Status:
@@ -58,6 +70,9 @@ class ReferenceData:
     """Large-output mode (`VerifyConfig.large_output_bytes`): `trials` describe the trials without their data (inputs
     and outputs as `meta` tensors, each with its `seed`); the reference worker recomputes and compares each trial in
     place (verify/large.py)."""
+    memory: dict = field(default_factory=dict)
+    """The first trial's sizes in the reference worker: `input_bytes`, `output_bytes`, `weight_bytes` and, on CUDA,
+    `peak_bytes` (the forward's peak beyond its inputs and weights): what memory admission sizes a judgement from."""
 
 
 @dataclass
@@ -74,6 +89,10 @@ class Outcome:
     """Wall-clock start (Unix seconds) of each phase's first entry."""
     baseline_key: str = ""
     """Where the `torch.compile` baseline of this problem is kept on disk ("" = not kept)."""
+    device_alone: str = ""
+    """Why this judgement holds the device alone ("" = shared with other judgements; `device_memory`)."""
+    reference_memory: dict = field(default_factory=dict)
+    """The reference's sizes (`ReferenceData.memory`), for attributing an out-of-memory."""
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -92,7 +111,36 @@ def _call(worker: Worker, op: str, timeout: float, phase_status: Status, what: s
         raise Stop(status_of_death(exc), f"{what}: {exc.detail}") from exc
     except WorkerError as exc:
         err = exc.error
-        raise Stop(status_of_error(err, phase_status), f"{what}: {err.get('type')}: {err.get('message', '')[:600]}") from exc
+        raise Stop(status_of_error(err, phase_status), f"{what}: {err.get('type')}: {err.get('message', '')[:600]}",
+                   oom=worker.role if device_oom(err) else "") from exc
+
+
+def call_on_candidate_data(ref: Worker, op: str, timeout: float, what: str, **args) -> dict:
+    """A reference call on data that passed through the candidate's process (the inputs or seeds its timing reply
+    reports): whatever makes the reference fail there is the candidate's doing (a forward that rebinds `x.data`,
+    resizes its inputs, or reports inputs it was not given), a rejection, never `bad_problem`. The reference's own
+    inputs are judged by `_call` with `bad_problem`. A device OOM keeps its retry (`device_memory`)."""
+    try:
+        return ref.call(op, timeout, **args)
+    except WorkerDied as exc:
+        detail = f"the reference worker failed on {what}: {exc.detail}"
+        raise Stop(status_of_death(exc), detail,
+                   [_reported_data_finding(detail)]) from exc
+    except WorkerError as exc:
+        err = exc.error
+        detail = f"the reference raised on {what}: {err.get('type')}: {err.get('message', '')[:400]}"
+        if device_oom(err):
+            raise Stop(Status.resource_error, detail, oom="reference") from exc
+        raise Stop(Status.runtime_error, detail, [_reported_data_finding(detail)]) from exc
+
+
+def _reported_data_finding(detail: str) -> Finding:
+    return Finding(rule="candidate-reported-inputs", severity="reject",
+                   message="candidate-reported-inputs: the inputs the candidate's process reported for a timed call make "
+                           "the reference fail, so forward changed them (rebinding `x.data`, resizing or swapping an "
+                           "input) or the worker reported inputs it was not given. Forward must leave its inputs' "
+                           "storage and shape as given; returning new tensors (or writing into an output it allocates) "
+                           "is accepted", evidence=detail[:800])
 
 
 def _integrity(diffs: list[str], phase: str) -> None:

@@ -14,11 +14,12 @@ import os
 
 from kernelmosaic.verify.compare import Comparison, compare_outputs, from_core, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity
+from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity, call_on_candidate_data
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.verdict import Finding, Status
 
-__all__ = ["alternative_comparisons", "compare_timed_call", "judge_large_trials"]
+__all__ = ["alternative_comparisons", "compare_probe_outputs", "compare_timed_call", "hold_probe_outputs",
+           "judge_large_trials", "let_go_probes"]
 
 def _relay(src: Worker, dst: Worker) -> list[int]:
     """The descriptors that came with `src`'s last reply, attached to `dst`'s next request (the caller closes them)."""
@@ -35,13 +36,15 @@ def _close(fds: list[int]) -> None:
             pass
 
 
-def _compared(ref: Worker, cand: Worker, config: VerifyConfig, what: str, **args) -> dict:
-    """`compare_held` on the outputs the candidate just handed out. A reference that cannot map them (a descriptor
-    that does not hold what it says) is the candidate's failure; the reference worker is replaced if it went down."""
+def _compared(ref: Worker, cand: Worker, config: VerifyConfig, what: str, op: str = "compare_held", **args) -> dict:
+    """`op` (`compare_held`, `hold_probe`, `compare_probe`) on the outputs the candidate just handed out. A reference
+    that cannot map them (a descriptor that does not hold what it says) is the candidate's failure; the reference
+    worker is replaced if it went down."""
     atol, rtol = config.tolerances()
     fds = _relay(cand, ref)
+    tolerances = {} if op == "hold_probe" else {"atol": atol, "rtol": rtol}
     try:
-        return ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, **args)
+        return ref.call(op, config.run_timeout_s, **tolerances, **args)
     except WorkerError as exc:
         err = exc.error
         raise Stop(Status.runtime_error, f"{what}: the candidate's outputs could not be read in place: "
@@ -179,17 +182,67 @@ def alternative_comparisons(cand: Worker, ref: Worker, usable: list[dict], atol:
     return done
 
 
-def compare_timed_call(ref: Worker, inputs: list | dict, got: dict, config: VerifyConfig) -> Comparison:
-    """A timed call's outputs (`got`, sent whole by the candidate's timing reply) against the reference on the same
-    inputs: `inputs` as sent, or {"seed": s} (large-output mode: the reference redraws them from the call's seed, as
-    the fingerprint checks do). Outputs above `large_output_bytes`, or inputs named by seed, are compared in the
-    reference worker (`check_given`): the reference's outputs, oracle and terms (16 bytes per fp32 element) never
-    come here; the call's outputs go there once. Smaller ones come back with their oracle and are compared here."""
+def compare_timed_call(ref: Worker, inputs: list | dict, got: dict, config: VerifyConfig,
+                       cand: Worker | None = None) -> Comparison:
+    """A timed call's outputs (`got`, from the candidate's timing reply) against the reference on the same inputs:
+    `inputs` as sent, or {"seed": s} (large-output mode: the reference redraws them from the call's seed, as the
+    fingerprint checks do). `cand` (large-output mode, right after its timing reply): `got` holds descriptors of the
+    candidate's copy of the outputs (`candidate.time`), whose file descriptors came with that reply; they are relayed
+    to the reference worker, which maps them and compares there (`check_given`), and the candidate lets its copy go.
+    Otherwise outputs above `large_output_bytes`, or inputs named by seed, go to the reference worker whole; the
+    reference's outputs, oracle and terms (16 bytes per fp32 element) never come here. Smaller ones come back with
+    their oracle and are compared here."""
     atol, rtol = config.tolerances()
+    if cand is not None:
+        return _compare_timed_in_place(cand, ref, inputs, got, config)
     if isinstance(inputs, dict) or sum(output_nbytes(got)) > config.large_output_bytes:
         named = {"seed": int(inputs["seed"])} if isinstance(inputs, dict) else {"inputs": inputs}
-        res = _call(ref, "check_given", config.run_timeout_s, Status.bad_problem, "reference on a timed input",
-                    outputs=got, atol=atol, rtol=rtol, **named)
+        res = call_on_candidate_data(ref, "check_given", config.run_timeout_s, "a timed call's reported inputs",
+                                     outputs=got, atol=atol, rtol=rtol, **named)
         return from_core(res["comparison"])
-    expected = _call(ref, "compute", config.run_timeout_s, Status.bad_problem, "reference on a timed input", inputs=inputs)
+    expected = call_on_candidate_data(ref, "compute", config.run_timeout_s, "a timed call's reported inputs",
+                                      inputs=inputs)
     return compare_outputs(expected["outputs"], got, atol, rtol, expected.get("oracle"))
+
+
+def _compare_timed_in_place(cand: Worker, ref: Worker, inputs: list | dict, got: dict, config: VerifyConfig) -> Comparison:
+    """`compare_timed_call` in large-output mode: nothing of the outputs' size crosses a socket."""
+    atol, rtol = config.tolerances()
+    if not isinstance(inputs, dict) or not isinstance(got, dict) or not got.get("shared"):
+        raise Stop(Status.runtime_error, "the candidate worker's timing reply did not hand its checked call's outputs "
+                                         "out in place, as large-output mode asks")
+    fds = _relay(cand, ref)
+    try:
+        res = call_on_candidate_data(ref, "check_given", config.run_timeout_s,
+                                     "a timed call's reported seed and outputs handed out in place",
+                                     outputs=got, atol=atol, rtol=rtol, seed=int(inputs["seed"]))
+    finally:
+        ref.channel.attach([])
+        _close(fds)
+    _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a timed call's outputs")
+    return from_core(res["comparison"])
+
+
+def hold_probe_outputs(cand: Worker, ref: Worker, config: VerifyConfig, outputs: dict) -> None:
+    """The unperturbed kernel probe's outputs (descriptors from `cand`'s last reply) copied into the reference
+    worker (`hold_probe`), for `compare_probe_outputs`; the candidate lets its own go."""
+    _compared(ref, cand, config, "the kernel probe", op="hold_probe", outputs=outputs)
+    _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
+
+
+def compare_probe_outputs(cand: Worker, ref: Worker, config: VerifyConfig, outputs: dict) -> Comparison:
+    """A perturbed probe's outputs (descriptors from `cand`'s last reply) against the held unperturbed ones,
+    compared in the reference worker with the ordinary mode's comparison (no oracle)."""
+    res = _compared(ref, cand, config, "a perturbed kernel probe", op="compare_probe", outputs=outputs)
+    _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
+    return from_core(res["comparison"])
+
+
+def let_go_probes(cand: Worker, ref: Worker, config: VerifyConfig) -> None:
+    """The probes are over, however they ended: the reference's copy and the candidate's exports go."""
+    _let_go(ref, config)
+    if cand.alive:
+        try:
+            cand.call("release_shared", config.run_timeout_s)
+        except (WorkerDied, WorkerError):
+            pass

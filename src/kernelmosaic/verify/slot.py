@@ -23,7 +23,7 @@ import torch
 
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
-from kernelmosaic.verify.judge import ReferenceData, Stop, status_of_death
+from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom, status_of_death
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker import nvcc_split, pch
@@ -324,9 +324,10 @@ class DeviceSlot:
                                      large_bytes=c.large_output_bytes)
                 trials = made["trials"]
                 if not any(not t["skipped"] for t in trials):
-                    raise Stop(Status.bad_problem, f"problem {problem}: the reference gave non-finite outputs on "
-                               "every input")
-                self._data[key] = ReferenceData(setup=setup, trials=trials, env=self.ref.env, large=bool(made["large"]))
+                    why = sorted({t.get("why", "non-finite reference outputs") for t in trials})
+                    raise Stop(Status.bad_problem, f"problem {problem}: no usable trial: {'; '.join(why)[:400]}")
+                self._data[key] = ReferenceData(setup=setup, trials=trials, env=self.ref.env, large=bool(made["large"]),
+                                                memory=made.get("memory", {}))
                 while len(self._data) > _CACHED_PROBLEMS:
                     self._data.pop(next(iter(self._data)))
         except (WorkerDied, WorkerError) as exc:
@@ -335,9 +336,18 @@ class DeviceSlot:
                 self.ref.kill()
                 self.ref = None
             detail = exc.detail if isinstance(exc, WorkerDied) else f"{exc.error.get('type')}: {exc.error.get('message', '')[:400]}"
-            raise Stop(Status.bad_problem, f"problem {problem}: {detail}") from exc
+            oom = "reference_setup" if isinstance(exc, WorkerError) and device_oom(exc.error) else ""
+            raise Stop(Status.bad_problem, f"problem {problem}: {detail}", oom=oom) from exc
         self._loaded = key
         return self._data[key]
+
+    def release_reference(self) -> None:
+        """The reference worker goes (its device memory with it: allocator cache, kept problems); the next
+        `reference()` starts a fresh one and sets the problem up again."""
+        if self.ref is not None:
+            self.ref.kill()
+            self.ref = None
+        self._loaded = None
 
     def holds(self, problem_sha: str) -> bool:
         """The reference worker is up with this problem set up (a judgement of it here skips the set-up)."""

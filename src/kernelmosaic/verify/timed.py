@@ -1,6 +1,8 @@
 """The timing phase of one verdict: the problem's `torch.compile` baseline (cached, `baseline_run.py`), rounds of
 candidate and eager timing with the device held alone, then every round's timed calls checked (a random subset by
 fingerprint, one in full, and the last call of each wall-clock burst by fingerprint), and the parent's wall-clock bound.
+In large-output mode the call checked in full is checked right after its round, in the reference worker, from a copy
+the candidate keeps on its device (`large.compare_timed_call`): one round's copy alive at a time, none sent whole.
 
 Two figures per subject: device time (the lead kernel hides the host's launch cost) and host-inclusive call time
 (calls on an idle device, as KernelBench times them). Runs in the trusted parent; the workers only report.
@@ -26,30 +28,49 @@ from kernelmosaic.verify.call_checks import (
     wall_clock_finding,
 )
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import Exclusive, Outcome, ReferenceData, Stop, _call, _integrity, escaped_work
+from kernelmosaic.verify.judge import (
+    Exclusive,
+    Outcome,
+    ReferenceData,
+    Stop,
+    _call,
+    _integrity,
+    call_on_candidate_data,
+    escaped_work,
+)
 from kernelmosaic.verify.large import compare_timed_call
 from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.runclock import run_clock, snapshot
-from kernelmosaic.verify.sandbox.kmworker.timing import burst_seed
+from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS, burst_seed
 from kernelmosaic.verify.stats import summarize
 from kernelmosaic.verify.verdict import Finding, Status, Timing
 
 __all__ = ["time_candidate"]
 
-def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float], r: int) -> int:
-    """Check one round's timed calls: the one copied in full, and a random subset by fingerprint. Returns how
-    many calls were checked."""
-    atol, rtol = config.tolerances()
+def _check_full(cand_res: dict, ref: Worker, config: VerifyConfig, r: int, cand: Worker | None = None) -> None:
+    """The round's timed call copied in full, against the reference. `cand` (large-output mode, right after the
+    round's timing reply): the copy stayed on the candidate's device and is compared in the reference worker
+    (`large.compare_timed_call`)."""
     inputs, got = cand_res["checked_inputs"], cand_res["checked_outputs"]
-    cmp = compare_timed_call(ref, inputs, got, config)  # large outputs: compared in the reference worker
+    cmp = compare_timed_call(ref, inputs, got, config, cand)  # large outputs: compared in the reference worker
     if not cmp.ok:
         raise Stop(cmp.status, f"a timed call of round {r} returned a wrong result (stale or cached output?): {cmp.detail}",
                    [Finding(rule="timed-output-check", severity="reject",
                             message="outputs of timed calls must be right too", evidence=cmp.detail)])
+
+
+def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float], r: int,
+                 full: bool = True) -> int:
+    """Check one round's timed calls: the one copied in full (unless `full` is False: large-output mode checked it
+    right after the round), and a random subset by fingerprint. Returns how many calls were checked (the full one
+    counted either way)."""
+    atol, rtol = config.tolerances()
+    if full:
+        _check_full(cand_res, ref, config, r)
     calls = cand_res["calls"]
     picked = pick_calls(len(calls), config.timed_checks)
-    want = _call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on timed inputs",
-                 seeds=[calls[i]["seed"] for i in picked], fp_seed=fp_seed)["prints"]
+    want = call_on_candidate_data(ref, "check_calls", config.run_timeout_s, "the seeds of timed calls it reported",
+                                  seeds=[calls[i]["seed"] for i in picked], fp_seed=fp_seed)["prints"]
     for i, w in zip(picked, want, strict=True):
         if why := fingerprint_mismatch(calls[i]["fp"], w, atol, rtol, extra):
             detail = f"call {i + 1} of {len(calls)} in round {r}: {why}"
@@ -66,13 +87,16 @@ class BurstCheck(NamedTuple):
 
 
 def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float,
-           resize: bool = False, prints: list[BurstCheck] | None = None, fp_seed: int = 0, **kind) -> Burst:
+           resize: bool = False, prints: list[BurstCheck] | None = None, fp_seed: int = 0, sets: int = BURST_SETS,
+           **kind) -> Burst:
     """`resize`: run the burst again, longer, until it lasts `target_ms` on this process's clock (at most twice).
     `prints`: the candidate's; each burst's last call is fingerprinted in a request of its own (so the timed request
     holds the calls alone, as eager's does) and added to it for `_check_bursts`. The kernel's account of the
-    worker's threads is read from /proc around the timed request (runclock.py)."""
+    worker's threads is read from /proc around the timed request (runclock.py). `sets`: distinct input sets the
+    burst rotates through (`timing.LARGE_BURST_SETS` in large-output mode); the candidate lets them go after its
+    last burst (eager's go after each)."""
     status = Status.bad_problem if kind else Status.runtime_error
-    _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed)
+    _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed, sets=sets)
     calls = burst_calls(target_ms, host_median_ms)
     pid = worker.proc.pid if worker.proc is not None else 0
     for _ in range(3 if resize else 1):
@@ -85,10 +109,12 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
             check = _call(worker, "burst_check", config.timing_timeout_s, status, "fingerprinting the burst's last call",
                           fp_seed=fp_seed)
             _integrity(check["integrity"], "timing")
-            prints.append(BurstCheck(burst_seed(seed, calls - 1), check["last_fp"]))
+            prints.append(BurstCheck(burst_seed(seed, calls - 1, sets), check["last_fp"]))
         burst = Burst(wall_ms, float(res["reported_ms"]), calls, host_median_ms, run)
         if not (calls := longer_burst(burst, target_ms)):
             break
+    if not kind:
+        _call(worker, "burst_release", config.timing_timeout_s, status, "letting the burst's inputs go")
     return burst
 
 
@@ -118,20 +144,20 @@ class WallCheck(NamedTuple):
 
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
-                seed: int, prints: list[BurstCheck], fp_seed: int) -> WallCheck:
+                seed: int, prints: list[BurstCheck], fp_seed: int, sets: int = BURST_SETS) -> WallCheck:
     """The candidate's and eager's wall ratios for one round; raises on a candidate beyond the bound, by both the
     parent's clock and the kernel's account of its worker, in three attempts (a disagreement that does not repeat is
     not a verdict). The candidate's bursts' last calls go to `prints`."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     evidence: list[str] = []
     for attempt in range(3):
-        eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, kind="eager")
+        eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, sets=sets, kind="eager")
         # A slow request widens the slack (a fixed cost per request); the candidate's burst grows with it.
         subject = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager),
-                         resize=True, prints=prints, fp_seed=fp_seed)
+                         resize=True, prints=prints, fp_seed=fp_seed, sets=sets)
         # eager again after it: the bound's slack comes from the quieter of the two, so one request slowed by a
         # busy host cannot widen it for a candidate
-        again = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, kind="eager")
+        again = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, sets=sets, kind="eager")
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
         if (finding := wall_clock_finding(subject, eager)) is None:
             return WallCheck(ratios(subject), ratios(eager), attempt + 1)
@@ -162,6 +188,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     bursts: list[BurstCheck] = []  # every candidate burst's last call, checked after the rounds
     burst_fp = secret.randrange(1 << 31)
     base = config.seed + 1_000_000
+    sets = LARGE_BURST_SETS if refdata.large else BURST_SETS  # an input set can take gigabytes there
     with out.phase("compile_baseline"):  # its own exclusive block, before the candidate's (baseline_run.py)
         comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive)
     if comp_run.baseline is not None:
@@ -175,6 +202,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
                         fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large)
             _integrity(res["integrity"], "timing")
+            if refdata.large:  # its copy of the checked call's outputs stays on its device until checked: one round's
+                _check_full(res, ref, config, r, cand)  # at a time, compared now (its descriptors came with `res`)
             dev["candidate"] += res["samples"]
             hosted["candidate"] += res["host_samples"]
             host += res["host"]
@@ -190,9 +219,10 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             short["eager"] += eager["lead_short"]
             with out.phase("timing_bursts"):
                 walls.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"],
-                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp))
+                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp, sets))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
-        checked = sum(_check_round(res, ref, config, fp_seed, extra, r) for r, (res, fp_seed) in enumerate(timed))
+        checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large)
+                      for r, (res, fp_seed) in enumerate(timed))
         checked += _check_bursts(bursts, ref, config, burst_fp, extra)
     cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])
     comp_stat = summarize(dev["compile"]) if dev["compile"] else None

@@ -327,6 +327,10 @@ class Verdict(_Model):
         the sum over verdicts can exceed a GPU's wall time. The one definition of a verdict's GPU-seconds."""
         p = self.phase_seconds
         return round(max(p.get("judge", 0.0) - p.get("device_lock_wait", 0.0), 0.0) + p.get("sanitize", 0.0), 3)
+    device_alone: str = ""
+    """Why the judgement held its device alone instead of sharing it with other judgements ("" = it shared it): its
+    expected memory did not fit beside them, or it ran out of device memory with the device shared and was judged
+    again alone (`phase_seconds["oom_retry"]`: the first attempt's seconds). verify/device_memory.py."""
     candidate_output_tail: str = ""
     """Last lines the candidate printed (stdout+stderr), for people; never parsed."""
     census: Census | None = None

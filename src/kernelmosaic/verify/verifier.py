@@ -21,7 +21,8 @@ from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
 from kernelmosaic.verify.custom_work import check_custom_work
-from kernelmosaic.verify.devlock import DeviceHold, timing_lock
+from kernelmosaic.verify.device_memory import admission, attribute, free_bytes, go_alone, retry_reason
+from kernelmosaic.verify.devlock import CpuHold, DeviceHold
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
@@ -50,7 +51,7 @@ from kernelmosaic.verify.slot import (
 )
 from kernelmosaic.verify.slot_pool import SlotPool
 from kernelmosaic.verify.task_audit import audit_reference
-from kernelmosaic.verify.verdict import Env, Robustness, Status, Verdict, WorkerReuse
+from kernelmosaic.verify.verdict import Correctness, Env, Robustness, Status, Verdict, WorkerReuse
 
 __all__ = ["Verifier", "InputError", "visible_devices"]
 
@@ -266,7 +267,7 @@ class Verifier:
             log.info("preparing %s ahead of its judgements: %s", job.problem, stop.message)
 
     @contextlib.contextmanager
-    def _on_slot(self, problem_sha: str) -> Iterator[tuple[DeviceSlot, DeviceHold | _CpuHold]]:
+    def _on_slot(self, problem_sha: str) -> Iterator[tuple[DeviceSlot, DeviceHold | CpuHold]]:
         """The best free slot for `problem_sha` with the device held for it (`_device_hold`; every worker call of the
         slot takes it shared); afterwards the slot's spares are topped up (after any timing: on the CPU a spare
         loading torch would skew host timers) and the slot goes back to the pool."""
@@ -305,13 +306,33 @@ class Verifier:
             out.findings += found
 
     def _judge_on_slot(self, job: Job) -> DeviceSlot:
-        """Everything of a judgement that needs the device slot (raises Stop); returns the slot it used."""
+        """Everything of a judgement that needs the device slot (raises Stop); returns the slot it used. Out of device
+        memory with the device shared: judged once more alone; alone: the problem's or the candidate's (device_memory)."""
+        alone = ""
+        while True:
+            try:
+                return self._judge_attempt(job, alone)
+            except Stop as stop:
+                retry = "" if alone or job.out.device_alone else retry_reason(stop)
+                if not retry:
+                    raise attribute(stop, job.out.reference_memory) from stop
+                log.info("%s: %s", job.candidate, alone := retry)
+                job.out = Outcome(Correctness(), phase_seconds={"oom_retry": job.out.phase_seconds.get("judge", 0.0)})
+
+    def _judge_attempt(self, job: Job, alone: str) -> DeviceSlot:
+        """One judgement on a slot; `alone`: why it holds the device alone from its start ("" = unless admitted so)."""
         verdict, out, config = job.verdict, job.out, job.config
-        with self._on_slot(verdict.problem_sha256) as (slot, hold):
+        with self._on_slot(verdict.problem_sha256) as (slot, hold), contextlib.ExitStack() as whole:
             t = job.mark("judge")
             try:
+                if alone:  # the reference worker's allocator cache and kept problems go with it
+                    slot.release_reference()
+                    go_alone(whole, hold, job.out, job.verdict, alone)
                 with out.phase("reference"):
                     refdata = slot.reference(str(job.problem), verdict.problem_sha256)
+                out.reference_memory = refdata.memory
+                if not hold.alone and (why := admission(refdata, free_bytes(slot))):
+                    go_alone(whole, hold, job.out, job.verdict, why)
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
                                               served_by=self.served_by)
                 out.findings += audit_reference(refdata, *self.config.tolerances())
@@ -333,7 +354,7 @@ class Verifier:
                                 self._measure_peaks(slot)
                         out.findings += check_speed_of_light(refdata, out.timing, self._peaks)
                     with out.phase("custom_work"):
-                        verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings)
+                        verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings, slot.ref)
                     if job.alternatives:  # in the judged worker: its Python, torch and extensions already loaded
                         with out.phase("robustness"):
                             check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,
@@ -345,37 +366,19 @@ class Verifier:
             finally:
                 out.phase_seconds["device_lock_wait"] = hold.waited
                 out.phase_seconds["judge"] = time.perf_counter() - t
+                if "device_alone" in out.phase_started:
+                    out.phase_seconds["device_alone"] = time.time() - out.phase_started["device_alone"]
         return slot
 
 
-def _device_hold(slot: DeviceSlot, config: VerifyConfig) -> DeviceHold | _CpuHold:
+def _device_hold(slot: DeviceSlot, config: VerifyConfig) -> DeviceHold | CpuHold:
     """A judgement's hold on its device (devlock.DeviceHold): on CUDA shared around each worker call and exclusive
     while it times, because another judgement's reference run, trials or probes on the same GPU would be seen by the
-    device-wide end event as this candidate's escaped work and would skew its timing. The CPU takes its lock around
-    timing only (a hold whose `exclusive()` is that lock), so CPU batches stay parallel."""
+    device-wide end event as this candidate's escaped work and would skew its timing. The CPU's (devlock.CpuHold)."""
     if not slot.device.startswith("cuda"):
-        return _CpuHold(config.cache_dir, slot.device)
+        return CpuHold(config.cache_dir, slot.device)
     return DeviceHold(config.cache_dir, f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{slot.device}",
                       config.yield_to_timing_s)
-
-
-class _CpuHold:
-    """The CPU's hold: nothing around the calls, the device's timing lock while it times."""
-
-    def __init__(self, cache_dir: Path, device: str) -> None:
-        self.cache_dir, self.device, self.waited = cache_dir, device, 0.0
-
-    def __enter__(self) -> _CpuHold:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    def shared(self) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    def exclusive(self) -> contextlib.AbstractContextManager[float]:
-        return timing_lock(self.cache_dir, self.device)
 
 
 def _peaks_or_nominal(device: str, why: str) -> DevicePeaks:

@@ -12,7 +12,7 @@ from .fingerprint import Fingerprinter
 from .held import HeldTrials
 from .inputs import InputTemplate, apply_distribution, cast_model, cast_precision, to_device
 from .loader import load_module
-from .memory import forward_peak_bytes
+from .memory import forward_peak_bytes, peak_into
 from .oracle import Oracle
 from .shared import nbytes_of
 from .timing import BURST_SETS, Timer, burst, burst_seed
@@ -100,17 +100,31 @@ class ReferenceRole(HeldTrials):
         """Every trial's inputs, outputs, repeat and oracle, for the parent to keep; or, when the first trial's
         outputs or inputs exceed `large_bytes`, only their description (`large`: True, `kmworker/held.py`)."""
         results = []
+        memory: dict = {}
         for k, (seed, dist) in enumerate(zip(seeds, distributions, strict=True)):
             given = self._given(seed)
             gen = torch.Generator(device=self.device).manual_seed(seed + 7919)
             inputs = apply_distribution(given, dist, gen)
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            out = self.model(*inputs)
+            try:
+                with peak_into(self.device, memory if k == 0 else None):
+                    out = self.model(*inputs)
+            except Exception as exc:
+                # The problem's own inputs must work; a transform of them the verifier chose (sign, scale) that the
+                # reference refuses is not a trial. Running out of device memory is never a skip (`device_memory`).
+                if dist == "given" or type(exc).__name__ == "OutOfMemoryError":
+                    raise
+                results.append({"distribution": dist, "skipped": True, "why": f"{type(exc).__name__}: {exc}"[:300]})
+                continue
+            if k == 0:
+                memory.update(input_bytes=nbytes_of(before), output_bytes=nbytes_of(out), weight_bytes=sum(
+                    t.numel() * t.element_size() for t in self.model.state_dict().values()))
             if k == 0 and large_bytes is not None and max(nbytes_of(out), nbytes_of(before)) > large_bytes:
                 del given, inputs, before, out
-                return {"trials": self.plan_large(list(zip(seeds, distributions, strict=True)), _finite), "large": True}
+                return {"trials": self.plan_large(list(zip(seeds, distributions, strict=True)), _finite), "large": True,
+                        "memory": memory}
             if dist != "given" and not _finite(out):
-                results.append({"distribution": dist, "skipped": True})
+                results.append({"distribution": dist, "skipped": True, "why": "non-finite reference outputs"})
                 continue
             again = self.model(*before)
             results.append({"oracle": self._oracle(before),
@@ -122,7 +136,16 @@ class ReferenceRole(HeldTrials):
                 "mutates_inputs": any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
                                       for b, a in zip(before, inputs, strict=True)),
             })
-        return {"trials": results, "large": False}
+        return {"trials": results, "large": False, "memory": memory}
+
+    def device_memory(self) -> dict:
+        """What the device has free now, for everyone (`torch.cuda.mem_get_info`), and its size; None on the CPU.
+        The caching allocator's unused blocks of this worker go back first, so they count as free."""
+        if not self.device.startswith("cuda"):
+            return {"free_bytes": None, "total_bytes": None}
+        torch.cuda.empty_cache()
+        free, total = torch.cuda.mem_get_info()
+        return {"free_bytes": int(free), "total_bytes": int(total)}
 
     def peaks(self) -> dict:
         return measure_peaks(self.device)
@@ -175,15 +198,19 @@ class ReferenceRole(HeldTrials):
         return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
                 "flush_bytes": timer.flush_bytes, "lead_short": result["lead_short"]}
 
-    def burst_inputs(self, seed: int) -> dict:
+    def burst_inputs(self, seed: int, sets: int = BURST_SETS) -> dict:
         draw = self.template.drawer(self.device)
-        self.burst_sets = [draw(burst_seed(seed, k)) for k in range(BURST_SETS)]
+        self.burst_sets = None  # the previous burst's sets go before the next are drawn
+        self.burst_sets = [draw(burst_seed(seed, k, sets)) for k in range(sets)]
         return {}
 
     @torch.no_grad()
     def burst(self, kind: str, calls: int) -> dict:
+        """One burst per `burst_inputs` (the reference's bursts are not run again longer): its sets go afterwards,
+        so they are not alive while the candidate's burst runs."""
         fn = self._compiled() if kind == "compile" else self.model
-        return {"reported_ms": burst(fn, self.burst_sets, calls, self.device)[0]}
+        sets, self.burst_sets = self.burst_sets, None
+        return {"reported_ms": burst(fn, sets, calls, self.device)[0]}
 
     @torch.no_grad()
     def check_calls(self, seeds: list[int], fp_seed: int) -> dict:

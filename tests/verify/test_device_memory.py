@@ -1,0 +1,113 @@
+"""Device memory and fault attribution without running workers: the estimate behind memory admission, who an
+out-of-memory with the device held alone is charged to, and the holds a whole judgement takes alone."""
+
+from __future__ import annotations
+
+import fcntl
+import threading
+import time
+
+import pytest
+
+from kernelmosaic.verify.device_memory import ADMIT_SHARE, admission, attribute, judgement_bytes, retry_reason
+from kernelmosaic.verify.devlock import CpuHold, DeviceHold, lock_path
+from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom
+from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
+from kernelmosaic.verify.verdict import Status
+
+GIB = 1 << 30
+MEMORY = {"weight_bytes": 1 * GIB, "input_bytes": 2 * GIB, "output_bytes": 1 * GIB, "peak_bytes": 3 * GIB}
+
+
+def _refdata(memory: dict, l2: int = 50 << 20) -> ReferenceData:
+    return ReferenceData(setup={}, trials=[], env={"l2_bytes": l2}, memory=memory)
+
+
+def test_estimate_counts_candidate_reference_and_timing_sets():
+    flush = 100 << 20
+    candidate = 1 * GIB + (BURST_SETS + 2) * 2 * GIB + 3 * GIB + 1 * GIB + flush
+    reference = max((BURST_SETS + 1) * 2 * GIB + 3 * GIB + flush, 2 * GIB + 3 * GIB + 2 * (1 + 2 + 3) * GIB)
+    assert judgement_bytes(MEMORY, 50 << 20) == candidate + reference
+    assert judgement_bytes({"input_bytes": 8}, 0) is None  # no peak measured (the CPU): no estimate
+
+
+def test_admission_takes_the_device_alone_only_when_the_estimate_does_not_fit():
+    need = judgement_bytes(MEMORY, 50 << 20)
+    assert admission(_refdata(MEMORY), int(need / ADMIT_SHARE) + 1) == ""
+    why = admission(_refdata(MEMORY), need)
+    assert "does not fit beside the other judgements" in why and f"{need / GIB:.2f} GiB" in why
+    assert admission(_refdata(MEMORY), None) == ""
+    assert admission(_refdata({}), 1) == ""
+
+
+def test_device_oom_is_the_device_allocator_not_host_memory():
+    assert device_oom({"oom": True, "type": "OutOfMemoryError", "message": "CUDA out of memory. Tried to allocate"})
+    assert not device_oom({"oom": True, "type": "MemoryError", "message": ""})
+    assert not device_oom({"oom": True, "type": "RuntimeError", "message": "std::bad_alloc"})
+    assert not device_oom({"oom": False, "type": "RuntimeError", "message": "shape mismatch"})
+
+
+@pytest.mark.parametrize(("who", "status", "says"), [
+    ("reference_setup", Status.bad_problem, "problem does not fit on this device"),
+    ("reference", Status.resource_error, "memory the candidate's process holds"),
+    ("candidate", Status.resource_error, "the candidate ran out of device memory with the device held alone"),
+])
+def test_an_oom_alone_is_charged_to_the_problem_only_when_its_reference_cannot_be_set_up(who, status, says):
+    stop = Stop(Status.resource_error, "OutOfMemoryError: CUDA out of memory", oom=who)
+    assert retry_reason(stop)
+    final = attribute(stop, MEMORY)
+    assert final.status == status and says in final.message and "CUDA out of memory" in final.message
+    if who != "reference_setup":
+        assert "3.00 GiB" in final.message  # the reference's peak, the figure the charge rests on
+
+
+def test_a_stop_that_is_no_oom_is_neither_retried_nor_changed():
+    stop = Stop(Status.output_mismatch, "wrong result")
+    assert retry_reason(stop) == "" and attribute(stop, MEMORY) is stop
+
+
+def _other_holds(path) -> bool:
+    """Whether another open file can take the lock shared now (a neighbour's call would)."""
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+        return True
+
+
+def test_a_judgement_held_alone_keeps_the_device_through_its_nested_timing(tmp_path):
+    with DeviceHold(tmp_path, "cuda:0", 1.0) as hold:
+        path = hold.path
+        with hold.exclusive():
+            with hold.exclusive() as waited:  # the timing phase inside a judgement held alone
+                assert waited == 0.0 and hold.alone
+            with hold.shared():  # a worker call inside: nothing more taken
+                pass
+            assert hold.alone and not _other_holds(path)  # the nested phases let nothing go
+        assert not hold.alone and _other_holds(path)
+
+
+def test_the_cpu_hold_waits_for_a_neighbour_and_nests(tmp_path):
+    path = lock_path(tmp_path, "cpu")
+    path.parent.mkdir(parents=True)
+    released = threading.Event()
+
+    def neighbour():
+        with open(path, "a+") as f:
+            fcntl.flock(f.fileno(), fcntl.LOCK_SH)
+            time.sleep(0.6)
+            released.set()
+
+    t = threading.Thread(target=neighbour)
+    t.start()
+    time.sleep(0.1)
+    hold = CpuHold(tmp_path, "cpu")
+    with hold.exclusive() as waited:
+        assert released.is_set() and waited >= 0.4
+        with hold.exclusive() as again:
+            assert again == 0.0
+        assert not _other_holds(path)
+    t.join()
+    assert _other_holds(path)
