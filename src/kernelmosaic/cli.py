@@ -12,6 +12,7 @@ import os
 
 import click
 import typer
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from kernelmosaic import __version__
@@ -73,7 +74,22 @@ def stage_command(name: str) -> click.Command:
         holder.command(name)(target)
         command = typer.main.get_command(holder)
     command.name = name
+    _escape_help(command)
     return command
+
+
+def _escape_help(command: click.Command) -> None:
+    """Help texts name settings sections (`[verify]`, `[ray] extra`); typer renders help as rich markup, which
+    would take them for tags and drop them, so every help text of the command, its options and its sub-commands
+    is escaped once, here, and written in the source as plain text."""
+    if getattr(command, "rich_markup_mode", None) is None:
+        return  # plain click help: brackets print as written
+    command.help = escape(command.help) if command.help else command.help
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = escape(param.help)  # type: ignore[attr-defined]
+    for sub in getattr(command, "commands", {}).values():
+        _escape_help(sub)
 
 
 app = typer.Typer(

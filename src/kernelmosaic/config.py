@@ -4,12 +4,18 @@
 sections it needs (`[verify]`, `[model]`, `[generate]`, ...) and validates them with its own pydantic model, so
 every field keeps its docstring and type. `--set verify.trials=3` overrides one value (TOML syntax; bare words
 are strings). Explicit command-line flags win over both. Errors name the file, the key and what is allowed.
+
+Every command checks the whole file and each `--set` against one schema (`SECTIONS`) when it reads them: an
+unknown section or key is refused with the nearest known name, whichever command runs, because one file feeds
+every command and a misspelt key would otherwise be silently ignored by the commands that do not read it.
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, get_origin
@@ -18,13 +24,29 @@ from pydantic import BaseModel, ValidationError
 
 from kernelmosaic.paths import CONFIG_FILE
 
-__all__ = ["DEFAULT_FILE", "WORKDIR", "ConfigError", "read_config", "build", "describe_error", "describe_fields"]
+__all__ = ["DEFAULT_FILE", "SECTIONS", "WORKDIR", "ConfigError", "read_config", "build", "describe_error",
+           "describe_fields"]
 
 DEFAULT_FILE = CONFIG_FILE
 WORKDIR: ContextVar[Path | None] = ContextVar("kernelmosaic_workdir", default=None)
 """The directory a command runs for, where it is not this process's (the verifier service running a client's
 `verify`, `verify/forwarded.py`): `read_config` looks for ./kernelmosaic.toml there."""
 M = TypeVar("M", bound=BaseModel)
+
+SECTIONS: dict[str, str] = {
+    "verify": "kernelmosaic.verify.config:VerifyConfig",
+    "generate": "kernelmosaic.agent.runner:GenerateConfig",
+    "model": "",  # the backend's own options: the backend named by --model checks them (models/registry.py)
+    "scale": "kernelmosaic.scale.config:ScaleConfig",
+    "select": "kernelmosaic.curate.select:SelectConfig",
+    "sft.export": "kernelmosaic.sft.config:ExportConfig",
+    "sft.train": "kernelmosaic.sft.train_config:TrainConfig",
+    "review": "kernelmosaic.curate.review.app:ServeConfig",
+}
+"""Every section of the settings file and the typed model its keys are checked against ("module:Class", imported
+only when the section is present, so a command pays for the sections it is given)."""
+_RENAMED = {"export": "sft.export", "train": "sft.train"}
+"""Tables that moved into a section of their own; a file that still has them is told the new name."""
 
 
 class ConfigError(ValueError):
@@ -49,8 +71,79 @@ def _set(tree: dict[str, Any], dotted: str, value: Any, where: str) -> None:
     node[keys[-1]] = value
 
 
-def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | None = None) -> dict[str, Any]:
-    """The merged tree: the file (`path`, else ./kernelmosaic.toml when present), then each `--set key=value`."""
+def _schema() -> dict[str, Any]:
+    """`SECTIONS` as a tree of tables: `{"sft": {"export": "module:Class", ...}, "verify": "module:Class", ...}`."""
+    root: dict[str, Any] = {}
+    for dotted, target in SECTIONS.items():
+        *parents, last = dotted.split(".")
+        node = root
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = target
+    return root
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    """The model a field holds (`Budgets`, `Budgets | None`), whose keys are checked too; None for plain values."""
+    for option in (annotation, *get_args(annotation)):
+        if isinstance(option, type) and issubclass(option, BaseModel):
+            return option
+    return None
+
+
+def _unknown(kind: str, name: str, known: Iterable[str], where: str, path: Sequence[str]) -> ConfigError:
+    known = sorted(known)
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    full = ".".join([*path, name])
+    if kind == "section":
+        moved = _RENAMED.get(full)
+        if moved:
+            return ConfigError(f"{where}: the [{full}] table is now [{moved}] (one file feeds every command): "
+                               f"rename [{full}] to [{moved}] and [{full}.X] to [{moved}.X]")
+        hint = f" (did you mean [{'.'.join([*path, near[0]])}]?)" if near else ""
+        return ConfigError(f"{where}: unknown section [{full}]{hint}; known sections here: "
+                           + ", ".join(f"[{'.'.join([*path, k])}]" for k in known))
+    inside = f" in [{'.'.join(path)}]" if path else ""
+    hint = f" (did you mean `{near[0]}`?)" if near else ""
+    return ConfigError(f"{where}: unknown key `{name}`{inside}{hint}; known keys: {', '.join(known)}")
+
+
+def _check(node: Mapping[str, Any], schema: Mapping[str, Any] | str | type[BaseModel], where: str,
+           path: tuple[str, ...] = ()) -> None:
+    """Every key of `node` is one `schema` knows (a table of sections, a "module:Class", or a model's fields)."""
+    if isinstance(schema, str):
+        if not schema:
+            return  # [model]: the backend checks its own options
+        module, _, name = schema.partition(":")
+        schema = getattr(importlib.import_module(module), name)
+    if isinstance(schema, type):
+        fields = schema.model_fields
+        names = {alias: name for name, f in fields.items() for alias in (name, f.alias) if alias}
+        for key, value in node.items():
+            if key not in names:
+                raise _unknown("key", key, fields, where, path)
+            inner = _nested_model(fields[names[key]].annotation)
+            if inner is not None and isinstance(value, Mapping):
+                _check(value, inner, where, (*path, key))
+        return
+    for key, value in node.items():
+        if key == "__file__" and not path:
+            continue
+        if key not in schema:
+            raise _unknown("section", key, schema, where, path)
+        if not isinstance(value, Mapping):
+            dotted = ".".join((*path, key))
+            raise ConfigError(f"{where}: `{dotted}` must be a section ([{dotted}] in the file, or --set {dotted}.KEY=VALUE)")
+        _check(value, schema[key], where, (*path, key))
+
+
+def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | None = None,
+                reads: Sequence[str] | None = None) -> dict[str, Any]:
+    """The merged tree: the file (`path`, else ./kernelmosaic.toml when present), then each `--set key=value`.
+
+    The file and each `--set` are checked against `SECTIONS` (unknown sections and keys raise `ConfigError`
+    naming the nearest known one). `reads`: the sections the command uses (`("verify", "scale")`); a `--set` of
+    any other section would change nothing, so it is refused (the file may hold every command's sections)."""
     tree: dict[str, Any] = {}
     cwd = cwd or WORKDIR.get()
     if path is None and (Path(cwd or ".") / DEFAULT_FILE).is_file():
@@ -62,12 +155,20 @@ def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | 
             raise ConfigError(f"config file {path}: cannot read: {exc.strerror or exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path}: not valid TOML: {exc}") from None
+        _check(tree, _schema(), str(path))
         tree["__file__"] = str(path)
     for item in sets:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ConfigError(f"--set {item!r}: expected SECTION.KEY=VALUE, e.g. --set verify.trials=3")
-        _set(tree, key.strip(), _parse_value(value.strip()), "--set")
+        one: dict[str, Any] = {}
+        _set(one, key, _parse_value(value.strip()), f"--set {item}")
+        _check(one, _schema(), f"--set {item}")
+        if reads is not None and not any(key.startswith(f"{section}.") for section in reads):
+            raise ConfigError(f"--set {item}: this command reads " + ", ".join(f"[{r}]" for r in reads)
+                              + f"; a setting of [{key.rpartition('.')[0] or key}] would change nothing here")
+        _set(tree, key, _parse_value(value.strip()), "--set")
     return tree
 
 

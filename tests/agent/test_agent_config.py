@@ -50,7 +50,7 @@ def test_errors_name_the_key_and_the_allowed_values(fake_verifiers, tmp_path, mo
     broken, _ = _generate(tmp_path, "--config", str(tmp_path / "broken.toml"))
     assert broken.exit_code == 2 and "broken.toml: not valid TOML" in broken.output
     unknown, _ = _generate(tmp_path, "--device", "cpu", "--set", "generate.concurrenzy=3")
-    assert unknown.exit_code == 2 and "concurrenzy" in unknown.output and "known keys" in unknown.output
+    assert unknown.exit_code == 2 and "concurrenzy" in unknown.output and "did you mean `concurrency`" in unknown.output
     with open_store(url) as store:
         assert store.list_runs() == [], "nothing is created from a bad configuration"
 

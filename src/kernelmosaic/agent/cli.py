@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 
 from kernelmosaic.agent.config import Budgets
 from kernelmosaic.agent.episode import MODEL_UNUSABLE
@@ -31,13 +32,13 @@ from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.pool import kill_all_workers
 from kernelmosaic.verify.progress import DoneLines
-from kernelmosaic.verify.settings import default_device
+from kernelmosaic.verify.settings import default_device, verify_settings
 
 __all__ = ["generate_command"]
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -68,6 +69,8 @@ def _new_config(tree: dict, flags: dict, device: str | None, max_turns: int | No
              "model_options": tree.get("model"), "verify": tree.get("verify")}
     config = build(GenerateConfig, tree, "generate", flags=flags)
     config.verify_config()  # a bad [verify] value fails now, naming the key, not in the first episode
+    # cuda on a machine without a GPU is refused now, in one sentence, as `verify` refuses it (not once per episode)
+    verify_settings({}, {"device": config.agent.device})
     return config
 
 
@@ -81,8 +84,8 @@ def _say_done(console: Console, lines: DoneLines, info: EpisodeInfo) -> None:
         lines.say(info.task_id, outcome, info.totals.wall_seconds,
                   f"{info.exit_reason}{speed}, {info.totals.turns} turn(s){why}")
     elif info.status == "failed" or info.exit_reason == "model_error":
-        console.print(f"[red]task {info.task_id}: {info.status} ({info.exit_reason})[/red]: {info.exit_detail or 'no detail'}",
-                      highlight=False, soft_wrap=True)
+        console.print(f"[red]task {escape(info.task_id)}: {info.status} ({info.exit_reason})[/red]: "
+                      f"{escape(info.exit_detail or 'no detail')}", highlight=False, soft_wrap=True)
 
 
 def generate_command(
@@ -133,7 +136,7 @@ def generate_command(
     console = Console()
     notes: list[str] = []
     try:
-        tree = read_config(config_file, sets)
+        tree = read_config(config_file, sets, reads=("generate", "model", "verify", "scale"))
         store = open_store(db)
         if resume:
             if config_file is not None or sets:
@@ -165,19 +168,19 @@ def generate_command(
             runner.close()
             raise
     except (StoreError, TaskFormatError, ModelError, ValueError, RuntimeError) as exc:
-        raise _fail(str(exc)) from exc
+        raise _fail(str(exc)) from None
     for note in notes:
-        console.print(note, highlight=False)
+        console.print(note, highlight=False, markup=False)
     if config.origin_model:
         console.print(f"{config.model} replays recordings by {config.origin_model}; every candidate is verified again",
                       highlight=False)
     if review.reviewed:
-        console.print(review.message, highlight=False)
+        console.print(review.message, highlight=False, markup=False)
     for note in plan.notes:
-        console.print(note, highlight=False)
+        console.print(note, highlight=False, markup=False)
     for task_id, why in plan.skipped.items():
         hint = " (--include-flagged runs it, marked)" if why.startswith("audit failed") else ""
-        console.print(f"[yellow]skipped {task_id}[/yellow]: {why}{hint}", highlight=False, soft_wrap=True)
+        console.print(f"[yellow]skipped {escape(task_id)}[/yellow]: {escape(why + hint)}", highlight=False, soft_wrap=True)
     finals = final_failures(config)
     pending = store.pending_tasks(rid, [t.id for t in selected], finals)
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
@@ -243,7 +246,7 @@ def _finish(console: Console, store: Store, rid: int, selected: list[Task], info
                   f"trajectories in {config.out_dir / f'run-{rid}' / 'trajectories'}", highlight=False)
     if unusable:
         Console(stderr=True).print(f"[red]error:[/red] the model is unusable, run {rid} stopped and is marked failed: "
-                                   f"{unusable[0].exit_detail}. Fix it, then `kernelmosaic generate --resume {rid}`.",
+                                   f"{escape(unusable[0].exit_detail)}. Fix it, then `kernelmosaic generate --resume {rid}`.",
                                    highlight=False)
         return 1
     if failed:

@@ -50,7 +50,7 @@ def load_select_config(path: Path | None, sets: list[str], flags: dict) -> Selec
     from kernelmosaic.curate.select import SelectConfig
 
     try:
-        return build(SelectConfig, read_config(path, sets), "select", flags=flags)
+        return build(SelectConfig, read_config(path, sets, reads=("select",)), "select", flags=flags)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
 

@@ -117,9 +117,10 @@ def evaluate_command(
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
     resume: int | None = typer.Option(None, "--resume", help="Continue this evaluation run with its stored settings."),
     config_file: Path | None = typer.Option(None, "--config", help="Settings file (TOML; default ./kernelmosaic.toml when "
-                                            "present): its [model] section holds the backend's options."),
-    sets: list[str] = typer.Option([], "--set", help="Override one model option: model.KEY=VALUE, e.g. "
-                                   "model.max_new_tokens=256 (repeatable)."),
+                                            "present): [model] (the backend's options), [verify], [scale]."),
+    sets: list[str] = typer.Option([], "--set", help="Override one setting of [model], [verify] or [scale]: "
+                                   "SECTION.KEY=VALUE, e.g. model.max_new_tokens=256, verify.judges_per_gpu=4 "
+                                   "(repeatable)."),
     executor: str | None = typer.Option(None, "--executor", help="local (default) or ray: agent episodes on a Ray "
                                         "cluster's episode actors, every candidate judged on its per-GPU judges "
                                         "(the [ray] extra; docs/scale.md). Default: [scale] executor."),
@@ -143,25 +144,20 @@ def evaluate_command(
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
     if resume is not None and (config_file is not None or sets):
         raise fail("--resume continues a run with its stored settings; --config and --set are not taken")
-    taken = ("model.", "verify.", "scale.")
-    if any(not item.startswith(taken) for item in sets):
-        raise fail(f"--set takes the model's options (model.KEY=VALUE, e.g. --set model.max_new_tokens=256), the "
-                   f"verifier's (verify.KEY=VALUE, e.g. --set verify.judges_per_gpu=4) and where the run goes "
-                   f"(scale.KEY=VALUE) only (got {', '.join(s for s in sets if not s.startswith(taken))})")
     try:
-        settings = read_config(config_file, sets)
+        settings = read_config(config_file, sets, reads=("model", "verify", "scale"))
         options = settings.get("model", {}) if resume is None else {}
         overrides = settings.get("verify", {}) if resume is None else {}
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    if not isinstance(options, dict):
-        raise fail("[model] must be a section of model options, e.g. --set model.max_new_tokens=256")
-    if not isinstance(overrides, dict):
-        raise fail("[verify] must be a section of verifier settings, e.g. --set verify.judges_per_gpu=4")
-    if device is None:
-        from kernelmosaic.verify.settings import default_device
+    from kernelmosaic.verify.settings import default_device, verify_settings
 
+    if device is None:
         device = default_device()
+    try:  # cuda on a machine without a GPU is refused now, in one sentence, not once per episode
+        verify_settings({}, {"device": device})
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     given = dict(mode="generations" if generations is not None else mode, model=model or "", model_options=options,
                  tasks=tasks if tasks is not None else ("" if generations is not None else "builtin"),
                  generations=str(generations or ""), levels=_levels(levels), task_ids=task, limit=limit,
@@ -200,6 +196,7 @@ def evaluate_command(
                   f"sample(s), policy {config.policy}, device {config.device}", highlight=False, soft_wrap=True)
     total = len(found) if config.mode == "generations" else len(selected) * config.samples
     counts = {"done": 0, "solved": 0}
+    unrun: list[EpisodeInfo] = []  # episodes that ended without a verdict (the model or the verifier could not run)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
         bar = progress.add_task("evaluating", total=total)
@@ -212,6 +209,8 @@ def evaluate_command(
         def on_done(info: EpisodeInfo) -> None:
             counts["done"] += 1
             counts["solved"] += info.solved
+            if info.status == "failed":
+                unrun.append(info)
             progress.update(bar, advance=1, description=f"evaluating ({counts['solved']} of {counts['done']} solved)")
             _say_done(lines, store, info, config.task_meta)
 
@@ -226,7 +225,14 @@ def evaluate_command(
         store.finish_run(run_id, "done")
     record_baselines(store, run_id)
     overall = summarize_run(store, run_id).overall
+    pending = f"{len(left)} pending (resume: kernelmosaic evaluate --resume {run_id})" if left else "none pending"
     console.print(f"run {run_id}: correct {overall.correct.value:.0%} of {overall.episodes} episode(s), "
                   f"compile/interface {overall.gate1_compile.value:.0%}; "
-                  f"{len(left)} pending (resume: --resume {run_id}); report: kernelmosaic report {run_id} --out DIR",
+                  f"{pending}; report: kernelmosaic report {run_id} --out DIR",
                   highlight=False, soft_wrap=True)  # one line each in a log, for grep
+    if overall.episodes == 0:  # nothing was judged: the run measured nothing (exit 1, docs/cli.md)
+        why = f" ({unrun[0].exit_reason}: {unrun[0].exit_detail})" if unrun else ""
+        Console(stderr=True).print(f"[red]error:[/red] nothing was judged in run {run_id}: "
+                                   f"{len(unrun)} episode(s) ended without a verdict{escape(why)}; fix the cause, then "
+                                   f"`kernelmosaic evaluate --resume {run_id}`.", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)

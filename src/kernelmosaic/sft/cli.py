@@ -17,8 +17,6 @@ from kernelmosaic.config import DEFAULT_FILE, ConfigError, build, read_config
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
-_MOVED = {"sft.export": "export", "sft.train": "train"}
-"""Each section's table before both moved into the project's configuration file."""
 
 
 def _fail(message: str) -> typer.Exit:
@@ -31,12 +29,7 @@ def _settings(model: type[BaseModel], section: str, path: Path | None, sets: lis
     for item in sets:
         if not item.startswith(f"{section}."):
             raise ConfigError(f"--set {item!r}: this command reads [{section}]; name it, e.g. --set {section}.{item}")
-    tree = read_config(path, sets)
-    old = _MOVED[section]
-    if old in tree:
-        raise ConfigError(f"{tree.get('__file__', 'config')}: the [{old}] table is now [{section}] (one file feeds "
-                          f"every command): rename [{old}] to [{section}] and [{old}.X] to [{section}.X]")
-    return build(model, tree, section, flags=flags)
+    return build(model, read_config(path, sets, reads=(section,)), section, flags=flags)
 
 
 @app.command("export")

@@ -36,7 +36,7 @@ _PrecisionName = VerifyConfig.model_fields["precision"].annotation
 _PolicyName = VerifyConfig.model_fields["policy"].annotation
 
 Device = Annotated[_DeviceName | None, typer.Option("--device", help="cuda or cpu (cpu judges C++ load_inline "
-                                                    "candidates). Default: \\[verify] device, else cuda when a GPU is "
+                                                    "candidates). Default: [verify] device, else cuda when a GPU is "
                                                     "visible, else cpu.")]
 Precision = Annotated[_PrecisionName | None, typer.Option("--precision", help="The precision the task asks for "
                                                           "(default fp32).")]
@@ -46,13 +46,15 @@ PolicyOpt = Annotated[_PolicyName | None, typer.Option("--policy", help="strict 
                                                     "(PyTorch may compute the rest; a custom kernel's output "
                                                     "must reach the result). Default strict.")]
 ConfigFile = Annotated[Path | None, typer.Option("--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
-                                                 "present): its \\[verify] section sets any VerifyConfig field. See "
+                                                 "present): its [verify] section sets any VerifyConfig field. See "
                                                  "docs/configuration.md.")]
 ExecutorOpt = Annotated[str | None, typer.Option("--executor", help="local (this machine; default) or ray (a Ray "
                                                  "cluster: compiles on CPU tasks, one judge actor per GPU; the [ray] "
-                                                 "extra). Default: \\[scale] executor. See docs/scale.md.")]
+                                                 "extra). Default: [scale] executor. See docs/scale.md.")]
 Sets = Annotated[list[str], typer.Option("--set", help="Override one setting: verify.KEY=VALUE, e.g. verify.trials=3, "
-                                         "verify.timing_rounds=2 (repeatable). Explicit flags win.")]
+                                         "verify.timing_rounds=2, or scale.KEY=VALUE (repeatable). Explicit flags win.")]
+_READS = ("verify", "scale")
+"""The settings sections these commands read; a --set of another is refused (config.read_config)."""
 
 
 def _fail(message: str) -> typer.Exit:
@@ -74,7 +76,7 @@ def _device_seen(config: VerifyConfig) -> str:
 def _settings(config_file: Path | None, sets: list[str], **flags) -> VerifyConfig:
     """Defaults, then the file's [verify] section, then --set, then the flags given; exit 2 naming a bad value."""
     try:
-        return verify_settings(read_config(config_file, sets), flags, probe=_device_seen)
+        return verify_settings(read_config(config_file, sets, reads=_READS), flags, probe=_device_seen)
     except (ConfigError, DeviceUnavailable) as exc:
         raise _fail(str(exc)) from None
 
@@ -142,7 +144,7 @@ def _alternatives(files: list[Path]) -> list[Alternative]:
 
 DeriveAlt = Annotated[bool | None, typer.Option("--derive-alt/--no-derive-alt", help="Judge the candidate also at sizes "
                                                 "derived from the problem's input-size constants when no --alt is "
-                                                "given (default on; \\[verify] derive_alt). A kernel with the sizes "
+                                                "given (default on; [verify] derive_alt). A kernel with the sizes "
                                                 "baked in is shape-specialised.")]
 
 
@@ -208,14 +210,14 @@ def _executor(config_file: Path | None, sets: list[str], name: str | None, addre
     from kernelmosaic.scale.executor import open_executor
 
     try:
-        return open_executor(scale_settings(read_config(config_file, sets), name, address), device=device)
+        return open_executor(scale_settings(read_config(config_file, sets, reads=_READS), name, address), device=device)
     except (ConfigError, RayUnavailable, ValueError) as exc:
         raise _fail(str(exc)) from None
 
 
 def _seeded(config_file: Path | None, sets: list[str]) -> bool:
     """The settings name a seed (the service then judges with it rather than with its own)."""
-    section = read_config(config_file, sets).get("verify")
+    section = read_config(config_file, sets, reads=_READS).get("verify")
     return isinstance(section, dict) and "seed" in section
 
 
