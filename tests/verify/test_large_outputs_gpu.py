@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
+from kernelmosaic.verify.sandbox.kmworker import protocol
 
 from . import kit
 
@@ -240,14 +241,16 @@ def _needs(bytes_free: int) -> None:
 
 @pytest.mark.parametrize("name, problem, candidate", [("small_k_matmul", PROBLEM_SMALL_K_MATMUL, SMALL_K_MATMUL),
                                                       ("swish", PROBLEM_SWISH, SWISH)])
-def test_a_1g_element_output_is_judged_and_accepted(verifier, tmp_path, name, problem, candidate):
+def test_a_1g_element_output_is_judged_and_accepted(verifier, tmp_path, monkeypatch, name, problem, candidate):
     _needs(120 * GIB)  # the float64 oracle's terms (nine 8 GiB draws at once) beside the candidate's tensors
+    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", 64 << 20)  # no message of output size, either way
     v = verifier.verify(kit.write(tmp_path, "problem.py", problem), kit.write(tmp_path, f"{name}.py", candidate))
     assert v.status != Status.bad_problem, v.message
     assert v.accepted, v.message
     assert v.correctness.passed == v.correctness.trials == 3
     assert any(f.rule == "large-output-mode" for f in v.findings)
     assert v.timing is not None and v.timing.timed_calls_checked > 0
+    assert v.custom is not None and any(k.reaches_output for k in v.custom.kernels)
 
 
 def test_a_wrong_element_in_a_1g_element_output_is_found(verifier, tmp_path):
@@ -264,3 +267,101 @@ def test_small_problem_in_large_output_mode_through_cuda_ipc(build_cache, tmp_pa
                            kit.write(tmp_path, "add_relu.py", GPU_ADD_RELU))
     assert verdict.accepted, verdict.message
     assert any(f.rule == "large-output-mode" for f in verdict.findings)
+
+
+# One extension for the checks below (one build): the honest kernel and a variant without the ReLU.
+PAIR_SOURCE = """
+#include <torch/extension.h>
+
+__global__ void add_act_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+                               int64_t n, bool relu) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const float v = a[i] + b[i];
+        out[i] = (relu && v < 0.f) ? 0.f : v;
+    }
+}
+
+static torch::Tensor launch(torch::Tensor a, torch::Tensor b, bool relu) {
+    TORCH_CHECK(a.is_cuda() && b.is_cuda(), "CUDA tensors expected");
+    TORCH_CHECK(a.sizes() == b.sizes(), "a and b must have the same shape");
+    auto ac = a.contiguous(), bc = b.contiguous();
+    auto out = torch::empty_like(ac);
+    const int64_t n = ac.numel();
+    const int threads = 256;
+    const int blocks = (int)std::min<int64_t>((n + threads - 1) / threads, 4096);
+    add_act_kernel<<<blocks, threads>>>(ac.data_ptr<float>(), bc.data_ptr<float>(), out.data_ptr<float>(), n, relu);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return out;
+}
+
+torch::Tensor add_relu(torch::Tensor a, torch::Tensor b) { return launch(a, b, true); }
+torch::Tensor add_plain(torch::Tensor a, torch::Tensor b) { return launch(a, b, false); }
+"""
+
+
+def _pair_candidate(init: str, forward: str) -> str:
+    return f'''
+import time
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+source = r"""{PAIR_SOURCE}"""
+
+ops = load_inline(name="km_large_pair", cpp_sources="torch::Tensor add_relu(torch::Tensor a, torch::Tensor b);\\n"
+                  "torch::Tensor add_plain(torch::Tensor a, torch::Tensor b);",
+                  cuda_sources="#include <c10/cuda/CUDAException.h>\\n" + source,
+                  functions=["add_relu", "add_plain"], verbose=True)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.add_relu = ops.add_relu
+        self.add_plain = ops.add_plain
+{init}
+    def forward(self, a, b):
+{forward}
+'''
+
+
+PAIR_HONEST = _pair_candidate("", "        return self.add_relu(a, b)")
+PAIR_WRONG_WHEN_TIMED = _pair_candidate(
+    "        self.calls = 0\n",
+    "        self.calls += 1\n        if self.calls > 7:  # past the trials and the refill\n"
+    "            return self.add_plain(a, b)\n        return self.add_relu(a, b)")
+PAIR_STALE_IN_BURST = _pair_candidate(
+    "        self.last = None\n        self.returned = 0.0\n",
+    "        gap = time.perf_counter() - self.returned\n        out = self.add_relu(a, b)\n"
+    "        previous, self.last = self.last, out\n        self.returned = time.perf_counter()\n"
+    "        return previous if previous is not None and gap < 2e-5 else out")
+PAIR_DECOY = _pair_candidate("", "        self.add_relu(a, b)\n        return torch.relu(a + b)")
+
+SMALL_N = 1 << 20  # 4 MiB per output
+
+
+@pytest.fixture(scope="module")
+def small_large(build_cache):
+    """Threshold 0 with timing on: every path of large-output mode on a small problem, through CUDA IPC."""
+    with Verifier(_config(build_cache, large_output_bytes=0, compile_baseline=False, derive_alt=False)) as v:
+        yield v
+
+
+@pytest.mark.parametrize("name, source, status, rules", [
+    ("honest", PAIR_HONEST, Status.accepted, {"large-output-mode"}),
+    ("wrong_when_timed", PAIR_WRONG_WHEN_TIMED, Status.output_mismatch, {"timed-output-check"}),
+    # a host-inclusive timed call can come within 20 µs of the last on a GPU: its fingerprint may see it first
+    ("stale_in_burst", PAIR_STALE_IN_BURST, Status.output_mismatch,
+     {"burst-output-fingerprint", "timed-output-fingerprint", "timed-output-check"}),
+    ("decoy", PAIR_DECOY, Status.output_mismatch, {"kernel-output-unused"}),
+])
+def test_large_mode_checks_catch_on_cuda_with_no_message_of_output_size(small_large, tmp_path, monkeypatch, name,
+                                                                        source, status, rules):
+    monkeypatch.setattr(protocol, "MAX_MESSAGE_BYTES", 2 * SMALL_N)  # half an output
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU.replace("n = 4096", f"n = {SMALL_N}"))
+    v = small_large.verify(problem, kit.write(tmp_path, f"{name}.py", source))
+    assert v.status == status, v.message
+    assert rules & {f.rule for f in v.findings}, v.findings
+    if status == Status.accepted:
+        assert v.custom is not None and [k.reaches_output for k in v.custom.kernels] == [True]

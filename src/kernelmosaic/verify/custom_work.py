@@ -8,6 +8,10 @@ the result depends on. Under
 every policy at least one entry point must reach the result (`kernel-output-unused`); under `kernelbench`, where
 PyTorch may compute the rest, a candidate whose calls cannot be observed at all is rejected too
 (`kernel-output-unverified`), since nothing then shows that a custom kernel contributes.
+
+In large-output mode the probes' outputs stay where they are: the unperturbed probe's are handed out in place and
+copied into the reference worker, and each perturbed probe's are compared with that copy there (`verify/large.py`),
+with the same comparison; only its numbers come back.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import ReferenceData, Stop, _call, _integrity
+from kernelmosaic.verify.large import compare_probe_outputs, hold_probe_outputs, let_go_probes
 from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.verdict import CustomWork, Finding, KernelUse, Status
 
@@ -33,21 +38,38 @@ def custom_share(census: dict) -> float | None:
     return round(sum(r["total_ms"] for r in rows if r["custom"]) / total, 4)
 
 
-def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str], seed: int) -> dict:
+def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str], seed: int, shared: bool) -> dict:
     res = _call(cand, "probe", config.run_timeout_s, Status.runtime_error, "probing the candidate's kernels",
-                host_inputs=inputs, perturb=perturb, seed=seed)
+                host_inputs=inputs, perturb=perturb, seed=seed, shared=shared)
     _integrity(res["integrity"], "kernel probes")
     return res
 
 
 def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: dict,
-                      findings: list[Finding]) -> CustomWork:
+                      findings: list[Finding], ref: Worker | None = None) -> CustomWork:
     """Probe the candidate (already loaded and constructed in `cand`); raise Stop when its kernels' output is
-    unused (or, under `kernelbench`, unobservable); append flags for entry points that are decoys."""
+    unused (or, under `kernelbench`, unobservable); append flags for entry points that are decoys. `ref`: the
+    reference worker, which compares the probes' outputs in large-output mode (required there)."""
+    if not refdata.large:
+        return _check(cand, None, refdata, config, census, findings)
+    if ref is None:
+        raise ValueError("large-output mode compares the probes in the reference worker: pass `ref`")
+    try:
+        return _check(cand, ref, refdata, config, census, findings)
+    finally:
+        let_go_probes(cand, ref, config)
+
+
+def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: VerifyConfig, census: dict,
+           findings: list[Finding]) -> CustomWork:
+    """`check_custom_work`; `ref` given: large-output mode (the outputs compared in the reference worker)."""
     trial = next(tr for tr in refdata.trials if not tr["skipped"])
-    base = _probe(cand, config, trial["inputs"], [], config.seed + 5000)
+    shared = ref is not None
+    base = _probe(cand, config, trial["inputs"], [], config.seed + 5000, shared)
     if base["error"] or base["outputs"] is None:
         raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base['error']}")
+    if ref is not None:
+        hold_probe_outputs(cand, ref, config, base["outputs"])
     work = CustomWork(kernels=[KernelUse(name=n, calls=c) for n, c in sorted(base["calls"].items())])
     if cand.device.startswith("cuda"):
         work.share, work.share_basis = custom_share(census), "device_time" if custom_share(census) is not None \
@@ -68,14 +90,18 @@ def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig
         return work
     atol, rtol = config.tolerances()
     for k, use in enumerate(work.kernels[: config.dataflow_functions]):
-        res = _probe(cand, config, trial["inputs"], [use.name], config.seed + 5001 + k)
+        res = _probe(cand, config, trial["inputs"], [use.name], config.seed + 5001 + k, shared)
         if res["error"]:
             use.reaches_output, use.detail = False, f"forward raised when its output was noise: {res['error']}"
             continue
         if not res["noised"].get(use.name):
             use.detail = NO_TENSOR  # a size or other host value: nothing to judge, neither used nor unused
             continue
-        cmp = compare_outputs(base["outputs"], res["outputs"], atol, rtol)
+        if res["outputs"] is None:  # forward returned None under noise: not what the unperturbed forward returned
+            use.reaches_output, use.detail = True, "forward returned nothing when its output was noise"
+            continue
+        cmp = (compare_probe_outputs(cand, ref, config, res["outputs"]) if ref is not None
+               else compare_outputs(base["outputs"], res["outputs"], atol, rtol))
         use.reaches_output = not cmp.ok
         use.detail = cmp.detail if not cmp.ok else "noise in its output left the result within tolerance"
     tested = [u for u in work.kernels if u.reaches_output is not None]

@@ -6,6 +6,10 @@ hands its outputs out in place (`kmworker/shared_runs.py`); this process relays 
 compares them with the one comparison (`kmworker/compare_core.py`) and answers with numbers. The refill check runs
 in the same pass, on the same held trial. This process holds descriptors and numbers only: its memory per judgement
 does not grow with the outputs. The verdict's statuses and messages are the ordinary mode's (judge.py).
+
+The later checks that need whole outputs run the same way: the timing round's call checked in full (the candidate
+keeps a copy on its device, `compare_timed_call`) and the kernel probes (the unperturbed outputs copied into the
+reference worker, each perturbed forward's compared with them there: `hold_probe_outputs`, `compare_probe_outputs`).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from .inputs import InputTemplate, cast_model, to_device
 from .intercept import INTERCEPT
 from .loader import BuildRecorder, load_module
 from .memory import forward_peak_bytes
+from .shared import export_tensors, package_in_place, release
 from .shared_runs import SharedRuns
 from .timing import BURST_SETS, Timer, burst, burst_seed
 
@@ -123,9 +124,13 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 "extra_threads": integrity.thread_count() - self.threads}
 
     @torch.no_grad()
-    def probe(self, host_inputs: list, perturb: list[str], seed: int) -> dict:
+    def probe(self, host_inputs: list, perturb: list[str], seed: int, shared: bool = False) -> dict:
         """One forward with the candidate's own kernel calls counted and timed, and the outputs of those named in
-        `perturb` replaced by noise. A forward that raises is reported, not raised: under noise that is an answer."""
+        `perturb` replaced by noise. A forward that raises is reported, not raised: under noise that is an answer.
+        `shared` (large-output mode): the outputs are handed out in place (`shared_runs.SharedRuns._export`), for the
+        reference worker to compare there, instead of copied into the reply; the previous probe's go first."""
+        if shared:
+            release()
         inputs = self._inputs(host_inputs)
         sync = torch.cuda.synchronize if self.device.startswith("cuda") else (lambda: None)
         INTERCEPT.reset(set(perturb), seed, sync)
@@ -146,7 +151,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
             INTERCEPT.known = []
         return {"calls": dict(INTERCEPT.calls), "host_s": dict(INTERCEPT.host_s), "noised": dict(INTERCEPT.noised),
                 "forward_s": time.perf_counter() - start, "error": error,
-                "outputs": package_outputs(out) if out is not None else None,
+                "outputs": None if out is None else self._export(out) if shared else package_outputs(out),
                 "integrity": integrity.diff(self.before)}
 
     def peak_memory(self, host_inputs: list) -> dict:
@@ -163,14 +168,21 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
     def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0,
              fp_seed: int = 0, wall_ms: float | None = None, inputs_by_seed: bool = False) -> dict:
         """`inputs_by_seed` (large-output mode): the checked call's inputs go back as their seed, {"seed": s}, for
-        the reference worker to redraw, not whole (with the outputs they passed the message limit at 1G elements)."""
+        the reference worker to redraw, and its outputs, copied on this worker's device when the call's window
+        closed, are handed out in place (`shared.export_tensors`: a CUDA IPC handle of the copy, or a sealed memfd)
+        with `"shared": True`; the parent relays them to the reference worker at once. Nothing of output size is in
+        the reply (whole, the outputs passed the message limit at 1G elements)."""
+        self.burst_sets = None  # a round's timed calls do not share the device with the last round's burst sets
+        release()  # the previous round's checked outputs (the reference is done with them)
         timer = Timer(self.device, l2_bytes, lead_us)
+        keep = (lambda _inputs, out: (None, package_in_place(out, copy=True))) if inputs_by_seed else None
         result = timer.measure(self.model, self.template.drawer(self.device), budget_ms, check_at=check_at, seed=seed,
-                               fingerprint=Fingerprinter(fp_seed, self.device), wall_ms=wall_ms)
-        inputs, out = result["checked"]
+                               fingerprint=Fingerprinter(fp_seed, self.device), wall_ms=wall_ms, snapshot=keep)
+        inputs, out = result.pop("checked")
         if inputs_by_seed:  # the timed calls follow the warm-up ones; `measure` takes `check_at` modulo their count
             timed_calls = result["calls"][result["warmup_calls"]:]
             inputs = {"seed": timed_calls[check_at % len(timed_calls)]["seed"]}
+            out = {**out, "tensors": export_tensors(out["tensors"]), "shared": True}
         return {"samples": result["samples"], "host_samples": result["host_samples"], "host": result["host"],
                 "flush_bytes": timer.flush_bytes, "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],
                 "lead_short": result["lead_short"],
@@ -179,10 +191,20 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 "integrity": integrity.diff(self.before),
                 "extra_threads": integrity.thread_count() - self.threads}
 
-    def burst_inputs(self, seed: int) -> dict:
-        """Draw the wall-clock burst's input sets ahead of it, so the parent's timing of the burst holds calls only."""
+    def burst_inputs(self, seed: int, sets: int = BURST_SETS) -> dict:
+        """Draw the wall-clock burst's `sets` input sets ahead of it, so the parent's timing of the burst holds calls
+        only (fewer in large-output mode: `timing.LARGE_BURST_SETS`)."""
         draw = self.template.drawer(self.device)
-        self.burst_sets = [draw(burst_seed(seed, k)) for k in range(BURST_SETS)]
+        self.burst_sets = None  # the previous burst's sets go before the next are drawn
+        self.burst_sets = [draw(burst_seed(seed, k, sets)) for k in range(sets)]
+        return {}
+
+    def burst_release(self) -> dict:
+        """The burst's input sets let go once the parent has run it for the last time (it may run again, longer, on
+        the same sets), so they are not alive beside eager's sets or the next round's calls."""
+        self.burst_sets = self.burst_last = None
+        if self.device.startswith("cuda"):
+            torch.cuda.empty_cache()
         return {}
 
     @torch.no_grad()

@@ -12,8 +12,15 @@ import torch
 __all__ = ["Fingerprinter"]
 
 
+CHUNK = 1 << 24
+"""Elements per pass: the float64 temporaries of a pass take 128 MiB each, whatever the output's size (whole, a
+1G-element output's took 8 GiB each, several at once, on every timed call)."""
+
+
 class Fingerprinter:
-    """Weights per (output index, size) for one seed, drawn once on the device and reused for every call."""
+    """Weights per (output index, size) for one seed, drawn once on the device and reused for every call. They are
+    kept in float32 (4 bytes per output element, for the whole timing phase) and widened a pass at a time; every
+    sum is accumulated in float64, in the same order on every side."""
 
     def __init__(self, seed: int, device: str) -> None:
         self.seed, self.device = seed, device
@@ -23,7 +30,7 @@ class Fingerprinter:
         key = (index, numel)
         if key not in self._weights:
             gen = torch.Generator(device=self.device).manual_seed(self.seed + 7 * index)
-            self._weights[key] = torch.randn(numel, generator=gen, device=self.device, dtype=torch.float64)
+            self._weights[key] = torch.randn(numel, generator=gen, device=self.device, dtype=torch.float32)
         return self._weights[key]
 
     def __call__(self, out, moments: bool = False) -> list[dict]:
@@ -33,15 +40,28 @@ class Fingerprinter:
             if type(x) is not torch.Tensor:
                 prints.append({"type": type(x).__name__})
                 continue
-            v = x.detach().reshape(-1).to(self.device, torch.float64)
-            w = self._w(i, v.numel())
-            finite = torch.isfinite(v)
-            vals = torch.where(finite, v, torch.zeros((), dtype=torch.float64, device=v.device))
+            flat = x.detach().reshape(-1)
+            w = self._w(i, flat.numel())
+            sums = torch.zeros(7, dtype=torch.float64, device=self.device)  # dot, nan, +inf, -inf, then moments
+            for start in range(0, flat.numel(), CHUNK):
+                v = flat[start:start + CHUNK].to(self.device, torch.float64)
+                wc = w[start:start + CHUNK].double()
+                finite = torch.isfinite(v)
+                vals = torch.where(finite, v, torch.zeros((), dtype=torch.float64, device=v.device))
+                sums[0] += torch.dot(wc, vals)
+                sums[1] += torch.isnan(v).sum()
+                sums[2] += (v == float("inf")).sum()
+                sums[3] += (v == float("-inf")).sum()
+                if moments:
+                    w2 = wc.mul_(wc)
+                    sums[4] += w2.sum()
+                    sums[5] += torch.dot(w2, vals.abs())
+                    sums[6] += torch.dot(w2, vals.mul_(vals))
+                del v, wc, finite, vals
+            got = sums.tolist()
             fp = {"type": "Tensor", "shape": list(x.shape), "dtype": str(x.dtype).removeprefix("torch."),
-                  "dot": float(torch.dot(w, vals)), "nan": int(torch.isnan(v).sum()),
-                  "posinf": int((v == float("inf")).sum()), "neginf": int((v == float("-inf")).sum())}
+                  "dot": got[0], "nan": int(got[1]), "posinf": int(got[2]), "neginf": int(got[3])}
             if moments:
-                w2 = w * w
-                fp.update(w2=float(w2.sum()), w2abs=float(torch.dot(w2, vals.abs())), w2sq=float(torch.dot(w2, vals * vals)))
+                fp.update(w2=got[4], w2abs=got[5], w2sq=got[6])
             prints.append(fp)
         return prints

@@ -54,6 +54,9 @@ class HeldTrials:
     `_oracle(inputs, in_place)`."""
 
     held: Held | None = None
+    probe_base: dict | None = None
+    """The candidate's outputs of an unperturbed kernel probe, copied here (`hold_probe`), while the perturbed
+    probes are compared with them (`compare_probe`)."""
 
     def _draw(self, seed: int, dist: str) -> list:
         """A trial's inputs, exactly as `ReferenceRole.trials` draws them."""
@@ -107,9 +110,31 @@ class HeldTrials:
         return {"inputs": descs, "held_seed": seed, "held_bytes": self.held.nbytes}
 
     def release_held(self) -> dict:
-        """Let the held trial go (the judgement is over: its device memory goes back for the next one)."""
+        """Let the held trial and probe outputs go (the judgement is over: their memory goes back for the next)."""
+        self.probe_base = None
         self._drop_held()
         return {}
+
+    @torch.no_grad()
+    def hold_probe(self, outputs: dict) -> dict:
+        """The candidate's outputs of its unperturbed probe (descriptors, `SharedRuns._export`) copied into this
+        worker's memory: the perturbed probes are compared with this copy, which the candidate cannot reach."""
+        self.probe_base = None
+        got = self._imported(outputs, MAILBOX.incoming)
+        self.probe_base = {**got, "tensors": [t.clone() for t in got["tensors"]]}
+        del got
+        return {"held_bytes": nbytes_of(self.probe_base["tensors"])}
+
+    @torch.no_grad()
+    def compare_probe(self, outputs: dict, atol: float, rtol: float) -> dict:
+        """A perturbed probe's outputs (descriptors) against the held unperturbed ones, with the comparison the
+        parent makes in the ordinary mode (no oracle: the probe asks whether noise moved the result)."""
+        if self.probe_base is None:
+            raise RuntimeError("no probe outputs are held: `hold_probe` first")
+        got = self._imported(outputs, MAILBOX.incoming)
+        cmp = compare_packaged(self.probe_base, got, atol, rtol)
+        del got
+        return {"comparison": cmp.as_dict()}
 
     @torch.no_grad()
     def compare_held(self, outputs: dict, atol: float, rtol: float, repeat: dict | None = None) -> dict:
@@ -140,16 +165,19 @@ class HeldTrials:
                     seed: int | None = None) -> dict:
         """A candidate's outputs (packaged, sent whole) for `inputs`, or for the inputs drawn from `seed` as the timed
         calls draw them, against the reference and its oracle computed here: the reference's side of a timed call's
-        check never leaves this worker."""
+        check never leaves this worker. `outputs` marked `"shared"` (large-output mode) hold descriptors of the
+        candidate's copy of them (`candidate.time`): mapped here in place before anything is computed, so one that
+        does not hold what it describes is refused before the reference spends a forward on it."""
         self._drop_held()
+        shared = self._imported(outputs, MAILBOX.incoming) if outputs.get("shared") else None
         inputs = self.template.drawer(self.device)(seed) if seed is not None else to_device(inputs, self.device)
         before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         expected = package_in_place(self.model(*inputs))
         del inputs
         oracle = self._oracle(before, in_place=True)
         del before
-        got = {**outputs, "tensors": [t.to(self.device) for t in outputs["tensors"]]}
+        got = shared or {**outputs, "tensors": [t.to(self.device) for t in outputs["tensors"]]}
         cmp = compare_packaged(expected, got, atol, rtol, oracle)
-        del expected, oracle, got
+        del expected, oracle, got, shared
         self._drop_held()
         return {"comparison": cmp.as_dict()}

@@ -21,15 +21,19 @@ __all__ = ["INTERCEPT", "Interceptor", "perturb_value", "op_names"]
 def perturb_value(t: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     """A same-shape, same-dtype stand-in for a kernel output that differs from it almost everywhere: floats get
     noise at the output's own scale, integers and booleans are shuffled (values stay in range, so indices stay
-    valid)."""
+    valid). The noise is drawn on the output's own device, from a generator seeded by `gen`: no host buffer of the
+    output's size (large-output mode's outputs take gigabytes)."""
     if t.numel() == 0:
         return t.clone()
+    local = torch.Generator(device=t.device).manual_seed(int(torch.randint(1 << 62, (1,), generator=gen)))
     if t.is_floating_point() or t.is_complex():
-        scale = float(t.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()) + 1.0
-        noise = torch.randn(t.shape, generator=gen, device="cpu").to(t.device)
-        return (t.detach() + noise.to(t.dtype) * scale).to(t.dtype)
+        finite = t.detach().nan_to_num(0.0, 0.0, 0.0)  # the one temporary of the output's size beside the noise
+        scale = float((finite.abs() if finite.is_complex() else finite.abs_()).max()) + 1.0
+        del finite
+        noise = torch.randn(t.shape, generator=local, device=t.device, dtype=t.dtype)
+        return noise.mul_(scale).add_(t.detach())
     flat = t.detach().reshape(-1)
-    order = torch.randperm(flat.numel(), generator=gen, device="cpu").to(t.device)
+    order = torch.randperm(flat.numel(), generator=local, device=t.device)
     return flat[order].reshape(t.shape)
 
 

@@ -64,8 +64,10 @@ def nbytes_of(items) -> int:
     return sum(x.numel() * x.element_size() for x in items if isinstance(x, torch.Tensor))
 
 
-def package_in_place(out) -> dict:
-    """`common.package_outputs`' description of a return value with its tensors left where they are (no host copy)."""
+def package_in_place(out, copy: bool = False) -> dict:
+    """`common.package_outputs`' description of a return value with its tensors left where they are (no host copy).
+    `copy`: each tensor copied on its own device, so what the caller writes into its outputs afterwards does not
+    reach the description (a timed call's snapshot, `timing.Timer.measure`)."""
     items = list(out) if isinstance(out, tuple) else [out]
     tensors, meta = [], []
     for x in items:
@@ -75,7 +77,8 @@ def package_in_place(out) -> dict:
             continue
         meta.append({"type": "Tensor", "dtype": str(x.dtype).removeprefix("torch."), "shape": list(x.shape),
                      "device": x.device.type})
-        tensors.append(x.detach().contiguous())
+        x = x.detach()
+        tensors.append(x.clone(memory_format=torch.contiguous_format) if copy else x.contiguous())
     return {"tuple": isinstance(out, tuple), "meta": meta, "tensors": tensors}
 
 

@@ -35,7 +35,7 @@ import torch
 
 from .common import package_outputs
 
-__all__ = ["BURST_SETS", "Timer", "burst", "burst_seed", "repetitions", "lead_short"]
+__all__ = ["BURST_SETS", "Timer", "burst", "burst_seed", "host_snapshot", "LARGE_BURST_SETS", "repetitions", "lead_short"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
 _MAX_LEAD_US = 20_000.0
@@ -127,7 +127,7 @@ class Timer:
         return statistics.median_high(self.one(lambda: None, []).trailing_ms for _ in range(calls))
 
     def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True, seed: int = 0,
-                fingerprint=None, wall_ms: float | None = None) -> dict:
+                fingerprint=None, wall_ms: float | None = None, snapshot=None) -> dict:
         """Warm up, size the lead, pick repetitions from the measured cost, and time every call with fresh inputs.
 
         `draw(seed)`: a fresh input set for one call; call i uses seed `seed + i`.
@@ -135,7 +135,10 @@ class Timer:
         `escaped`: also measure the synchronisation's own cost and report the work that escaped the window (CUDA).
         `fingerprint(out)`: recorded with the call's seed for every call when given.
         `wall_ms`: host wall time the timed calls may take (default four times `budget_ms`; see `repetitions`).
+        `snapshot(inputs, out)`: what is kept of the checked call, taken right after its window closes (default
+        `host_snapshot`: both copied to the host; large-output mode keeps a copy of the outputs on the device).
         """
+        snapshot = snapshot or host_snapshot
         if self.cuda:
             self.l2_reset = _reset_persisting_l2() or self.l2_reset
         calls: list[dict] = []
@@ -176,7 +179,7 @@ class Timer:
             if not lead or not self.cuda:
                 host_samples.append(s.stream_ms)
             if i == check_at:  # copied at once: work still running after forward returned shows as a mismatch
-                checked = ([x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(s.out))
+                checked = snapshot(inputs, s.out)
         result = {"samples": samples, "host_samples": host_samples, "host": host, "checked": checked,
                   "lead_us": lead_us, "escaped_ms": None, "calls": calls, "warmup_calls": warm,
                   "lead_short": lead_short(enqueued, lead_us) if self.cuda else 0}
@@ -184,6 +187,11 @@ class Timer:
             bracket = self._bracket_ms() if self.cuda else 0.0
             result["escaped_ms"] = max(statistics.median_high(trailing) - bracket, 0.0)
         return result
+
+
+def host_snapshot(inputs: list, out) -> tuple[list, dict]:
+    """The checked call's inputs and outputs copied to the host, to be sent whole (the ordinary mode)."""
+    return [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs], package_outputs(out)
 
 
 def lead_short(enqueue_ms: list[float], lead_us: float) -> int:
@@ -204,12 +212,19 @@ def repetitions(budget_ms: float, wall_ms: float, est_ms: float, call_wall_ms: f
 
 BURST_SETS = 4
 """Input sets a wall-clock burst rotates through (`burst_seed`)."""
+LARGE_BURST_SETS = 2
+"""The same in large-output mode, where one input set can take gigabytes of device memory (and the candidate's and
+eager's sets may be alive at once). Two is the fewest that keeps what the burst checks: consecutive calls never
+share input buffers or values, so an answer kept from the previous call is the wrong one for the next set and the
+last call's fingerprint shows it, as with four. A memo keyed on the input buffers is the refill check's to catch
+(`stale-buffer-check`), in both modes: within one burst, a memo holding an answer per set would be right with any
+number of sets."""
 
 
-def burst_seed(seed: int, call: int) -> int:
-    """The seed of the input set that call `call` of a burst drawn from `seed` uses (the workers draw the sets with
-    it; the parent finds the last call's inputs with it)."""
-    return seed + call % BURST_SETS
+def burst_seed(seed: int, call: int, sets: int = BURST_SETS) -> int:
+    """The seed of the input set that call `call` of a burst drawn from `seed` over `sets` sets uses (the workers
+    draw the sets with it; the parent finds the last call's inputs with it)."""
+    return seed + call % sets
 
 
 def burst(fn, inputs: list[list], calls: int, device: str) -> tuple[float, object]:
