@@ -53,7 +53,7 @@ def test_verify_batch_derives_too(env, tmp_path):
     out = tmp_path / "verdicts.jsonl"
     res = CliRunner().invoke(app, ["verify-batch", str(tmp_path / "pairs"), "--out", str(out), "--device", "cpu",
                                    "--trials", "2", "--no-timing"])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # the fixed-size candidate is rejected
     rows = {json.loads(line)["id"]: json.loads(line)["verdict"] for line in out.read_text().splitlines()}
     assert rows["fixed/candidate"]["status"] == "shape_mismatch"
     assert rows["honest/candidate"]["status"] == "accepted"

@@ -44,7 +44,7 @@ def test_verify_batch_writes_jsonl_and_resumes(env, tmp_path):
     out = tmp_path / "verdicts.jsonl"
     args = ["verify-batch", str(tmp_path / "pairs"), "--out", str(out), "--device", "cpu", "--trials", "2", "--no-timing"]
     res = CliRunner().invoke(app, args)
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output  # judged, and one pair was rejected
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["id"]: r["verdict"]["status"] for r in rows} == {"p1/candidate": "accepted", "p2/candidate": "output_mismatch"}
     # captured output is not a terminal: a line per verdict as it is written, in that order, before the summary
@@ -54,7 +54,7 @@ def test_verify_batch_writes_jsonl_and_resumes(env, tmp_path):
     assert {pair: why for _, pair, _, why in lines}["p1/candidate"] == "untimed"
     assert res.output.index("[2/2]") < res.output.index("1 accepted, 1 rejected")
     res = CliRunner().invoke(app, args)
-    assert res.exit_code == 0 and "2 already judged" in res.output and "[1/2]" not in res.output
+    assert res.exit_code == 1 and "2 already judged" in res.output and "[1/2]" not in res.output  # the file's verdicts
     assert len(out.read_text().splitlines()) == 2
 
 

@@ -91,6 +91,20 @@ def _check_problem_parses(problem: Path) -> None:
         raise _fail(f"problem {problem}: cannot be read ({exc})") from None
 
 
+def _isolation(verdict: Verdict, explain: bool, console: Console) -> None:
+    """The OS isolation layers the candidate's processes ran in; with --explain, what each stops and what of the
+    documented minimum is missing (a verdict without it is never *verified*)."""
+    from kernelmosaic.verify.isolation import describe, missing
+
+    layers = verdict.env.isolation
+    short = missing(layers)
+    console.print(f"isolation: {', '.join(layers) or 'none recorded'}"
+                  + (f" [yellow](below the minimum: {'; '.join(short)})[/]" if short else " (minimum met)"), highlight=False)
+    if explain:
+        for line in describe(layers):
+            console.print(f"  {line}", highlight=False, soft_wrap=True)
+
+
 def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
     color = "green" if verdict.accepted else "red"
     console.print(f"[bold {color}]{verdict.status.value}[/]  {verdict.message}")
@@ -120,6 +134,7 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
         console.print(line)
     env = f"; env: {verdict.env.device} ({verdict.env.device_name}), torch {verdict.env.torch}" if verdict.env.device else ""
     console.print(f"compile: {verdict.compile.seconds:.1f}s{' (cache hit)' if verdict.compile.cache_hit else ''}{env}")
+    _isolation(verdict, explain, console)
     if verdict.findings and (explain or not verdict.accepted):
         from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
         from kernelmosaic.verify.static import RULES
@@ -324,3 +339,16 @@ def verify_batch_command(
         except RuntimeError as exc:  # the Ray executor lost a job max_attempts times
             raise _fail(f"{exc} (verdicts so far are in {out})") from None
     console.print(f"{counts['accepted']} accepted, {counts['rejected']} rejected, {counts['skipped']} already judged -> {out}")
+    raise typer.Exit(1 if _any_rejected(out, {pair.id for pair in pairs}) else 0)
+
+
+def _any_rejected(out: Path, ids: set[str]) -> bool:
+    """Whether a verdict of this batch's pairs in `out` (this run's and those judged before it) is a rejection:
+    exit 1, as `verify` exits 1 for a rejected candidate (docs/cli.md)."""
+    import json
+
+    for line in out.read_text(encoding="utf-8").splitlines() if out.exists() else []:
+        row = json.loads(line)
+        if row.get("id") in ids and not row["verdict"]["accepted"]:
+            return True
+    return False
