@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from kernelmosaic.config import DEFAULT_FILE, ConfigError, read_config
+from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
@@ -127,11 +128,17 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
                       f"max abs {c.max_abs_error:.3g}, max rel {c.max_rel_error:.3g} (atol {c.atol:g}, rtol {c.rtol:g})")
     if verdict.timing:
         t = verdict.timing
-        line = (f"timing ({t.timer}): candidate {t.candidate.median_ms:.4f} ms [{t.candidate.q1_ms:.4f}-{t.candidate.q3_ms:.4f}, "
-                f"n={t.candidate.samples}], eager {t.eager.median_ms:.4f} ms -> {t.speedup_vs_eager:.2f}x")
-        if t.compile and t.speedup_vs_compile is not None:
-            line += f", torch.compile {t.compile.median_ms:.4f} ms -> {t.speedup_vs_compile:.2f}x"
-        console.print(line)
+        eager, compiled = read_speedup(t.candidate, t.eager), read_speedup(t.candidate, t.compile)
+        line = (f"timing ({t.timer}): candidate {t.candidate.median_ms:.4f} ms ({t.candidate.q1_ms:.4f}-"
+                f"{t.candidate.q3_ms:.4f} between quartiles, n={t.candidate.samples}), eager {t.eager.median_ms:.4f} ms "
+                f"-> {eager.describe()}")
+        line += (f", torch.compile {t.compile.median_ms:.4f} ms -> {compiled.describe()}" if t.compile else
+                 ", torch.compile not measured")
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        if not (eager.reliable and (compiled.reliable or not compiled.measured)):
+            console.print(f"[yellow]speedup unreliable[/]: the timings' own spread is wider than a factor "
+                          f"{MAX_SPREAD} between quartiles (a busy host or a noisy clock); rerun on an idle machine "
+                          "before quoting it", highlight=False)
     env = f"; env: {verdict.env.device} ({verdict.env.device_name}), torch {verdict.env.torch}" if verdict.env.device else ""
     console.print(f"compile: {verdict.compile.seconds:.1f}s{' (cache hit)' if verdict.compile.cache_hit else ''}{env}")
     _isolation(verdict, explain, console)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from kernelmosaic.contracts.speedup import read_speedup
 from kernelmosaic.verify.pool import calls_log
 from kernelmosaic.verify.verdict import Timing
 
@@ -109,7 +110,8 @@ def speed_detail(timing: Timing | None) -> str:
     """`1.01x vs eager (0.031 / 0.031 ms device; host 0.052 / 0.044 ms)` of a verdict's `Timing`, or `untimed`."""
     if timing is None:
         return "untimed"
-    text = (f"{timing.speedup_vs_eager:.2f}x vs eager ({timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} "
+    reading = read_speedup(timing.candidate, timing.eager)
+    text = (f"{reading.describe()} vs eager ({timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} "
             "ms device")
     if timing.candidate_host is not None and timing.eager_host is not None:
         text += f"; host {timing.candidate_host.median_ms:.4g} / {timing.eager_host.median_ms:.4g} ms"

@@ -392,9 +392,12 @@ def _accepted_message(out: Outcome, verdict: Verdict) -> str:
     if verdict.custom is not None and verdict.custom.share is not None:
         text += f", custom kernels {100 * verdict.custom.share:.0f}% of {verdict.custom.share_basis.replace('_', ' ')}"
     if out.timing:
+        from kernelmosaic.contracts.speedup import read_speedup
+
         t = out.timing
-        text += f"; {t.candidate.median_ms:.3f} ms, {t.speedup_vs_eager:.2f}x vs eager"
-        if t.speedup_vs_compile is not None:
-            text += f", {t.speedup_vs_compile:.2f}x vs torch.compile"
+        eager, compiled = read_speedup(t.candidate, t.eager), read_speedup(t.candidate, t.compile)
+        text += f"; {t.candidate.median_ms:.3f} ms, {eager.describe()} vs eager"
+        if compiled.measured:
+            text += f", {compiled.describe()} vs torch.compile"
     return text
 
