@@ -3,7 +3,9 @@
 A candidate is verified when its latest verdict is accepted, it was timed with the `full` profile (every device
 times: CUDA events on a GPU, host timers on a CPU; the `quick` profile is for iterations and checks fewer timed
 calls), no verdict since its last rejection carries a `reject` finding, on CUDA it
-passed compute-sanitizer, and its task carries no `task-*` flag and no failed audit. Anything else it may be
+passed compute-sanitizer, its latest verdict was judged inside the documented minimum of OS isolation layers
+(`verify/isolation.py`: no network, every process ending with the judgement, writes confined to its scratch folder,
+the reference out of reach), and its task carries no `task-*` flag and no failed audit. Anything else it may be
 (accepted once, accepted but never timed, accepted on a degenerate task) is recorded, never counted as solved.
 """
 
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic.verify.isolation import missing as missing_isolation
 from kernelmosaic.verify.sanitize import TOOLS, tool_passed
 from kernelmosaic.verify.verdict import Verdict
 
@@ -121,8 +124,11 @@ def check_candidate(history: Sequence[Verdict], task_flags: Sequence[str] = ()) 
     sanitized = any(_sanitized(history[i]) for i in since)
     if latest.accepted and required and not sanitized:
         reasons.append("not sanitized (compute-sanitizer memcheck/racecheck/synccheck/initcheck) on CUDA")
+    unisolated = missing_isolation(latest.env.isolation)
+    if latest.accepted and unisolated:
+        reasons.append("judged without the minimum isolation: " + "; ".join(unisolated))
     reasons += [f"task flag {flag}" for flag in sorted(flags)]
-    ok = passed_every_trial(latest) and not rejecting and timed and (sanitized or not required)
+    ok = passed_every_trial(latest) and not rejecting and timed and (sanitized or not required) and not unisolated
     return Verification(candidate_ok=ok, task_flags=sorted(flags), timed=timed, sanitized=sanitized,
                         sanitizer_required=required, rests_on=since, reasons=reasons)
 

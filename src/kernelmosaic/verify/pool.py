@@ -3,6 +3,8 @@
 Each worker is `python -m kmworker` in its own process group and scratch directory, with per-call timeouts,
 an address-space cap where it can be applied (CPU), and a resident-memory watch where it cannot (CUDA reserves
 huge virtual ranges). A worker that timed out, crashed, ran out of memory or saw a CUDA error is discarded.
+Candidate and compile workers start inside the isolation layers of their device type (`isolation.py`); every
+process a worker made is killed with it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
 
@@ -61,6 +64,8 @@ class WorkerLimits:
     extra_env: dict[str, str] = field(default_factory=dict)
     nice: int = 0
     """Added to the worker's CPU niceness at its start (its children inherit it): a compile nobody waits on first."""
+    writable: tuple[str, ...] = ()
+    """Folders besides its scratch folder a confined worker may write into (the build cache)."""
 
 
 def _preexec(limits: WorkerLimits):
@@ -127,6 +132,10 @@ class Worker:
         """It greeted: its device is set up and it serves requests (`env` holds what it reported)."""
         self.hold = None
         """The judgement's hold on the device (devlock.DeviceHold), taken shared around every call; None: none."""
+        self.plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
+        self._pid = 0
+        self.isolation: list[str] = []
+        """The isolation layers active around this worker (namespaces it started in, and what it applied itself)."""
 
     def start(self, timeout: float = 120.0) -> dict:
         """Start the worker and wait until it is ready on its device; returns its environment."""
@@ -136,23 +145,38 @@ class Worker:
     def spawn(self, defer_device: bool = False) -> None:
         """Launch the process without waiting for it. With `defer_device` it loads Python and torch and then waits,
         touching no device, until `activate()`: a spare that can start while another candidate is timed."""
-        from kernelmosaic.verify.sandbox.kmworker.protocol import SCRATCH_ENV, Channel
+        from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
 
         parent_sock, child_sock = socket.socketpair()
         env = worker_env({"PYTHONDONTWRITEBYTECODE": "1", **self.limits.extra_env})
-        if not self.keep_scratch:  # a worker whose parent died (nobody left to remove it) removes it itself
-            env[SCRATCH_ENV] = str(self.scratch)
         device = self.device
         if device.startswith("cuda:"):
             env["CUDA_VISIBLE_DEVICES"] = device.split(":", 1)[1]
             device = "cuda"
+        args = ["--fd", str(child_sock.fileno()), "--role", self.role, "--device", device,
+                *(["--defer-device"] if defer_device else [])]
+        if not self.keep_scratch:  # a worker whose parent died (nobody left to remove it) removes it itself
+            args.append("--own-scratch")  # its working directory at start: no variable or argument names the path
+        prefix: list[str] = []
+        if self.role == "reference":
+            args += ["--nondumpable"] if self.plan.nondumpable_reference else []
+        else:  # candidate code runs here (compile: static initializers, build scripts)
+            prefix = list(self.plan.prefix)
+            args += self.plan.worker_args()
+            for path in isolation.writable_paths(self.scratch, self.limits.writable, self.device):
+                args += ["--writable", path]
+            tmp = self.scratch / "tmp"  # compilers and tempfile write here, inside what it may write
+            tmp.mkdir(exist_ok=True)
+            env.update(TMPDIR=str(tmp), TORCHINDUCTOR_CACHE_DIR=env.get("TORCHINDUCTOR_CACHE_DIR")
+                       or isolation.inductor_cache_dir())
+        self._pid = 0
         with open(self.log_path, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, *SAFE_PATH, "-m", "kmworker", "--fd", str(child_sock.fileno()), "--role", self.role,
-                 "--device", device, *(["--defer-device"] if defer_device else [])],
+                [*prefix, sys.executable, *SAFE_PATH, "-m", "kmworker", *args],
                 pass_fds=(child_sock.fileno(),), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_preexec(self.limits),
             )
+        self.isolation = list(self.plan.namespaces) if prefix else []
         child_sock.close()
         record_worker(self.scratch, self.proc.pid)
         _LIVE.add(self)
@@ -175,8 +199,26 @@ class Worker:
     def _ready(self, timeout: float) -> dict:
         hello = self._wait(timeout, "start")
         self.env = hello.get("env", {})
+        self.isolation = sorted({*self.isolation, *(str(x) for x in hello.get("isolation", []))})
         self.ready = True
         return self.env
+
+    @property
+    def pid(self) -> int:
+        """The worker's own process id as this process sees it (the child of `unshare` when that forks); 0 when it is
+        not running."""
+        if self.proc is None:
+            return 0
+        if not self.plan.forks or not self.plan.prefix or self.role == "reference":
+            return self.proc.pid
+        for _ in range(200):  # `unshare` forks the worker right after it starts
+            if self._pid or self.proc.poll() is not None:
+                break
+            kids = isolation.children(self.proc.pid)
+            self._pid = kids[0] if kids else 0
+            if not self._pid:
+                time.sleep(0.005)
+        return self._pid or self.proc.pid
 
     @property
     def alive(self) -> bool:
@@ -216,7 +258,7 @@ class Worker:
                     raise WorkerDied("crash", f"undecodable message from {self.role} worker: {exc}") from exc
             if self.proc.poll() is not None and not self.channel.poll(0):
                 raise self._died(f"{self.role} worker exited during {what}")
-            if self.limits.rss_bytes and _rss(self.proc.pid) > self.limits.rss_bytes:
+            if self.limits.rss_bytes and _rss(self.pid) > self.limits.rss_bytes:
                 self.kill()
                 raise WorkerDied("resource", f"{self.role} worker exceeded {self.limits.rss_bytes >> 30} GiB resident memory")
 
@@ -239,6 +281,8 @@ class Worker:
 
     def kill(self) -> None:
         self.poisoned = True
+        if self.proc is not None:  # what it started, orphans included (its subreaper kept them), before it goes
+            isolation.kill_tree(self.proc.pid)
         if self.proc is not None and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -267,6 +311,7 @@ class Worker:
         closing a batch's verifier waited 5 s on a spare launched near the end."""
         if self.alive and self.ready:
             try:
+                isolation.kill_tree(self.pid)  # processes it left behind would be orphaned to init by its exit
                 self.channel.send({"op": "exit"})
                 self._wait(5.0, "exit")
             except (WorkerDied, OSError):

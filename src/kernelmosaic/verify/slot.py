@@ -57,8 +57,9 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     if role == "candidate":
         env["CUPY_CACHE_DIR"] = str(config.cache_dir / "cupy")  # fast-form NVRTC builds, shared across workers
     if device == "cpu" or role == "compile":
-        return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env)
-    return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env)
+        return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env,
+                            writable=(str(config.cache_dir),))
+    return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env, writable=(str(config.cache_dir),))
 
 
 def nvidia_smi(field: str) -> str:

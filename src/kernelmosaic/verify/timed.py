@@ -98,7 +98,7 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
     status = Status.bad_problem if kind else Status.runtime_error
     _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed, sets=sets)
     calls = burst_calls(target_ms, host_median_ms)
-    pid = worker.proc.pid if worker.proc is not None else 0
+    pid = worker.pid
     for _ in range(3 if resize else 1):
         before = snapshot(pid)
         t0 = time.perf_counter()

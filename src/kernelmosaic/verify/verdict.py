@@ -192,6 +192,9 @@ class Env(_Model):
     gpu_name: str = ""
     gpu_uuid: str = ""
     """The judging GPU's UUID (stable across CUDA_VISIBLE_DEVICES orderings); empty on CPU."""
+    isolation: list[str] = Field(default_factory=list)
+    """OS isolation layers that were active: the candidate worker's (namespaces, Landlock, subreaper) and the
+    reference worker's (`verify/isolation.py` names them; a *verified* verdict needs its documented minimum)."""
 
 
 class KernelStat(_Model):

@@ -344,6 +344,7 @@ class Verifier:
                     out.baseline_key = baseline_key(verdict.problem_sha256, refdata.env, slot.device, config)
                 with out.phase("worker_start"):
                     cand = slot.take_candidate_worker()
+                verdict.env.isolation = sorted({*cand.isolation, *slot.ref.isolation})
                 verdict.workers.candidate_prestarted = slot.spare_used
                 verdict.workers.candidate_ready_ahead = slot.spare_was_ready
                 try:

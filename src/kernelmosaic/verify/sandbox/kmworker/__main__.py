@@ -20,27 +20,40 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--defer-device", action="store_true",
                         help="import, then wait for `begin` before touching the device (a spare started early)")
+    parser.add_argument("--own-scratch", action="store_true",
+                        help="the working directory at start is this worker's scratch folder: remove it if orphaned")
+    parser.add_argument("--landlock", action="store_true", help="write only beneath the --writable folders")
+    parser.add_argument("--writable", action="append", default=[])
+    parser.add_argument("--no-tcp", action="store_true", help="with --landlock: no TCP bind or connect")
+    parser.add_argument("--scope", action="store_true", help="with --landlock: no signal or abstract socket outside")
+    parser.add_argument("--subreaper", action="store_true", help="orphans of its descendants stay in its tree")
+    parser.add_argument("--drop-caps", action="store_true", help="drop every capability")
+    parser.add_argument("--nondumpable", action="store_true", help="a reference worker: not dumpable")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
-    from .protocol import SCRATCH_ENV, Channel
+    from .confine import confine
 
-    scratch = os.environ.pop(SCRATCH_ENV, "")  # read before any candidate code runs here
-
+    scratch = os.getcwd() if args.own_scratch else ""  # read before any candidate code runs here
+    # Before torch starts its first thread (protocol imports it): Landlock binds this thread and those started after.
+    isolation = confine(args.role if args.role == "reference" and args.nondumpable else "worker", args.writable,
+                        args.landlock, args.no_tcp, args.scope, args.subreaper, args.drop_caps)
     import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
     import torch.profiler  # noqa: F401
+
+    from .protocol import Channel
     if args.role != "reference":  # a `load_inline` candidate's first line; setuptools with it (0.08-0.13 s on a CPU)
         import torch.utils.cpp_extension  # noqa: F401
 
     try:
-        orphaned = _serve(Channel(sock), args)
+        orphaned = _serve(Channel(sock), args, isolation)
     except (BrokenPipeError, ConnectionResetError):  # a greeting or a reply found the parent gone
         orphaned = True
     if orphaned:
         _orphaned(scratch)
 
 
-def _serve(channel, args) -> bool:
+def _serve(channel, args, isolation: list[str]) -> bool:
     """Serve the parent until it asks this worker to exit (False) or its channel closes without asking (True: the
     parent is gone)."""
     import torch
@@ -60,7 +73,7 @@ def _serve(channel, args) -> bool:
         torch.cuda.set_device(torch.device(device).index or 0)
         torch.cuda.init()
     role = _make_role(args.role, device)
-    channel.send({"ok": True, "ready": True, "pid": os.getpid(), "env": probe_env(device)})
+    channel.send({"ok": True, "ready": True, "pid": os.getpid(), "env": probe_env(device), "isolation": isolation})
     while True:
         try:
             request = channel.recv()
@@ -98,7 +111,7 @@ def _close_all(fds: list[int]) -> None:
 def _orphaned(scratch: str) -> None:
     """The channel closed without an `exit` request, or a greeting or reply could not be sent: the parent is gone (a
     parent that closes a worker asks it to exit first, or kills it), so nobody else will remove this worker's scratch
-    directory (`protocol.SCRATCH_ENV`)."""
+    directory (its working directory at start, with `--own-scratch`)."""
     import shutil
 
     if scratch:

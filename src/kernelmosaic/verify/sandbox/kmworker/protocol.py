@@ -25,17 +25,13 @@ from collections.abc import Iterator
 
 import torch
 
-__all__ = ["Channel", "MAX_FDS", "MAX_MESSAGE_BYTES", "SCRATCH_ENV"]
+__all__ = ["Channel", "MAX_FDS", "MAX_MESSAGE_BYTES"]
 
 MAX_MESSAGE_BYTES = 8 << 30
 """The largest message either side decodes. Outputs of large-output problems never cross whole (`kmworker/shared.py`);
 a message above it is refused before it is read."""
 MAX_FDS = 64
 """Descriptors one message may carry; the kernel closes any beyond it (the receive buffer has room for no more)."""
-SCRATCH_ENV = "KM_WORKER_SCRATCH"
-"""Names the worker's scratch directory, which the worker removes itself when its parent is gone (the channel closed
-with no `exit` request, or a greeting or reply met a broken pipe): the parent's own clean-up (`Worker.kill`) will
-never run. Set by the parent unless `keep_scratch`."""
 _HEADER = struct.Struct("!Q")
 
 

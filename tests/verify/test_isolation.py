@@ -1,0 +1,192 @@
+"""The isolation layers on their own: what the minimum asks, the per-device plans and their override, Landlock as a
+worker applies it (writes, TCP, signals), the tree kill, a worker's environment block, and *verified* refusing a
+verdict judged without the minimum."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelmosaic.contracts.verified import check_candidate
+from kernelmosaic.verify import isolation
+from kernelmosaic.verify.isolation import MINIMUM, kill_tree, missing, plan_for
+from kernelmosaic.verify.pool import WORKER_PACKAGE_DIR, Worker, WorkerLimits
+from kernelmosaic.verify.sandbox.kmworker.confine import landlock_abi
+from kernelmosaic.verify.verdict import Correctness, Env, Stat, Status, Timing, Verdict
+
+CPU_FULL = ["userns", "netns", "pidns", "landlock-fs", "landlock-net", "landlock-scope", "subreaper",
+            "no-capabilities", "reference-nondumpable"]
+CUDA_FULL = ["netns", "landlock-fs", "landlock-net", "landlock-scope", "subreaper", "no-capabilities",
+             "reference-nondumpable"]
+LANDLOCK = pytest.mark.skipif(landlock_abi() < 6, reason=f"Landlock ABI {landlock_abi()} here; these need 6+")
+
+
+def test_minimum_is_met_by_either_device_default_and_not_by_less():
+    assert missing(CPU_FULL) == []
+    assert missing(CUDA_FULL) == []
+    # Landlock alone lets a process holding capabilities read another's environ (seen on Linux 6.18): not enough
+    assert missing([x for x in CUDA_FULL if x != "no-capabilities"]) == [
+        "reference out of reach (no /proc read, ptrace or signal)"]
+    assert missing([]) == list(MINIMUM)
+    assert missing(["pidns", "netns", "subreaper", "reference-nondumpable"]) == [
+        "writes only to its scratch folder and the build cache", "reference out of reach (no /proc read, ptrace or signal)"]
+    assert missing(["landlock-fs", "landlock-scope", "subreaper", "no-capabilities", "reference-nondumpable"]) == [
+        "no network"]
+
+
+def test_plan_override_narrows_and_rejects_unknown_names(monkeypatch):
+    plan_for.cache_clear()
+    try:
+        monkeypatch.setenv("KERNELMOSAIC_ISOLATION_CPU", "none")
+        off = plan_for("cpu")
+        assert off.prefix == () and off.worker_args() == []
+        plan_for.cache_clear()
+        monkeypatch.setenv("KERNELMOSAIC_ISOLATION_CPU", "landlock-fs,subreaper")
+        some = plan_for("cpu")
+        assert some.prefix == () and not some.no_tcp and some.subreaper == True  # noqa: E712
+        plan_for.cache_clear()
+        monkeypatch.setenv("KERNELMOSAIC_ISOLATION_CPU", "seccomp")
+        with pytest.raises(ValueError, match="unknown layer"):
+            plan_for("cpu")
+    finally:
+        plan_for.cache_clear()
+
+
+def test_cuda_plan_never_takes_user_or_pid_namespaces():
+    plan = plan_for("cuda")
+    assert "userns" not in plan.namespaces and "pidns" not in plan.namespaces and not plan.forks
+
+
+ATTACK = textwrap.dedent('''
+    import os, signal, socket, sys
+    from kmworker.confine import confine
+    scratch, outside, port, victim = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    print("layers", sorted(confine("worker", [scratch], True, True, True, True, drop_caps=True)), flush=True)
+    for path in (scratch + "/ok.txt", outside + "/escaped.txt"):
+        try:
+            open(path, "w").write("x"); print("wrote", path)
+        except OSError as e:
+            print("refused", path, e.errno)
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2); print("connected")
+    except OSError as e:
+        print("no connect", e.errno)
+    for name in ("environ", "mem"):
+        try:
+            open(f"/proc/{victim}/{name}", "rb").read(16); print("read", name)
+        except OSError as e:
+            print("no read", name, e.errno)
+    try:
+        os.kill(victim, signal.SIGTERM); print("signalled")
+    except OSError as e:
+        print("no signal", e.errno)
+''')
+
+
+@LANDLOCK
+def test_confinement_stops_writes_tcp_proc_reads_and_signals(tmp_path):
+    """What a CUDA worker has without namespaces: Landlock, no capabilities, a subreaper."""
+    scratch, outside = tmp_path / "scratch", tmp_path / "outside"
+    scratch.mkdir()
+    outside.mkdir()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(2)
+    listener.setblocking(False)
+    victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                              env={**os.environ, "KM_ISOLATION_CANARY": "canary-7f3e"})
+    try:
+        out = subprocess.run([sys.executable, "-P", "-c", ATTACK, str(scratch), str(outside),
+                              str(listener.getsockname()[1]), str(victim.pid)],
+                             env={**os.environ, "PYTHONPATH": str(WORKER_PACKAGE_DIR)}, capture_output=True, text=True,
+                             timeout=60).stdout
+        assert victim.poll() is None, "the confined process signalled a process outside its domain"
+    finally:
+        victim.kill()
+        victim.wait()
+    with pytest.raises(BlockingIOError):
+        listener.accept()
+    assert "layers ['landlock-fs', 'landlock-net', 'landlock-scope', 'no-capabilities', 'subreaper']" in out, out
+    assert f"wrote {scratch}/ok.txt" in out and f"refused {outside}/escaped.txt" in out
+    assert not (outside / "escaped.txt").exists()
+    assert "no connect" in out and "connected\n" not in out
+    assert "no read environ" in out and "no read mem" in out and "no signal" in out, out
+    assert "canary-7f3e" not in out
+
+
+def test_kill_tree_takes_setsid_grandchildren_under_a_subreaper(tmp_path):
+    pidfile = tmp_path / "grandchild"
+    code = textwrap.dedent(f'''
+        import ctypes, os, time
+        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # child subreaper, as a worker sets itself
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                open({str(pidfile)!r}, "w").write(str(os.getpid()))
+                time.sleep(120)
+            os._exit(0)
+        time.sleep(120)
+    ''')
+    parent = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not pidfile.exists() or not pidfile.read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        grandchild = int(pidfile.read_text())
+        time.sleep(0.2)  # its own parent has exited: it is the subreaper's now, in another session
+        assert grandchild in isolation.descendants(parent.pid)
+        assert kill_tree(parent.pid) >= 1
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{grandchild}").exists() and _state(grandchild) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{grandchild}").exists() or _state(grandchild) == "Z"
+    finally:
+        os.killpg(parent.pid, signal.SIGKILL)
+        parent.wait()
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.slow
+def test_worker_environment_block_names_no_scratch_and_reports_its_layers():
+    worker = Worker("candidate", "cpu", WorkerLimits())
+    try:
+        worker.start(timeout=300)
+        environ = Path(f"/proc/{worker.pid}/environ").read_bytes()
+        assert str(worker.scratch).encode() not in environ.replace(str(worker.scratch / "tmp").encode(), b"")
+        assert b"KM_WORKER_SCRATCH" not in environ
+        assert str(worker.scratch).encode() not in Path(f"/proc/{worker.pid}/cmdline").read_bytes()
+        plan = plan_for("cpu")
+        assert set(plan.namespaces) <= set(worker.isolation)
+        assert ("landlock-fs" in worker.isolation) == plan.landlock
+    finally:
+        worker.close()
+
+
+def _accepted(isolated: list[str]) -> Verdict:
+    stat = Stat(median_ms=1.0, q1_ms=1.0, q3_ms=1.0, samples=3)
+    return Verdict(accepted=True, status=Status.accepted, message="ok", problem_sha256="p" * 8,
+                   correctness=Correctness(trials=3, passed=3), env=Env(device="cpu", isolation=isolated),
+                   timing=Timing(candidate=stat, eager=stat, speedup_vs_eager=1.0, timer="host"))
+
+
+def test_verified_needs_the_minimum_isolation():
+    good = _accepted(CPU_FULL)
+    assert check_candidate([good]).verified, check_candidate([good]).reasons
+    bare = check_candidate([_accepted(["pidns", "netns", "subreaper"])])
+    assert not bare.verified
+    assert any("minimum isolation" in r and "writes only" in r for r in bare.reasons), bare.reasons
