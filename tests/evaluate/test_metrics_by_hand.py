@@ -162,3 +162,26 @@ def test_peak_memory_is_the_candidate_over_reference_ratio_of_correct_answers(tm
         o = summarize_run(store, rid, BaselineCache(tmp_path / "none.json")).overall
     assert o.peak_memory.measured and sorted(o.peak_memory.values) == [0.75, 2.0]
     assert o.peak_memory.p50 == pytest.approx(1.375)
+
+
+def test_a_task_the_review_turned_away_leaves_every_denominator(run, tmp_path):
+    from kernelmosaic.store.reviews import ReviewLog
+
+    store, rid = run
+    log = ReviewLog(store)
+    log.record_decision("c", "accept", "alice")
+    log.record_decision("b", "reject", "bob", "the reference is numerically unstable")  # after the run
+    s = summarize_run(store, rid)
+    o = s.overall
+    # b and b__s1 are reported apart with the decision; a, a__s1, c, c__s1 count.
+    assert (o.episodes, o.tasks) == (4, 2)
+    assert (o.gate1_compile.numerator, o.gate1_compile.denominator) == (3, 4)
+    assert o.correct.denominator == 4 and o.first_compile.denominator == 3  # c__s1 has no verdict
+    apart = {(f.task_id, f.sample): f.why for f in s.flagged}
+    assert set(apart) == {("b", 0), ("b", 1), ("d", 0)}
+    assert apart[("b", 1)].startswith("review: reject by bob") and "numerically unstable" in apart[("b", 1)]
+    log.record_decision("c", "needs-edit", "bob", "the shapes in the statement are wrong")
+    assert summarize_run(store, rid).overall.episodes == 2
+    log.record_decision("b", "accept", "bob")  # the latest decision is what holds
+    log.record_decision("c", "accept", "bob")
+    assert summarize_run(store, rid).overall.episodes == 6

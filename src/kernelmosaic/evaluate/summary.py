@@ -1,10 +1,15 @@
-"""One run's evaluation summary: counted and reported-apart episodes, the gates overall, per level, per category."""
+"""One run's evaluation summary: counted and reported-apart episodes, the gates overall, per level, per category.
+
+A task whose latest review decision (`kernelmosaic review`, in the same store) is `reject` or `needs-edit`, taken
+before or after the run, is reported apart with that decision: its episodes are in no denominator.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
 
+from kernelmosaic.curate.review.gate import review_exclusions
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.compute import gate_metrics
 from kernelmosaic.evaluate.gates import flag_reason, task_row
@@ -48,8 +53,9 @@ def summarize_run(store: Store, run_id: int, baselines: BaselineCache | None = N
     entries = baselines.load() if baselines is not None else {}
     counted: list[tuple[EpisodeRecord, TaskRow]] = []
     flagged: list[FlaggedRow] = []
+    turned_away = review_exclusions(store, sorted({r.task_id for r in records}))
     for record in records:
-        why = flag_reason(record)
+        why = flag_reason(record) or (turned_away[record.task_id].why if record.task_id in turned_away else "")
         row_status = task_row(record).status
         if why:
             flagged.append(FlaggedRow(episode_id=record.episode_id, task_id=record.task_id, sample=record.sample,

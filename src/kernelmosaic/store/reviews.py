@@ -21,7 +21,7 @@ from kernelmosaic.store.review_guards import install_review_guards, lock_for_app
 from kernelmosaic.store.schema import ReviewEventRow
 from kernelmosaic.store.store import Store
 
-__all__ = ["Decision", "DECISIONS", "FieldChange", "ReviewEvent", "ReviewLog"]
+__all__ = ["Decision", "DECISIONS", "FieldChange", "ReviewEvent", "ReviewLog", "read_events"]
 
 Decision = Literal["accept", "reject", "needs-edit"]
 DECISIONS: tuple[Decision, ...] = ("accept", "reject", "needs-edit")
@@ -100,12 +100,17 @@ class ReviewLog:
 
     def events(self, task_ids: Sequence[str] | None = None) -> list[ReviewEvent]:
         """The log in the order it was written, for the given tasks (all when None)."""
-        query = select(ReviewEventRow).order_by(ReviewEventRow.id)
-        wanted = None if task_ids is None else set(task_ids)
-        if wanted is not None and len(wanted) <= 500:  # beyond that, filtering here beats a huge IN list
-            query = query.where(ReviewEventRow.task_id.in_(sorted(wanted)))
-        rows = self.store._read(lambda s: [_event(r) for r in s.scalars(query)])
-        return rows if wanted is None else [e for e in rows if e.task_id in wanted]
+        return read_events(self.store, task_ids)
+
+
+def read_events(store: Store, task_ids: Sequence[str] | None = None) -> list[ReviewEvent]:
+    """`ReviewLog.events` for readers that write nothing (no triggers installed): reports and exports."""
+    query = select(ReviewEventRow).order_by(ReviewEventRow.id)
+    wanted = None if task_ids is None else set(task_ids)
+    if wanted is not None and len(wanted) <= 500:  # beyond that, filtering here beats a huge IN list
+        query = query.where(ReviewEventRow.task_id.in_(sorted(wanted)))
+    rows = store._read(lambda s: [_event(r) for r in s.scalars(query)])
+    return rows if wanted is None else [e for e in rows if e.task_id in wanted]
 
 
 def _check_reviewer(task_id: str, reviewer: str) -> None:

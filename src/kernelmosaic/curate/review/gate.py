@@ -1,19 +1,23 @@
 """The review gate in front of `generate`: once any of the given tasks has a review decision, only the
-accepted ones go through; with no decision at all, every task does (and the gate says so).
+accepted ones go through; with no decision at all, every task does (and the gate says so). Behind the run,
+`review_exclusions` is what `sft export` and `evaluate`'s report honour: tasks whose latest decision, whenever it
+was taken, turned them away.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.curate.review.state import edited_task, review_states
-from kernelmosaic.store.reviews import ReviewLog
+from kernelmosaic.store.reviews import ReviewLog, read_events
 from kernelmosaic.store.store import Store
 from kernelmosaic.tasks.schema import Task
 
-__all__ = ["ReviewGate", "accepted_task_ids", "apply_review"]
+__all__ = ["ReviewGate", "ReviewExclusion", "accepted_task_ids", "apply_review", "review_exclusions"]
 
 
 class ReviewGate(BaseModel):
@@ -65,3 +69,41 @@ def apply_review(store: Store, tasks: Sequence[Task]) -> tuple[list[Task], Revie
     gate = accepted_task_ids(store, [t.id for t in tasks], hashes)
     allowed = set(gate.allowed)
     return [edited_task(t, states[t.id]) for t in tasks if t.id in allowed], gate
+
+
+class ReviewExclusion(BaseModel):
+    """A task the review turned away: its latest decision is `reject` or `needs-edit`."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    task_id: str
+    decision: Literal["reject", "needs-edit"]
+    reviewer: str
+    reason: str
+    event_id: int
+    """The decision's entry in the review log (`kernelmosaic review log`)."""
+    created: datetime
+
+    @property
+    def why(self) -> str:
+        """One line for a report: the decision, who took it, when (UTC) and the reason."""
+        return (f"review: {self.decision} by {self.reviewer} at {self.created:%Y-%m-%d %H:%M} UTC "
+                f"(log entry {self.event_id}): {self.reason}")
+
+
+def review_exclusions(store: Store, task_ids: Sequence[str] | None = None) -> dict[str, ReviewExclusion]:
+    """Tasks (of `task_ids`, all when None) whose latest review decision is `reject` or `needs-edit`.
+
+    The latest decision holds whenever it was taken, before or after a run: an edit or a changed reference does
+    not lift it (a run used the task as it was); only a later `accept` does. Reads only."""
+    latest: dict[str, ReviewExclusion | None] = {}
+    for event in read_events(store, task_ids):
+        if event.kind != "decision":
+            continue
+        if event.decision in ("reject", "needs-edit"):
+            latest[event.task_id] = ReviewExclusion(task_id=event.task_id, decision=event.decision,
+                                                    reviewer=event.reviewer, reason=event.reason,
+                                                    event_id=event.id, created=event.created)
+        else:
+            latest[event.task_id] = None
+    return {task_id: why for task_id, why in latest.items() if why is not None}
