@@ -16,7 +16,11 @@ from kernelmosaic.evaluate.report.rows import fast
 from kernelmosaic.evaluate.stats import pass_at_k_estimate, rate
 from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.store import open_store
+from kernelmosaic.verify.isolation import MINIMUM
 from kernelmosaic.verify.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
+
+_ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0]})
+"""Layers meeting the documented minimum (`isolation.MINIMUM`), so an accepted, timed verdict counts as verified."""
 
 
 def _verdict(status: Status, speedup: float = 0.0, compile_speedup: float | None = None, seed: int = 1,
@@ -25,7 +29,7 @@ def _verdict(status: Status, speedup: float = 0.0, compile_speedup: float | None
     v = Verdict(accepted=ok, status=status, message=status.value, policy="kernelbench", problem_sha256="p" * 8,
                 correctness=Correctness(trials=0 if status == Status.compile_error else 5, passed=5 if ok else 2,
                                         seed=seed, max_abs_error=err),
-                env=Env(device="cpu", hostname="h", torch="t", precision="fp32"), seconds=2.0,
+                env=Env(device="cpu", hostname="h", torch="t", precision="fp32", isolation=_ISOLATED), seconds=2.0,
                 findings=[Finding(rule=flag, severity="flag", message="degenerate")] if flag else [])
     if ok and speedup:
         cand = Stat(median_ms=1.0, q1_ms=1.0, q3_ms=1.0, samples=3)

@@ -5,8 +5,18 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from kernelmosaic.contracts.speedup import MAX_SPREAD
 from kernelmosaic.evaluate.gates import alternative_results, sanitizer_result, seed_results
-from kernelmosaic.evaluate.metrics import P_VALUES, Cost, FastP, GateMetrics, PassAtK, Rate, TaskRow
+from kernelmosaic.evaluate.metrics import (
+    P_VALUES,
+    Cost,
+    Distribution,
+    FastP,
+    GateMetrics,
+    PassAtK,
+    Rate,
+    TaskRow,
+)
 from kernelmosaic.evaluate.records import EpisodeRecord
 from kernelmosaic.evaluate.stats import distribution, mean_rate, not_measured, pass_at_k_estimate, rate
 
@@ -50,15 +60,32 @@ def _pass_at_k(rows: Sequence[TaskRow]) -> list[PassAtK]:
     return out
 
 
+def _speedup(row: TaskRow, field: str) -> float:
+    """The row's speedup, 0 where it was not measured (counted as not faster than any p)."""
+    return getattr(row, field) or 0.0
+
+
+def _speedups(rows: Sequence[TaskRow], name: str, field: str) -> Distribution:
+    """The distribution of the correct answers' speedups that their own spread supports (the headline); those it
+    does not are counted in its note (`contracts.speedup`)."""
+    measured = [r for r in rows if r.correct and _speedup(r, field) > 0]
+    kept = [_speedup(r, field) for r in measured if name not in r.speedup_unreliable]
+    out = distribution(kept, f"no correct answer carries a reliable speedup ({name.replace('_', ' ')} time)")
+    if len(kept) < len(measured):
+        out.note = (f"{out.note + '; ' if out.note else ''}{len(measured) - len(kept)} speedup(s) left out: their "
+                    f"timings' quartile range is wider than a factor {MAX_SPREAD} (unreliable)")
+    return out
+
+
 def _fast_p(rows: Sequence[TaskRow], field: str, baseline: str, time: str) -> list[FastP]:
-    timed = [r for r in rows if r.correct and getattr(r, field) > 0]
-    untimed = [r for r in rows if r.correct and getattr(r, field) <= 0]
+    timed = [r for r in rows if r.correct and _speedup(r, field) > 0]
+    untimed = [r for r in rows if r.correct and _speedup(r, field) <= 0]
     out = []
     for p in P_VALUES:
         if not timed and untimed:
             result = not_measured(f"no correct answer's verdict carries a {time}-time speedup vs {baseline}")
         else:
-            result = rate(_groups(rows, lambda r, p=p: (float(r.correct and getattr(r, field) > p), 1.0)), "no episode")
+            result = rate(_groups(rows, lambda r, p=p: (float(r.correct and _speedup(r, field) > p), 1.0)), "no episode")
             if untimed and result.measured:
                 result.note = f"{len(untimed)} correct answer(s) without this speedup count as not faster"
         out.append(FastP(p=p, baseline=baseline, time=time, rate=result))
@@ -95,7 +122,6 @@ def _cost(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_model: 
 def gate_metrics(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_model: bool) -> GateMetrics:
     """`records` and `rows` are the same counted episodes, in the same order."""
     by_id = {r.episode_id: r for r in records}
-    correct = [r for r in rows if r.correct]
 
     def pooled(results: Callable[[EpisodeRecord], list[bool]]) -> dict[str, tuple[float, float]]:
         return _groups(rows, lambda row: (float(sum(x := results(by_id[row.episode_id]))), float(len(x))))
@@ -127,9 +153,7 @@ def gate_metrics(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_
         error_vs_fp64=distribution([v.correctness.error_vs_fp64 for v in ran if v.correctness.error_vs_fp64 > 0],
                                    "no verdict carries an error against a float64 reference"),
         fast_p=fast,
-        speedup={name: distribution([getattr(r, field) for r in correct if getattr(r, field) > 0],
-                                    f"no correct answer carries this speedup ({name.replace('_', ' ')} time)")
-                 for name, field in _SPEEDUPS.items()},
+        speedup={name: _speedups(rows, name, field) for name, field in _SPEEDUPS.items()},
         repair_rounds=distribution([float(r.repair_rounds) for r in rows if r.repair_rounds is not None],
                                    "no episode reached an accepted verdict"),
         pass_at_k=_pass_at_k(rows),

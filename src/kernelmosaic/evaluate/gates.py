@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from kernelmosaic.contracts.speedup import SpeedupReading, read_speedup
 from kernelmosaic.contracts.verified import sanitizer_passed
 from kernelmosaic.evaluate.metrics import TaskRow
 from kernelmosaic.evaluate.records import EpisodeRecord
-from kernelmosaic.verify.verdict import Status, Verdict
+from kernelmosaic.verify.verdict import Status, Timing, Verdict
 
 __all__ = ["GATE_OF_STATUS", "NO_CANDIDATE", "NOT_JUDGED", "MODEL_FAILED", "MODEL_FAILURE_EXITS", "model_failure",
            "passes_gate1", "first_compile", "repair_rounds",
-           "seed_results", "alternative_results", "sanitizer_result", "flag_reason", "task_row"]
+           "seed_results", "alternative_results", "sanitizer_result", "flag_reason", "speedup_readings", "task_row"]
 
 NO_CANDIDATE = "no_candidate"
 """The episode ended without writing a candidate."""
@@ -126,6 +127,14 @@ def flag_reason(record: EpisodeRecord) -> str:
     return ""
 
 
+def speedup_readings(t: Timing) -> dict[str, SpeedupReading]:
+    """The four speedups of a verdict's timing (device and host time, vs eager and torch.compile), each with
+    whether its own spread supports it (`contracts.speedup`), keyed as `GateMetrics.speedup` is."""
+    return {"eager_device": read_speedup(t.candidate, t.eager), "compile_device": read_speedup(t.candidate, t.compile),
+            "eager_host": read_speedup(t.candidate_host, t.eager_host),
+            "compile_host": read_speedup(t.candidate_host, t.compile_host)}
+
+
 def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
     status = _status(record)
     timed = record.answer_timing() if record.solved else None
@@ -136,13 +145,16 @@ def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
         episode_id=record.episode_id, task_id=record.task_id, sample=record.sample, level=record.meta.level,
         category=record.meta.category, status=status, gate1=passes_gate1(status), correct=record.solved,
         first_compile=first_compile(record), repair_rounds=repair_rounds(record),
-        speedup_eager=t.speedup_vs_eager if t else 0.0, speedup_compile=(t.speedup_vs_compile or 0.0) if t else 0.0,
-        speedup_eager_host=(t.speedup_vs_eager_host or 0.0) if t else 0.0,
-        speedup_compile_host=(t.speedup_vs_compile_host or 0.0) if t else 0.0,
-        candidate_ms=t.candidate.median_ms if t else 0.0,
-        max_abs_error=verdict.correctness.max_abs_error if verdict else 0.0,
-        error_vs_fp64=verdict.correctness.error_vs_fp64 if verdict else 0.0,
+        speedup_eager=t.speedup_vs_eager if t else None, speedup_compile=t.speedup_vs_compile if t else None,
+        speedup_eager_host=t.speedup_vs_eager_host if t else None,
+        speedup_compile_host=t.speedup_vs_compile_host if t else None,
+        speedup_unreliable=[name for name, reading in speedup_readings(t).items()
+                            if reading.measured and not reading.reliable] if t else [],
+        candidate_ms=t.candidate.median_ms if t else None,
+        max_abs_error=verdict.correctness.max_abs_error if verdict and verdict.correctness.trials else None,
+        error_vs_fp64=verdict.correctness.error_vs_fp64 if verdict and verdict.correctness.error_vs_fp64 > 0 else None,
         alternatives=f"{sum(alts)}/{len(alts)}" if alts else "", policy=verdict.policy if verdict else "",
-        candidate_sha256=record.answer_sha256, tokens=record.totals.prompt_tokens + record.totals.completion_tokens,
+        candidate_sha256=record.answer_sha256,
+        tokens=(record.totals.prompt_tokens + record.totals.completion_tokens) or None,
         cost_usd=record.totals.cost_usd, gpu_seconds=record.totals.gpu_seconds, baseline_drift=drift,
         exit_reason=record.exit_reason, model_failure=model_failure(record))

@@ -122,19 +122,24 @@ class TaskRow(_Model):
     correct: bool
     first_compile: bool | None = None
     repair_rounds: int | None = None
-    speedup_eager: float = 0.0
-    """0 when not correct or not timed."""
-    speedup_compile: float = 0.0
-    speedup_eager_host: float = 0.0
-    speedup_compile_host: float = 0.0
-    candidate_ms: float = 0.0
-    max_abs_error: float = 0.0
-    error_vs_fp64: float = 0.0
+    speedup_eager: float | None = None
+    """None (null) when not measured: the answer is not correct, was not timed, or has no such baseline."""
+    speedup_compile: float | None = None
+    speedup_eager_host: float | None = None
+    speedup_compile_host: float | None = None
+    speedup_unreliable: list[str] = Field(default_factory=list)
+    """Which of the speedups above (`eager_device`, `compile_device`, `eager_host`, `compile_host`) the timings' own
+    spread does not support (`contracts.speedup`): shown marked, left out of the speedup distributions."""
+    candidate_ms: float | None = None
+    max_abs_error: float | None = None
+    """None when no verdict ran the answer's trials."""
+    error_vs_fp64: float | None = None
     alternatives: str = ""
     """`passed/judged` alternative shapes and dtypes, empty when none were judged."""
     policy: str = ""
     candidate_sha256: str = ""
-    tokens: int = 0
+    tokens: int | None = None
+    """Prompt and completion tokens; None when no model was queried or the backend reported no counts."""
     cost_usd: float = 0.0
     gpu_seconds: float = 0.0
     baseline_drift: float = 0.0

@@ -17,7 +17,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from kernelmosaic.evaluate.metrics import EvalSummary, GateMetrics, Rate  # noqa: E402
 
-__all__ = ["fast_p_curves", "speedup_distributions", "group_bars", "error_histogram", "comparison", "label"]
+__all__ = ["ERROR_FLOOR", "fast_p_curves", "speedup_distributions", "group_bars", "error_histogram", "comparison",
+           "label"]
+
+ERROR_FLOOR = 1e-12
+"""Errors below this (exact answers: 0) are drawn at it on the log-scale error histogram, and counted on its axis."""
 
 
 def label(summary: EvalSummary) -> str:
@@ -35,13 +39,13 @@ def _png(fig) -> str:
 def fast_p_curves(summaries: Sequence[EvalSummary]) -> str:
     """fast_p over a continuous p (the same definition as the table, evaluated on a grid), eager and compile."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    top = max([3.0] + [r.speedup_eager for s in summaries for r in s.tasks])
+    top = max([3.0] + [r.speedup_eager for s in summaries for r in s.tasks if r.speedup_eager is not None])
     grid = [top * i / 200 for i in range(201)]
     for n, s in enumerate(summaries):
         color = f"C{n}"
         total = len(s.tasks) or 1
         for field, style, name in (("speedup_eager", "-", "vs eager"), ("speedup_compile", "--", "vs torch.compile")):
-            values = [getattr(r, field) for r in s.tasks if r.correct and getattr(r, field) > 0]
+            values = [getattr(r, field) for r in s.tasks if r.correct and (getattr(r, field) or 0.0) > 0]
             if not values:
                 continue
             ax.plot(grid, [sum(v > p for v in values) / total for p in grid], style, color=color,
@@ -105,17 +109,20 @@ def group_bars(summaries: Sequence[EvalSummary], by: str) -> str:
 
 def error_histogram(summaries: Sequence[EvalSummary]) -> str:
     fig, ax = plt.subplots(figsize=(7, 3.4))
-    drawn = False
+    drawn = zeros = 0
     for n, s in enumerate(summaries):
-        values = [math.log10(v) for v in s.overall.max_abs_error.values if v > 0]
+        # an exact answer (error 0) has no logarithm: it is drawn at the floor, and the axis says how many are
+        values = [math.log10(max(v, ERROR_FLOOR)) for v in s.overall.max_abs_error.values]
+        zeros += sum(v < ERROR_FLOOR for v in s.overall.max_abs_error.values)
         if values:
             ax.hist(values, bins=20, alpha=0.6, color=f"C{n}", label=label(s))
-            drawn = True
+            drawn += 1
     if not drawn:
-        ax.text(0.5, 0.5, "no answer with a non-zero error", ha="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, "no answer ran its trials", ha="center", transform=ax.transAxes)
     else:
         ax.legend(fontsize=7)
-    ax.set_xlabel("log10 max abs error of the answer's latest verdict")
+    floor = f"; {zeros} error(s) below {ERROR_FLOOR:g} (exact answers included) drawn at {ERROR_FLOOR:g}" if zeros else ""
+    ax.set_xlabel(f"log10 max abs error of the answer's latest verdict{floor}")
     ax.set_ylabel("episodes")
     return _png(fig)
 
