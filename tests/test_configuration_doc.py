@@ -10,6 +10,7 @@ import pytest
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.runner import GenerateConfig
+from kernelmosaic.curate.review.app import ServeConfig
 from kernelmosaic.curate.select import Quotas, SelectConfig
 from kernelmosaic.models.hf_backend import HFConfig
 from kernelmosaic.models.openai_config import OpenAIConfig
@@ -35,7 +36,7 @@ def _section(heading: str) -> str:
     ("[model] for `openai:NAME`", OpenAIConfig), ("[model] for `hf:PATH`", HFConfig),
     ("[scale]", ScaleConfig), ("[select]", SelectConfig), ("[select.quotas]", Quotas), ("[sft.export]", ExportConfig),
     ("[sft.export.filters]", FilterConfig), ("[sft.export.balance]", BalanceConfig), ("[sft.train]", TrainConfig),
-    ("[sft.train.lora]", LoraSettings),
+    ("[sft.train.lora]", LoraSettings), ("[review]", ServeConfig),
 ])
 def test_every_field_has_a_row(heading, model):
     rows = set(re.findall(r"^\| `([a-z_0-9]+)` \|", _section(heading), flags=re.M))

@@ -31,11 +31,12 @@ class ServeConfig(BaseModel):
     host: str = "127.0.0.1"
     """Address to bind. Beyond loopback, put a TLS proxy in front: the token travels in every request."""
     port: int = 8765
+    """Port to listen on; the token's cookie is kept per port."""
     token: str = ""
     """Shared secret every request must carry (16+ characters); empty: `review serve` generates one and prints
     the link. A token kept here makes the settings file a secret: keep it readable by its owner only."""
     title: str = "KernelMosaic review"
-    """Shown in the page header (e.g. the task source)."""
+    """Shown in the page header; `review serve` puts the task source there unless this is set."""
 
 
 def _split_tags(text: str) -> list[str]:

@@ -103,8 +103,8 @@ def serve_command(
 
     config, token_from = _serve_config(config_file, sets, {"host": host, "port": port, "token": token or None})
     try:
-        config = config.model_copy(update={"token": serving_token(config.token),
-                                           "title": f"KernelMosaic review · {tasks}"})
+        title = config.title if "title" in config.model_fields_set else f"KernelMosaic review · {tasks}"
+        config = config.model_copy(update={"token": serving_token(config.token), "title": title})
     except ValueError as exc:
         raise _fail(str(exc)) from None
     pool = _load(tasks)
