@@ -8,10 +8,11 @@ import threading
 import time
 
 import pytest
+import torch
 
 from kernelmosaic.verify.device_memory import ADMIT_SHARE, admission, attribute, judgement_bytes, retry_reason
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold, lock_path
-from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom
+from kernelmosaic.verify.judge import ReferenceData, Stop, check_reported, device_oom
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 from kernelmosaic.verify.verdict import Status
 
@@ -111,3 +112,24 @@ def test_the_cpu_hold_waits_for_a_neighbour_and_nests(tmp_path):
         assert not _other_holds(path)
     t.join()
     assert _other_holds(path)
+
+
+def _reply(seeds: list[int], checked) -> dict:
+    return {"calls": [{"seed": s, "fp": []} for s in seeds], "checked_inputs": checked}
+
+
+def test_a_timing_reply_must_report_the_seeds_and_inputs_it_was_given():
+    given = [torch.zeros(8), torch.zeros(8), 3]
+    check_reported(_reply([100, 101, 102], [torch.ones(8), torch.ones(8), 3]), 100, given)  # values may differ
+    check_reported(_reply([100, 101], {"seed": 101}), 100, given)  # large-output mode: named by seed
+    with pytest.raises(Stop) as seeds:
+        check_reported(_reply([100, 7, 102], [torch.ones(8), torch.ones(8), 3]), 100, given)
+    assert seeds.value.status == Status.runtime_error and "call 2 of the round reports seed 7" in seeds.value.message
+    with pytest.raises(Stop) as shrunk:  # `x.data = x.data[:4]` inside forward
+        check_reported(_reply([100], [torch.ones(4), torch.ones(8), 3]), 100, given)
+    assert "input 0 of the timed call checked in full is (4,) torch.float32" in shrunk.value.message
+    assert shrunk.value.findings[0].rule == "candidate-reported-inputs"
+    with pytest.raises(Stop):
+        check_reported(_reply([100], [torch.ones(8), torch.ones(8, dtype=torch.float64), 3]), 100, given)
+    with pytest.raises(Stop):
+        check_reported(_reply([100], [torch.ones(8)]), 100, given)

@@ -11,13 +11,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import torch
+
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.verdict import Correctness, Finding, MemoryUse, Status, Timing
 
 __all__ = ["Stop", "ReferenceData", "Exclusive", "judge_candidate", "status_of_death", "status_of_error", "device_oom",
-           "call_on_candidate_data"]
+           "call_on_candidate_data", "check_reported"]
 
 Exclusive = Callable[[], contextlib.AbstractContextManager[float]]
 """Holds the device alone for a timing phase, yielding the seconds it waited for it (devlock.DeviceHold)."""
@@ -134,11 +136,36 @@ def call_on_candidate_data(ref: Worker, op: str, timeout: float, what: str, **ar
         raise Stop(Status.runtime_error, detail, [_reported_data_finding(detail)]) from exc
 
 
+def check_reported(res: dict, seed: int, given: list) -> None:
+    """A timing reply's own account of its calls against what the parent asked: call i drew its inputs from seed
+    `seed + i`, and the call copied in full has the problem's input shapes and dtypes (`given`: a trial's inputs).
+    Raises Stop (`candidate-reported-inputs`) when it differs: forward changed its inputs, or the reply lies."""
+    seeds = [c.get("seed") for c in res["calls"]]
+    if seeds != list(range(seed, seed + len(seeds))):
+        wrong = next(i for i, s in enumerate(seeds) if s != seed + i)
+        detail = f"call {wrong + 1} of the round reports seed {seeds[wrong]}; it was given {seed + wrong}"
+        raise Stop(Status.runtime_error, f"the timing reply misreports its calls: {detail}", [_reported_data_finding(detail)])
+    reported = res["checked_inputs"]
+    if isinstance(reported, dict):  # named by seed (large-output mode): the reference redraws them
+        return
+    for k, (got, want) in enumerate(zip(reported, given, strict=False)):
+        if isinstance(want, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != want.shape
+                                                or got.dtype != want.dtype):
+            what = f"{tuple(got.shape)} {got.dtype}" if isinstance(got, torch.Tensor) else type(got).__name__
+            detail = f"input {k} of the timed call checked in full is {what} after forward; the problem's is " \
+                     f"{tuple(want.shape)} {want.dtype}"
+            raise Stop(Status.runtime_error, f"forward changed its inputs during timing: {detail}",
+                       [_reported_data_finding(detail)])
+    if len(reported) != len(given):
+        detail = f"the timed call checked in full reports {len(reported)} inputs; the problem has {len(given)}"
+        raise Stop(Status.runtime_error, f"forward changed its inputs during timing: {detail}", [_reported_data_finding(detail)])
+
+
 def _reported_data_finding(detail: str) -> Finding:
     return Finding(rule="candidate-reported-inputs", severity="reject",
-                   message="candidate-reported-inputs: the inputs the candidate's process reported for a timed call make "
-                           "the reference fail, so forward changed them (rebinding `x.data`, resizing or swapping an "
-                           "input) or the worker reported inputs it was not given. Forward must leave its inputs' "
+                   message="candidate-reported-inputs: the inputs the candidate's process reported for a timed call are "
+                           "not the ones it was given, or make the reference fail: forward changed them (rebinding "
+                           "`x.data`, resizing or swapping an input) or the worker misreports them. Forward must leave its inputs' "
                            "storage and shape as given; returning new tensors (or writing into an output it allocates) "
                            "is accepted", evidence=detail[:800])
 

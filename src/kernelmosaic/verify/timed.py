@@ -35,7 +35,7 @@ from kernelmosaic.verify.judge import (
     Stop,
     _call,
     _integrity,
-    call_on_candidate_data,
+    check_reported,
     escaped_work,
 )
 from kernelmosaic.verify.large import compare_timed_call
@@ -69,8 +69,8 @@ def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int
         _check_full(cand_res, ref, config, r)
     calls = cand_res["calls"]
     picked = pick_calls(len(calls), config.timed_checks)
-    want = call_on_candidate_data(ref, "check_calls", config.run_timeout_s, "the seeds of timed calls it reported",
-                                  seeds=[calls[i]["seed"] for i in picked], fp_seed=fp_seed)["prints"]
+    want = _call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on timed inputs",
+                 seeds=[calls[i]["seed"] for i in picked], fp_seed=fp_seed)["prints"]  # seeds as asked (check_reported)
     for i, w in zip(picked, want, strict=True):
         if why := fingerprint_mismatch(calls[i]["fp"], w, atol, rtol, extra):
             detail = f"call {i + 1} of {len(calls)} in round {r}: {why}"
@@ -193,6 +193,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive)
     if comp_run.baseline is not None:
         dev["compile"], hosted["compile"] = list(comp_run.baseline.samples), list(comp_run.baseline.host_samples)
+    given = next(tr["inputs"] for tr in refdata.trials if not tr["skipped"])
     with exclusive() as waited, out.phase("timing_held"):
         out.phase_seconds["timing_lock_wait"] = waited
         for r in range(rounds):
@@ -202,6 +203,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
                         fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large)
             _integrity(res["integrity"], "timing")
+            check_reported(res, seed, given)  # what reaches the reference from this reply is what was asked
             if refdata.large:  # its copy of the checked call's outputs stays on its device until checked: one round's
                 _check_full(res, ref, config, r, cand)  # at a time, compared now (its descriptors came with `res`)
             dev["candidate"] += res["samples"]
