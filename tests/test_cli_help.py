@@ -1,0 +1,49 @@
+"""Every command's `--help` shows the settings sections its help texts name (`[verify]`, `[ray] extra`): typer
+renders help as rich markup, which would take a bracketed word for a tag and drop it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from kernelmosaic.cli import _COMMANDS, app, stage_command
+
+_BRACKETED = re.compile(r"\\?\[([a-z][a-z_.]*)\]")
+
+
+def _commands() -> list[tuple[list[str], object]]:
+    """(argv path, command) of every command and sub-command, built as `kernelmosaic` builds them."""
+    out = []
+
+    def walk(path: list[str], command) -> None:
+        out.append((path, command))
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk([*path, name], sub)
+
+    for name in _COMMANDS:
+        walk([name], stage_command(name))
+    return out
+
+
+COMMANDS = _commands()
+
+
+def _sections(command) -> set[str]:
+    texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
+    return {m.group(1) for text in texts for m in _BRACKETED.finditer(text)}
+
+
+def test_help_texts_name_sections():
+    named = {s for _, c in COMMANDS for s in _sections(c)}
+    assert {"verify", "generate", "model", "scale", "select", "ray"} <= named, named
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_help_keeps_every_bracketed_name(path, command):
+    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "2000", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    text = re.sub(r"\s+", " ", res.output)
+    missing = sorted(s for s in _sections(command) if f"[{s}]" not in text)
+    assert not missing, f"`kernelmosaic {' '.join(path)} --help` lost {missing}"
