@@ -12,8 +12,9 @@ _VARIANTS = {
             "tool calls with ids), one tool message per call",
     "final_answer": "the system prompt and task, then only the recorded `write_candidate` call of the verified "
                     "answer and its tool message, and the recorded `submit` call and its message",
-    "first_timed_pass": "the trajectory up to the tool messages of the turn whose verdict first passed a candidate with "
-                        "timing (the optimization that followed is cut)",
+    "first_timed_pass": "the trajectory up to the tool messages of the turn whose verdict first passed, with timing, a "
+                        "kernel that was verified as it stood (the optimization that followed is cut); an episode "
+                        "with no such turn is left out",
 }
 
 
@@ -68,7 +69,13 @@ def dataset_card(report: ExportReport) -> str:
               f"(0: none), maximum tokens {f.max_tokens or 'none'} ({tokens}), near-duplicates "
               f"{'dropped at Jaccard >= ' + format(f.near_duplicate_threshold, 'g') if f.drop_near_duplicates else 'kept'}. "
               f"Dropped: { {k: len(v) for k, v in report.filters.dropped.items()} or 'none'}.",
-              f"Sampling: {'by ' + c.balance.by + ' to ' + str(c.balance.ratios) if c.balance.by else 'none'}.", "",
-              "## Counts per bucket", "", report.counts.markdown(), "## Decontamination", ""]
+              f"Sampling: {'by ' + c.balance.by + ' to ' + str(c.balance.ratios) if c.balance.by else 'none'}.", ""]
+    for variant, episodes in report.left_out.items():
+        lines += [f"Left out of `{variant}` (no tool result holds a verified kernel): episodes "
+                  f"{', '.join(map(str, episodes))}.", ""]
+    if report.review_excluded:
+        lines += ["Tasks the review turned away (their verified episodes are not in the data):", ""]
+        lines += [f"- {r.task_id}: {r.why}" for r in report.review_excluded] + [""]
+    lines += ["## Counts per bucket", "", report.counts.markdown(), "## Decontamination", ""]
     lines += _decontamination(report)
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""The episodes an export may use: finished, verified by the one definition, task unflagged; each with its task."""
+"""The episodes an export may use: finished, verified by the one definition, task unflagged and not turned away by
+the review's latest decision; each with its task."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass, field
 
 from kernelmosaic.agent.runner import audit_failure
 from kernelmosaic.contracts.trajectory import Trajectory
+from kernelmosaic.curate.review.gate import ReviewExclusion, review_exclusions
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import RunInfo
 from kernelmosaic.tasks.schema import Task
@@ -35,8 +37,11 @@ class Candidate:
 class Collected:
     episodes: list[Candidate] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
-    """Why the other episodes were left out: `not_finished`, `flagged_task`, `not_verified`, `no_tool_schemas`."""
+    """Why the other episodes were left out: `not_finished`, `flagged_task`, `not_verified`, `no_tool_schemas`,
+    `review_reject`, `review_needs-edit` (verified episodes of a task the review's latest decision turned away)."""
     runs: list[RunInfo] = field(default_factory=list)
+    review_excluded: dict[str, ReviewExclusion] = field(default_factory=dict)
+    """Task id -> the review decision that removed its verified episodes."""
 
 
 def _task_lookup(source: str, cache: dict[str, dict[str, Task]]) -> dict[str, Task]:
@@ -60,6 +65,7 @@ def collect_verified(store: Store, run_ids: list[int], tasks: str | list[Task] =
     out = Collected(runs=[known[r] for r in (run_ids or sorted(known))])
     cache: dict[str, dict[str, Task]] = {}
     given = {t.id: t for t in tasks} if isinstance(tasks, list) else None
+    turned_away = review_exclusions(store)
     for run in out.runs:
         for info in store.list_episodes(run.id):
             if info.status != "done":
@@ -85,6 +91,10 @@ def collect_verified(store: Store, run_ids: list[int], tasks: str | list[Task] =
                 raise ExportError(f"run {run.id}: task {info.task_id!r} is not in {where}; pass the run's tasks with --tasks")
             if audit_failure(task):  # audited (and failed) since the run: flagged now, so never training data
                 out.skipped["flagged_task"] += 1
+                continue
+            if task.id in turned_away:  # the review's latest decision, before or after the run
+                out.review_excluded[task.id] = turned_away[task.id]
+                out.skipped[f"review_{turned_away[task.id].decision}"] += 1
                 continue
             out.episodes.append(Candidate(info.id, run, trajectory, task))
     log.info("verified episodes: %d; skipped: %s", len(out.episodes), dict(out.skipped))

@@ -22,7 +22,7 @@ from kernelmosaic.sft.metadata import (
     template_token_counter,
 )
 from kernelmosaic.sft.report import ExportReport, RunSource
-from kernelmosaic.sft.variants import variant_messages
+from kernelmosaic.sft.variants import NoVerifiedCut, variant_messages
 from kernelmosaic.sft.writer import write_variant
 from kernelmosaic.store import Store
 from kernelmosaic.tasks.decontam import decontaminate
@@ -83,7 +83,8 @@ def export_dataset(store: Store, config: ExportConfig, out: Path, tasks: list[Ta
     out = Path(out)
     collected = collect_verified(store, config.runs, tasks if tasks is not None else config.tasks)
     count, exact = _token_counter(config.filters.tokenizer)
-    report = ExportReport(config=config, skipped=dict(collected.skipped), tokens_exact=exact)
+    report = ExportReport(config=config, skipped=dict(collected.skipped), tokens_exact=exact,
+                          review_excluded=list(collected.review_excluded.values()))
     episodes = collected.episodes
     metas, texts = _prepare(episodes, count, exact)
     edges = config.balance.gain_edges
@@ -110,7 +111,11 @@ def export_dataset(store: Store, config: ExportConfig, out: Path, tasks: list[Ta
         rows = []
         for i in keep:
             c, meta = episodes[i], metas[i]
-            messages = variant_messages(c.trajectory, variant)
+            try:
+                messages = variant_messages(c.trajectory, variant)
+            except NoVerifiedCut:
+                report.left_out.setdefault(variant, []).append(c.episode_id)
+                continue
             check_tool_pairing(messages, f"episode {c.episode_id} ({variant})")
             rows.append({"messages": trl_messages(messages), "tools": trl_tools(c.trajectory.tools),
                          **meta.model_dump(), "spec_source": meta.spec_source})

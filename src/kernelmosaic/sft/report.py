@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic.curate.review.gate import ReviewExclusion
 from kernelmosaic.sft.buckets import CountsTable
 from kernelmosaic.sft.config import ExportConfig
 from kernelmosaic.sft.filters import FilterResult
@@ -29,7 +30,12 @@ class ExportReport(BaseModel):
     rows: dict[str, int] = Field(default_factory=dict)
     """Variant -> rows written."""
     skipped: dict[str, int] = Field(default_factory=dict)
-    """Episodes never eligible, by reason: `not_finished`, `flagged_task`, `not_verified`."""
+    """Episodes never eligible, by reason: `not_finished`, `flagged_task`, `not_verified`, `no_tool_schemas`,
+    `review_reject`, `review_needs-edit` (verified, but the review's latest decision turned the task away)."""
+    review_excluded: list[ReviewExclusion] = Field(default_factory=list)
+    """The review decisions that removed verified episodes, one per task."""
+    left_out: dict[str, list[int]] = Field(default_factory=dict)
+    """Variant -> episode ids it could not hold: `first_timed_pass` needs a tool result whose kernel is verified."""
     filters: FilterResult = Field(default_factory=FilterResult)
     decontamination: list[DecontamReport] = Field(default_factory=list)
     """One report per evaluation set checked."""

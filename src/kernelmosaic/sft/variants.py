@@ -1,7 +1,8 @@
 """The three training views of one verified episode: the whole trajectory, the final answer only, and the
-trajectory cut at its first timed pass (for the trajectory-vs-answer ablations).
+trajectory cut at its first timed pass of a verified kernel (for the trajectory-vs-answer ablations).
 
-Each view is built from recorded messages only, ids included; none invents a turn the model did not take.
+Each view is built from recorded messages only, ids included; none invents a turn the model did not take. A view
+that cannot end on a verified kernel is not made (`NoVerifiedCut`): the export leaves the episode out of it.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from typing import Literal
 
 from kernelmosaic.contracts.messages import Message
 from kernelmosaic.contracts.trajectory import FinalCheckEvent, ToolCallEvent, ToolResultEvent, Trajectory
-from kernelmosaic.contracts.verified import passed_every_trial
+from kernelmosaic.contracts.verified import check_candidate, passed_every_trial
 from kernelmosaic.sft.conversation import ConversationError, episode_messages
 from kernelmosaic.verify.verdict import Verdict
 
-__all__ = ["Variant", "VARIANTS", "first_timed_pass_event", "variant_messages"]
+__all__ = ["Variant", "VARIANTS", "NoVerifiedCut", "first_timed_pass_event", "variant_messages"]
 
 Variant = Literal["full", "final_answer", "first_timed_pass"]
 VARIANTS: tuple[Variant, ...] = ("full", "final_answer", "first_timed_pass")
@@ -25,26 +26,42 @@ def _timed_pass(verdict: Verdict) -> bool:
             and not any(f.severity == "reject" for f in verdict.findings))
 
 
-def first_timed_pass_event(trajectory: Trajectory) -> int:
-    """Index of the tool result whose verdict first passed a candidate with timing (either profile: benchmark()'s
-    quick one counts), provided no later verdict of that candidate, the final check included, rejected it; -1 if none.
+class NoVerifiedCut(ConversationError):
+    """The episode has no tool result whose kernel is verified: its `first_timed_pass` view would end on a kernel
+    that is not, so the view leaves the episode out."""
 
-    Verified needs submit()'s final check, so a cut there would be the whole episode; this cut is where the model
-    first held a working, timed kernel, and what follows it is optimization.
+
+def first_timed_pass_event(trajectory: Trajectory) -> int:
+    """Index of the first tool result whose verdict passed a candidate with timing (either profile: benchmark()'s
+    quick one counts) where that candidate is verified by the one definition (`contracts.verified.check_candidate`
+    over every verdict it received in the episode, the final check included) and the verification rests on this
+    verdict (no rejection of it came after); -1 if none.
+
+    Verified needs submit()'s full timing (and compute-sanitizer on CUDA), so the first verified verdict is near
+    the end of the episode; this cut is where the model first held a kernel that was then verified as it stood,
+    and what follows it is optimization.
     """
+    flags = trajectory.best.verification.task_flags if trajectory.best and trajectory.best.verification else []
     verdicts = [(i, e.candidate_sha256, e.verdict) for i, e in enumerate(trajectory.events)
                 if isinstance(e, ToolResultEvent | FinalCheckEvent) and e.verdict is not None and e.candidate_sha256]
-    for n, (index, sha, verdict) in enumerate(verdicts):
-        if isinstance(trajectory.events[index], ToolResultEvent) and _timed_pass(verdict) \
-                and all(later.accepted for _, s, later in verdicts[n + 1:] if s == sha):
+    histories: dict[str, list[tuple[int, Verdict]]] = {}
+    for index, sha, verdict in verdicts:
+        histories.setdefault(sha, []).append((index, verdict))
+    rests_on: dict[str, set[int]] = {}
+    for sha, history in histories.items():
+        verification = check_candidate([v for _, v in history], flags)
+        rests_on[sha] = {history[n][0] for n in verification.rests_on} if verification.verified else set()
+    for index, sha, verdict in verdicts:
+        if isinstance(trajectory.events[index], ToolResultEvent) and _timed_pass(verdict) and index in rests_on[sha]:
             return index
     return -1
 
 
 def _cut_at_first_timed_pass(trajectory: Trajectory, full: list[Message]) -> list[Message]:
     index = first_timed_pass_event(trajectory)
-    if index < 0:  # only the harness's final check, after the last turn, passed it: nothing to cut
-        return full
+    if index < 0:
+        raise NoVerifiedCut(f"episode of {trajectory.task_id}: no tool result holds a verified kernel (only the "
+                            "harness's final check, or none, verified one): left out of first_timed_pass")
     end = len(episode_messages(trajectory.model_copy(update={"events": trajectory.events[: index + 1]})))
     while end < len(full) and full[end].role == "tool":  # the rest of that turn's calls keep their answers
         end += 1
@@ -76,8 +93,8 @@ def _final_answer(trajectory: Trajectory, full: list[Message]) -> list[Message]:
 def variant_messages(trajectory: Trajectory, variant: Variant) -> list[Message]:
     """The messages of one view.
 
-    `full`: every message. `first_timed_pass`: up to the tool messages of the turn whose verdict first passed a
-    candidate with timing (`first_timed_pass_event`), or every message when only the harness's final check did.
+    `full`: every message. `first_timed_pass`: up to the tool messages of the turn whose verdict first passed,
+    with timing, a candidate that is verified (`first_timed_pass_event`); `NoVerifiedCut` when no tool result did.
     `final_answer`: the opening (system, task), then the recorded
     `write_candidate` call of the best solution with its tool message, then the recorded `submit` call and its
     message when the episode submitted; the content and reasoning of those assistant turns are left out, as they
