@@ -162,6 +162,9 @@ def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | 
         key = key.strip()
         if not sep or not key:
             raise ConfigError(f"--set {item!r}: expected SECTION.KEY=VALUE, e.g. --set verify.trials=3")
+        if "." not in key:
+            example = f"{reads[0]}.KEY=VALUE" if reads else "verify.trials=3"
+            raise ConfigError(f"--set {item}: name the section, SECTION.KEY=VALUE (e.g. --set {example})")
         one: dict[str, Any] = {}
         _set(one, key, _parse_value(value.strip()), f"--set {item}")
         _check(one, _schema(), f"--set {item}")

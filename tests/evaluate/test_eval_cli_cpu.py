@@ -155,7 +155,7 @@ def test_bad_input_exits_2_naming_it(session, tmp_path):
               "model.KEY=VALUE"),
              (["evaluate", "--resume", "1", "--set", "model.max_new_tokens=8", "--db", session.db], "--set"),
              (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "verify.judges_per_gpux=2", "--db", session.db],
-              "[verify] judges_per_gpux"),
+              "unknown key `judges_per_gpux` in [verify] (did you mean `judges_per_gpu`?)"),
              (["evaluate", "--model", "scripted:evalkit-oneshot", "--set", "verify.trials=0", "--db", session.db],
               "[verify] trials"),
              (["report", "999", "--out", str(tmp_path / "r"), "--db", session.db], "999")]

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from kernelmosaic.config import describe_error
 from kernelmosaic.evaluate.config import EvalConfig
+from kernelmosaic.evaluate.gates import MODEL_FAILED, NO_CANDIDATE, NOT_JUDGED
 from kernelmosaic.evaluate.records import TaskMeta, episode_record
 from kernelmosaic.evaluate.runner import (
     RUN_NAME,
@@ -34,7 +35,8 @@ __all__ = ["evaluate_command", "fail"]
 
 
 def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False)  # messages name [sections]
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False,  # messages name [sections]
+                               soft_wrap=True)  # one line, whatever the terminal's width
     return typer.Exit(2)
 
 
@@ -224,15 +226,20 @@ def evaluate_command(
     if not left:
         store.finish_run(run_id, "done")
     record_baselines(store, run_id)
-    overall = summarize_run(store, run_id).overall
+    summary = summarize_run(store, run_id)
+    overall = summary.overall
     pending = f"{len(left)} pending (resume: kernelmosaic evaluate --resume {run_id})" if left else "none pending"
     console.print(f"run {run_id}: correct {overall.correct.value:.0%} of {overall.episodes} episode(s), "
                   f"compile/interface {overall.gate1_compile.value:.0%}; "
                   f"{pending}; report: kernelmosaic report {run_id} --out DIR",
                   highlight=False, soft_wrap=True)  # one line each in a log, for grep
-    if overall.episodes == 0:  # nothing was judged: the run measured nothing (exit 1, docs/cli.md)
-        why = f" ({unrun[0].exit_reason}: {unrun[0].exit_detail})" if unrun else ""
-        Console(stderr=True).print(f"[red]error:[/red] nothing was judged in run {run_id}: "
-                                   f"{len(unrun)} episode(s) ended without a verdict{escape(why)}; fix the cause, then "
+    unjudged = [r for r in summary.tasks if r.status in (NO_CANDIDATE, NOT_JUDGED, MODEL_FAILED)]
+    if len(unjudged) == len(summary.tasks):  # no answer received a verdict: the run measured nothing (docs/cli.md)
+        first = unrun[0] if unrun else None
+        why = (f" (first: {first.exit_reason}: {first.exit_detail})" if first else
+               f" (first: {unjudged[0].status}{': ' + unjudged[0].model_failure if unjudged[0].model_failure else ''})"
+               if unjudged else "")
+        Console(stderr=True).print(f"[red]error:[/red] nothing was judged in run {run_id}: no episode's answer "
+                                   f"received a verdict{escape(why)}; fix the cause, then "
                                    f"`kernelmosaic evaluate --resume {run_id}`.", highlight=False, soft_wrap=True)
         raise typer.Exit(1)

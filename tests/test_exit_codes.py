@@ -1,0 +1,92 @@
+"""The exit-status contract of docs/cli.md, command by command, on inputs that are decided before (or without) any
+judgement: 2 for unusable input (unknown settings, a device the machine lacks, missing files), 1 when a run judged
+nothing. The 0/1 of judged work is tested beside each command (tests/verify, tests/agent, tests/evaluate)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from kernelmosaic.cli import app
+from kernelmosaic.contracts.messages import Message
+from kernelmosaic.models.scripted import register_script
+
+register_script("exitcodes-silent", lambda: [Message(role="assistant", content="I will not write a kernel.")])
+no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a CUDA GPU")
+
+
+def _run(tmp_path, monkeypatch, *args: str):
+    monkeypatch.chdir(tmp_path)
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def pair(tmp_path):
+    folder = tmp_path / "pairs" / "p1"  # also a verify-batch folder of one pair
+    folder.mkdir(parents=True)
+    (folder / "problem.py").write_text("import torch\n")
+    (folder / "candidate.py").write_text("import torch\n")
+    return str(folder / "problem.py"), str(folder / "candidate.py")
+
+
+# Each command that reads settings, with the arguments that get it as far as reading them.
+SETTINGS_COMMANDS = {
+    "verify": lambda p: ["verify", *p, "--device", "cpu"],
+    "verify-batch": lambda p: ["verify-batch", str(p[0]).rsplit("/", 2)[0], "--device", "cpu"],
+    "generate": lambda p: ["generate", "--device", "cpu", "--no-live"],
+    "evaluate": lambda p: ["evaluate", "--model", "scripted:exitcodes-silent", "--device", "cpu"],
+    "curate select": lambda p: ["curate", "select", "--budget", "1", "--out", str(p[0]) + ".out"],
+    "sft export": lambda p: ["sft", "export", "--out", str(p[0]) + ".out"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(SETTINGS_COMMANDS))
+def test_an_unknown_section_in_set_is_exit_2_naming_the_nearest(command, pair, tmp_path, monkeypatch):
+    section = {"curate select": "select", "sft export": "sft.export"}.get(command, "verify")
+    typo = {"verify": "verfy", "select": "selekt", "sft.export": "sft.exprot"}[section]
+    res = _run(tmp_path, monkeypatch, *SETTINGS_COMMANDS[command](pair), "--set", f"{typo}.trials=1")
+    assert res.exit_code == 2, res.output
+    assert f"unknown section [{typo}]" in res.output and f"did you mean [{section}]?" in res.output
+
+
+@pytest.mark.parametrize("command", sorted(SETTINGS_COMMANDS))
+def test_an_unknown_section_in_the_file_is_exit_2(command, pair, tmp_path, monkeypatch):
+    (tmp_path / "kernelmosaic.toml").write_text("[generat]\nlimit = 1\n")
+    res = _run(tmp_path, monkeypatch, *SETTINGS_COMMANDS[command](pair))
+    assert res.exit_code == 2, res.output
+    assert "kernelmosaic.toml: unknown section [generat] (did you mean [generate]?)" in res.output
+
+
+def test_an_unknown_key_is_exit_2_naming_the_nearest(pair, tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, "verify", *pair, "--device", "cpu", "--set", "verify.trails=1")
+    assert res.exit_code == 2 and "unknown key `trails` in [verify] (did you mean `trials`?)" in res.output
+
+
+def test_a_set_of_a_section_the_command_does_not_read_is_exit_2(pair, tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, "verify", *pair, "--device", "cpu", "--set", "generate.limit=3")
+    assert res.exit_code == 2 and "this command reads [verify], [scale]" in res.output
+
+
+@no_gpu
+@pytest.mark.parametrize("args", [["generate", "--no-live", "--task", "l1_relu"],
+                                  ["evaluate", "--model", "scripted:exitcodes-silent", "--task", "l1_relu"]])
+def test_cuda_on_a_cpu_machine_is_one_sentence_and_exit_2(args, tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, *args, "--device", "cuda")
+    assert res.exit_code == 2, res.output
+    assert "sees no CUDA GPU on this machine" in res.output and "Traceback" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_evaluate_that_judged_nothing_is_exit_1(tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, "evaluate", "--model", "scripted:exitcodes-silent", "--task", "l1_relu",
+               "--device", "cpu", "--db", str(tmp_path / "km.db"))
+    assert res.exit_code == 1, res.output
+    assert "nothing was judged in run 1" in res.output and "--resume 1" in res.output
+
+
+def test_missing_inputs_are_exit_2(tmp_path, monkeypatch):
+    assert _run(tmp_path, monkeypatch, "verify", "nope.py", "nope2.py", "--device", "cpu").exit_code == 2
+    assert _run(tmp_path, monkeypatch, "verify-batch", "nowhere", "--device", "cpu").exit_code == 2
+    assert _run(tmp_path, monkeypatch, "report", "7", "--out", "r", "--db", str(tmp_path / "km.db")).exit_code == 2
+    assert _run(tmp_path, monkeypatch, "tasks", "show", "no_such_task").exit_code == 2
