@@ -38,7 +38,7 @@ __all__ = ["generate_command"]
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     return typer.Exit(2)
 
 
@@ -85,7 +85,7 @@ def _say_done(console: Console, lines: DoneLines, info: EpisodeInfo) -> None:
                   f"{info.exit_reason}{speed}, {info.totals.turns} turn(s){why}")
     elif info.status == "failed" or info.exit_reason == "model_error":
         console.print(f"[red]task {escape(info.task_id)}: {info.status} ({info.exit_reason})[/red]: "
-                      f"{escape(info.exit_detail or 'no detail')}", highlight=False, soft_wrap=True)
+                      f"{escape(info.exit_detail or 'no detail')}", highlight=False, soft_wrap=True, emoji=False)
 
 
 def generate_command(

@@ -26,7 +26,7 @@ _CACHE = Path.home() / ".cache" / "kernelmosaic" / "embeddings"
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     return typer.Exit(code)
 
 

@@ -36,7 +36,7 @@ __all__ = ["evaluate_command", "fail"]
 
 def fail(message: str) -> typer.Exit:
     Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False,  # messages name [sections]
-                               soft_wrap=True)  # one line, whatever the terminal's width
+                               soft_wrap=True, emoji=False)  # one line, whatever the terminal's width
     return typer.Exit(2)
 
 
@@ -241,5 +241,6 @@ def evaluate_command(
                if unjudged else "")
         Console(stderr=True).print(f"[red]error:[/red] nothing was judged in run {run_id}: no episode's answer "
                                    f"received a verdict{escape(why)}; fix the cause, then "
-                                   f"`kernelmosaic evaluate --resume {run_id}`.", highlight=False, soft_wrap=True)
+                                   f"`kernelmosaic evaluate --resume {run_id}`.", highlight=False, soft_wrap=True,
+                                   emoji=False)
         raise typer.Exit(1)

@@ -20,7 +20,7 @@ app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     return typer.Exit(2)
 
 

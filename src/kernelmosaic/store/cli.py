@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kernelmosaic.store.backends import ENV_VAR
@@ -28,7 +29,7 @@ JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table."
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     return typer.Exit(code)
 
 

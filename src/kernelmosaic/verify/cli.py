@@ -59,7 +59,7 @@ _READS = ("verify", "scale")
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     return typer.Exit(2)
 
 

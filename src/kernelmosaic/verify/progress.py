@@ -96,7 +96,7 @@ class DoneLines:
             # soft_wrap: one line whatever the width; rich flushes the file after each print outside a `with console`
             if where:
                 line += "\n    " + where
-            self.console.print(line, markup=False, highlight=False, soft_wrap=True)
+            self.console.print(line, markup=False, highlight=False, soft_wrap=True, emoji=False)
 
 
 def time_line(phase_seconds: dict[str, float], at_least_s: float = 0.5, most: int = 8) -> str:
