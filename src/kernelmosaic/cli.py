@@ -31,7 +31,7 @@ _COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "evaluate": ("kernelmosaic.evaluate.cli", "evaluate_command", "command", "Evaluate a model or judge existing "
                                                                              "generations."),
     "report": ("kernelmosaic.evaluate.report.cli", "report_command", "command", "Write an HTML report, summary.json and summary.md for a run."),
-    "loop": ("kernelmosaic.loop", "loop_command", "command", "Run the whole loop once: curate, generate, sft export, report."),
+    "loop": ("kernelmosaic.loop", "loop_command", "command", "Run the whole loop once: curate, generate, sft export, sft train, evaluate, report."),
     "tasks": ("kernelmosaic.tasks.cli", "app", "group", "List, check, audit, synthesize and convert tasks."),
     "runs": ("kernelmosaic.store.cli", "app", "group", "Inspect and export recorded runs."),
     "curate": ("kernelmosaic.curate.cli", "app", "group",

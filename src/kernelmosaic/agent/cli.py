@@ -94,7 +94,7 @@ def generate_command(
                                      "kernelbench:PATH (default: builtin)."),
     model: str | None = typer.Option(None, "--model", help="Model spec: openai:NAME, hf:PATH, replay:FILE|bundled, "
                                      "scripted:NAME (default: replay:bundled, hand-written demonstrations)."),
-    max_turns: int | None = typer.Option(None, "--max-turns", help=f"Model queries per episode (default {Budgets().max_turns})."),
+    max_turns: int | None = typer.Option(None, "--max-turns", min=1, help=f"Model queries per episode (default {Budgets().max_turns})."),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Episodes running at once (default 4)."),
     device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: a replay's recorded device, else cuda "
                                       "when available)."),
