@@ -229,9 +229,11 @@ def evaluate_command(
     summary = summarize_run(store, run_id)
     overall = summary.overall
     pending = f"{len(left)} pending (resume: kernelmosaic evaluate --resume {run_id})" if left else "none pending"
+    reviewed_out = sum(f.why.startswith("review: ") for f in summary.flagged)
+    review = f"{reviewed_out} episode(s) reported apart by the review's decisions; " if reviewed_out else ""
     console.print(f"run {run_id}: correct {overall.correct.value:.0%} of {overall.episodes} episode(s), "
                   f"compile/interface {overall.gate1_compile.value:.0%}; "
-                  f"{pending}; report: kernelmosaic report {run_id} --out DIR",
+                  f"{review}{pending}; report: kernelmosaic report {run_id} --out DIR",
                   highlight=False, soft_wrap=True)  # one line each in a log, for grep
     unjudged = [r for r in summary.tasks if r.status in (NO_CANDIDATE, NOT_JUDGED, MODEL_FAILED)]
     if len(unjudged) == len(summary.tasks):  # no answer received a verdict: the run measured nothing (docs/cli.md)
