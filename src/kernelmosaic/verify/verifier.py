@@ -316,8 +316,8 @@ class Verifier:
                 retry = "" if alone or job.out.device_alone else retry_reason(stop)
                 if not retry:
                     raise attribute(stop, job.out.reference_memory) from stop
-                log.info("%s: %s", job.candidate, alone := retry)
-                job.out = Outcome(Correctness(), phase_seconds={"oom_retry": job.out.phase_seconds.get("judge", 0.0)})
+                log.info("%s: %s", job.candidate, alone := retry)  # the same Outcome, emptied (callers hold it)
+                job.out.__init__(Correctness(), phase_seconds={"oom_retry": job.out.phase_seconds.get("judge", 0.0)})
 
     def _judge_attempt(self, job: Job, alone: str) -> DeviceSlot:
         """One judgement on a slot; `alone`: why it holds the device alone from its start ("" = unless admitted so)."""
