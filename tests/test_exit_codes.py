@@ -90,3 +90,12 @@ def test_missing_inputs_are_exit_2(tmp_path, monkeypatch):
     assert _run(tmp_path, monkeypatch, "verify-batch", "nowhere", "--device", "cpu").exit_code == 2
     assert _run(tmp_path, monkeypatch, "report", "7", "--out", "r", "--db", str(tmp_path / "km.db")).exit_code == 2
     assert _run(tmp_path, monkeypatch, "tasks", "show", "no_such_task").exit_code == 2
+
+
+def test_a_generate_that_cannot_start_leaves_no_store(tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, "generate", "--device", "cpu", "--no-live", "--model", "scripted:no-such-script")
+    assert res.exit_code == 2 and "no script named 'no-such-script'" in res.output
+    assert not list(tmp_path.glob("kernelmosaic.db*")), "a failed start leaves an empty store behind"
+    (tmp_path / "kernelmosaic.db").write_bytes(b"")  # a store that was there before is never removed
+    assert _run(tmp_path, monkeypatch, "generate", "--device", "cpu", "--model", "scripted:x").exit_code == 2
+    assert (tmp_path / "kernelmosaic.db").exists()

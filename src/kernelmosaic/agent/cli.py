@@ -135,6 +135,8 @@ def generate_command(
         raise _fail(f"--device must be cuda or cpu, not {device!r}")
     console = Console()
     notes: list[str] = []
+    created = _new_sqlite_file(db)  # removed again if this command fails before its run exists
+    store = None
     try:
         tree = read_config(config_file, sets, reads=("generate", "model", "verify", "scale"))
         store = open_store(db)
@@ -168,6 +170,9 @@ def generate_command(
             runner.close()
             raise
     except (StoreError, TaskFormatError, ModelError, ValueError, RuntimeError) as exc:
+        if created is not None and store is not None:
+            store.close()
+            created.unlink(missing_ok=True)  # a store with no run in it: nothing to keep
         raise _fail(str(exc)) from None
     for note in notes:
         console.print(note, highlight=False, markup=False)
@@ -208,6 +213,14 @@ def generate_command(
     if live:
         console.line()
     raise typer.Exit(_finish(console, store, rid, selected, infos, config))
+
+
+def _new_sqlite_file(db: str | None) -> Path | None:
+    """The SQLite file `db` (or the default store) names when it does not exist yet, else None."""
+    from kernelmosaic.store.backends import default_url, sqlite_file
+
+    path = sqlite_file(db or default_url())
+    return path if path is not None and not path.exists() else None
 
 
 def _executor(scale, config: GenerateConfig, db: str | None):
