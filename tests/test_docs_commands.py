@@ -18,7 +18,7 @@ from kernelmosaic.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+_FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)  # fences indented in a list item too
 _INLINE = re.compile(r"`((?:python -m )?kernelmosaic [^`\n]+)`")
 
 
