@@ -38,14 +38,18 @@ class SpeedupReading(BaseModel):
     def measured(self) -> bool:
         return self.value is not None
 
+    def caveat(self, digits: int = 2) -> str:
+        """`unreliable: 0.91x-6.10x between quartiles` for an unreliable speedup, else ""."""
+        if self.value is None or self.reliable:
+            return ""
+        return f"unreliable: {self.low:.{digits}f}x-{self.high:.{digits}f}x between quartiles"
+
     def describe(self, digits: int = 2) -> str:
         """`2.48x`, `2.48x (unreliable: 0.91x-6.10x between quartiles)` or `not measured`."""
         if self.value is None:
             return "not measured"
-        text = f"{self.value:.{digits}f}x"
-        if not self.reliable:
-            text += f" (unreliable: {self.low:.{digits}f}x-{self.high:.{digits}f}x between quartiles)"
-        return text
+        caveat = self.caveat(digits)
+        return f"{self.value:.{digits}f}x" + (f" ({caveat})" if caveat else "")
 
 
 def read_speedup(candidate: Stat | None, baseline: Stat | None) -> SpeedupReading:

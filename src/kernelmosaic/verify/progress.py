@@ -107,12 +107,13 @@ def time_line(phase_seconds: dict[str, float], at_least_s: float = 0.5, most: in
 
 
 def speed_detail(timing: Timing | None) -> str:
-    """`1.01x vs eager (0.031 / 0.031 ms device; host 0.052 / 0.044 ms)` of a verdict's `Timing`, or `untimed`."""
+    """`1.01x vs eager (0.031 / 0.031 ms device; host 0.052 / 0.044 ms)` of a verdict's `Timing`, or `untimed`; an
+    unreliable speedup says so after the number (`contracts.speedup`)."""
     if timing is None:
         return "untimed"
-    reading = read_speedup(timing.candidate, timing.eager)
-    text = (f"{reading.describe()} vs eager ({timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} "
-            "ms device")
+    caveat = read_speedup(timing.candidate, timing.eager).caveat()  # the number stays first, for a reader and grep
+    text = (f"{timing.speedup_vs_eager:.2f}x vs eager{', ' + caveat if caveat else ''} ("
+            f"{timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} ms device")
     if timing.candidate_host is not None and timing.eager_host is not None:
         text += f"; host {timing.candidate_host.median_ms:.4g} / {timing.eager_host.median_ms:.4g} ms"
     if timing.lead_short_calls or timing.lead_short_calls_eager:

@@ -50,6 +50,7 @@ from kernelmosaic.verify.slot import (
     wait_for_build,
 )
 from kernelmosaic.verify.slot_pool import SlotPool
+from kernelmosaic.verify.strength import settings_used
 from kernelmosaic.verify.task_audit import audit_reference
 from kernelmosaic.verify.verdict import Correctness, Env, Robustness, Status, Verdict, WorkerReuse
 
@@ -192,6 +193,7 @@ class Verifier:
                   config=config, timing=self.config.timing if timing is None else timing,
                   sanitize=self.config.sanitize if sanitize is None else sanitize, alternatives=list(alternatives),
                   alt_shas=alt_shas, verdict=verdict)
+        verdict.settings = settings_used(config, job.timing, job.sanitize)
         try:
             if self.config.static_checks:
                 from kernelmosaic.verify.static import analyze_candidate
@@ -397,8 +399,11 @@ def _accepted_message(out: Outcome, verdict: Verdict) -> str:
 
         t = out.timing
         eager, compiled = read_speedup(t.candidate, t.eager), read_speedup(t.candidate, t.compile)
-        text += f"; {t.candidate.median_ms:.3f} ms, {eager.describe()} vs eager"
+        text += f"; {t.candidate.median_ms:.3f} ms, {t.speedup_vs_eager:.2f}x vs eager"
+        text += f" ({eager.caveat()})" if eager.caveat() else ""
         if compiled.measured:
-            text += f", {compiled.describe()} vs torch.compile"
+            text += f", {compiled.value:.2f}x vs torch.compile" + (f" ({compiled.caveat()})" if compiled.caveat() else "")
+    if verdict.settings.weakened:
+        text += f"; judged with weakened settings ({', '.join(verdict.settings.weakened)}): never verified"
     return text
 
