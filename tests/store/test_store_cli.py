@@ -75,7 +75,7 @@ def test_export_writes_trajectory_jsonl(db_url: str, recorded: int, tmp_path: Pa
 
 def test_cli_errors_are_clear(db_url: str, recorded: int, tmp_path: Path) -> None:
     missing = runner.invoke(app, ["show", "77", "--db", db_url])
-    assert missing.exit_code == 1 and "no run with id 77" in missing.output
+    assert missing.exit_code == 2 and "no run with id 77" in missing.output  # unusable input, docs/cli.md
     bad_url = runner.invoke(app, ["list", "--db", "mysql://nowhere/x"])
     assert bad_url.exit_code == 2 and "no backend for scheme 'mysql'" in bad_url.output
     no_dir = runner.invoke(app, ["export", str(recorded), "--out", str(tmp_path / "nope" / "x.jsonl"), "--db", db_url])

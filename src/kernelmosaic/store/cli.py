@@ -97,7 +97,7 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
             summary = store.run_summary(run_id)
             episodes = store.list_episodes(run_id)
         except NotFoundError as exc:
-            raise _fail(f"{exc} in {store.url}", 1) from exc
+            raise _fail(f"{exc} in {store.url}", 2) from exc  # an unknown run id: unusable input (docs/cli.md)
     if as_json:
         data = {"summary": summary.model_dump(mode="json"), "episodes": [e.model_dump(mode="json") for e in episodes]}
         typer.echo(json.dumps(data, indent=1))
@@ -135,7 +135,7 @@ def export_command(
         try:
             count = export_run(store, run_id, out, done_only=done_only)
         except NotFoundError as exc:
-            raise _fail(f"{exc} in {store.url}", 1) from exc
+            raise _fail(f"{exc} in {store.url}", 2) from exc  # an unknown run id: unusable input (docs/cli.md)
         except StoreError as exc:
             raise _fail(str(exc), 2) from exc
     Console(stderr=True).print(f"wrote {count} trajectories to {out}", highlight=False)
