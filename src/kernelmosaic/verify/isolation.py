@@ -167,9 +167,10 @@ def namespace_prefix(device: str) -> list[str]:
     return list(plan_for("cuda" if device.startswith("cuda") else "cpu").prefix)
 
 
-def writable_paths(scratch: Path, extra: tuple[str, ...], device: str) -> list[str]:
-    """Where a confined worker may write: its scratch folder, what the caller names (the build cache), device nodes
-    and /dev/shm, and the per-user caches Triton, Inductor and the CUDA JIT write into."""
+def writable_paths(extra: tuple[str, ...], device: str) -> list[str]:
+    """Where a confined worker may write besides its scratch folder (its working directory, which the worker adds
+    itself so that no argument names it): what the caller names (the build cache), device nodes and /dev/shm, and
+    the per-user caches Triton, Inductor and the CUDA JIT write into."""
     home = os.environ.get("HOME", "")
     caches = [os.environ.get("TRITON_CACHE_DIR") or (f"{home}/.triton" if home else ""),
               os.environ.get("TORCHINDUCTOR_CACHE_DIR") or inductor_cache_dir()]
@@ -178,7 +179,7 @@ def writable_paths(scratch: Path, extra: tuple[str, ...], device: str) -> list[s
     for folder in [*extra, *caches]:
         if folder:
             Path(folder).mkdir(parents=True, exist_ok=True)
-    return [str(scratch), *extra, "/dev", *(c for c in caches if c)]
+    return [*extra, "/dev", *(c for c in caches if c)]
 
 
 def inductor_cache_dir() -> str:

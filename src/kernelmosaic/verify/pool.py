@@ -27,7 +27,7 @@ from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
 
-__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command",
+__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command", "live_worker_pids",
            "kill_all_workers"]
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,12 @@ _LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
 """Every started worker of this process, so an interrupt can stop them all at once (`kill_all_workers`)."""
 
 
+def live_worker_pids() -> set[int]:
+    """Process ids of this process's running workers (the `unshare` in front of one, whose child it is): the verifier
+    service refuses connections from their descendants (verify/peer.py)."""
+    return {w.proc.pid for w in list(_LIVE) if w.proc is not None and w.proc.poll() is None}
+
+
 def kill_all_workers() -> int:
     """Kill every live worker process group (Ctrl-C): calls blocked on them return at once. Returns how many."""
     workers = [w for w in list(_LIVE) if w.proc is not None and w.proc.poll() is None]
@@ -163,7 +169,7 @@ class Worker:
         else:  # candidate code runs here (compile: static initializers, build scripts)
             prefix = list(self.plan.prefix)
             args += self.plan.worker_args()
-            for path in isolation.writable_paths(self.scratch, self.limits.writable, self.device):
+            for path in isolation.writable_paths(self.limits.writable, self.device):
                 args += ["--writable", path]
             tmp = self.scratch / "tmp"  # compilers and tempfile write here, inside what it may write
             tmp.mkdir(exist_ok=True)

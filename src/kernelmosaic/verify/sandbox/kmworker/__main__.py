@@ -35,8 +35,10 @@ def main() -> None:
 
     scratch = os.getcwd() if args.own_scratch else ""  # read before any candidate code runs here
     # Before torch starts its first thread (protocol imports it): Landlock binds this thread and those started after.
-    isolation = confine(args.role if args.role == "reference" and args.nondumpable else "worker", args.writable,
-                        args.landlock, args.no_tcp, args.scope, args.subreaper, args.drop_caps)
+    here = os.getcwd()  # its scratch folder, writable by it: named by no argument or variable others can read
+    isolation = confine(args.role if args.role == "reference" and args.nondumpable else "worker",
+                        [here, *args.writable], args.landlock, args.no_tcp, args.scope, args.subreaper, args.drop_caps,
+                        removable=[os.path.dirname(here)] if args.own_scratch else [])
     import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
     import torch.profiler  # noqa: F401

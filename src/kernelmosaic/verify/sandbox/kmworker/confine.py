@@ -36,6 +36,7 @@ _WRITE_RIGHTS_BY_ABI = (
     (2, 1 << 13),  # REFER: linking or renaming across folders
     (3, 1 << 14),  # TRUNCATE
 )
+_REMOVE_DIR = 1 << 4
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 
@@ -64,7 +65,7 @@ def _prctl(option: int, value: int) -> bool:
                        ctypes.c_ulong(0)) == 0
 
 
-def _landlock(abi: int, writable: list[str], no_tcp: bool, scope: bool) -> list[str]:
+def _landlock(abi: int, writable: list[str], removable: list[str], no_tcp: bool, scope: bool) -> list[str]:
     write = 0
     for since, rights in _WRITE_RIGHTS_BY_ABI:
         if abi >= since:
@@ -82,13 +83,13 @@ def _landlock(abi: int, writable: list[str], no_tcp: bool, scope: bool) -> list[
     if fd < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
     try:
-        for path in writable:
+        for path, allowed in [*((w, write) for w in writable), *((r, _REMOVE_DIR) for r in removable)]:
             try:
                 folder = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue  # a folder that does not exist cannot be written into by anyone here either
             try:
-                rule = _PathBeneath(allowed_access=write, parent_fd=folder)
+                rule = _PathBeneath(allowed_access=allowed, parent_fd=folder)
                 if _libc.syscall(_SYS_ADD_RULE, ctypes.c_int(fd), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule),
                                  ctypes.c_uint32(0)) != 0:
                     raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
@@ -123,11 +124,12 @@ def drop_capabilities() -> bool:
 
 
 def confine(role: str, writable: list[str], landlock: bool, no_tcp: bool, scope: bool, subreaper: bool,
-            drop_caps: bool = False) -> list[str]:
+            drop_caps: bool = False, removable: list[str] | None = None) -> list[str]:
     """Apply what was asked and the kernel allows; returns the layers now active in this process (names as in
     `kernelmosaic.verify.isolation.LAYERS`). Must run in the main thread before any candidate code; Landlock
     applies to the calling thread and threads started after it, so torch's pools started earlier stay outside:
-    they run only torch's own code."""
+    they run only torch's own code. `removable`: folders beneath which only empty folders may be removed (the
+    scratch folder's parent, so an orphaned worker can remove its own scratch folder)."""
     if role == "reference":  # runs no candidate code: it is what candidates must not read or attach to
         return ["reference-nondumpable"] if _prctl(PR_SET_DUMPABLE, 0) else []
     active: list[str] = []
@@ -135,7 +137,7 @@ def confine(role: str, writable: list[str], landlock: bool, no_tcp: bool, scope:
         active.append("subreaper")
     abi = landlock_abi() if landlock else 0
     if abi:
-        active += _landlock(abi, writable, no_tcp, scope)
+        active += _landlock(abi, writable, removable or [], no_tcp, scope)
     if drop_caps and drop_capabilities():
         active.append("no-capabilities")
     return active
