@@ -24,6 +24,8 @@ import time
 from datetime import date
 from pathlib import Path
 
+from kernelmosaic.paths import socket_path
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput_cases import write_cases  # noqa: E402 - the sibling module, put on the path above
 
@@ -83,7 +85,7 @@ def main() -> None:
         service = subprocess.Popen(_cli("verify-serve", "--device", args.device), env=env,
                                    stdout=subprocess.DEVNULL, stderr=open(Path(tmp) / "service.log", "w"))  # noqa: SIM115
         try:
-            sock = Path(env["KERNELMOSAIC_CACHE"]) / "verify.sock"
+            sock = socket_path(Path(env["KERNELMOSAIC_CACHE"]))
             for _ in range(600):
                 if sock.exists():
                     break

@@ -1,5 +1,6 @@
 """The `kernelmosaic` command's entry point. `kernelmosaic verify ... --json` with a verifier service running is
-handed to the service whole: its command line and working directory go over the service's socket, the service runs
+handed to the service whole (its socket and folder found this user's alone, `paths.not_private`): its command line
+and working directory go over the service's socket, the service runs
 the same command with the same option parsing and settings code (`verify/forwarded.py`), and this process prints
 what it sends back and exits with its status. Nothing of the package is imported for it (no typer, rich, pydantic or
 torch: ~10 ms of start-up instead of ~0.2 s on a warm verify of about a second). Every other command, and a verify
@@ -13,7 +14,7 @@ import socket
 import sys
 from pathlib import Path
 
-from kernelmosaic.paths import CONFIG_FILE, PRIVATE_UMASK, default_cache_dir, socket_path
+from kernelmosaic.paths import CONFIG_FILE, PRIVATE_UMASK, default_cache_dir, not_private, socket_path
 
 __all__ = ["KEPT_HERE", "forward", "handed_over", "main"]
 
@@ -50,10 +51,13 @@ def forward(argv: list[str]) -> int | None:
     hand over (not `verify --json`, an option kept here) or no service took it."""
     if not handed_over(argv) or Path(CONFIG_FILE).is_file():
         return None
+    path = socket_path(default_cache_dir())
+    if not path.exists() or not_private(path.parent, "folder") or not_private(path, "socket"):
+        return None  # no service, or a socket that is not this user's alone: the full CLI says which
     request = json.dumps({"op": "cli_verify", "argv": argv, "cwd": os.getcwd()}) + "\n"
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.connect(str(socket_path(default_cache_dir())))
+            sock.connect(str(path))
             sock.sendall(request.encode())
             with sock.makefile("rb") as stream:
                 reply = json.loads(stream.readline() or b"{}")

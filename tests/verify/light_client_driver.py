@@ -1,7 +1,7 @@
 """Runs `kernelmosaic verify` in this process against a stand-in verifier service, then reports what it imported.
 
 Usage: python light_client_driver.py CACHE_DIR PROBLEM CANDIDATE. The stand-in answers the service protocol (JSON
-lines on `<cache>/verify.sock`) with the stdlib only, so any heavy module found afterwards was imported by the client.
+lines on the cache's socket, `paths.socket_path`) with the stdlib only, so any heavy module found afterwards was imported by the client.
 Prints one JSON object: the exit status, the verdict the client printed, the service requests it saw, heavy modules.
 """
 
@@ -10,10 +10,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import socketserver
 import sys
 import threading
 from pathlib import Path
+
+from kernelmosaic.paths import service_dir, socket_path
 
 HEAVY = ("torch", "numpy", "triton", "tree_sitter", "sqlalchemy", "matplotlib", "kernelmosaic.verify.verifier",
          "kernelmosaic.verify.slot", "kernelmosaic.agent", "kernelmosaic.store", "kernelmosaic.evaluate")
@@ -34,7 +37,12 @@ class _StandIn(socketserver.StreamRequestHandler):
 
 def main() -> None:
     cache, problem, candidate = sys.argv[1:4]
-    server = socketserver.ThreadingUnixStreamServer(str(Path(cache) / "verify.sock"), _StandIn)
+    service_dir()
+    path = socket_path(Path(cache))
+    path.unlink(missing_ok=True)
+    old = os.umask(0o177)  # 0600, as the service makes it: the client connects only to a socket that is its user's alone
+    server = socketserver.ThreadingUnixStreamServer(str(path), _StandIn)
+    os.umask(old)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     from kernelmosaic.cli import app
 
@@ -46,6 +54,7 @@ def main() -> None:
         except SystemExit as exc:
             code = exc.code
     server.shutdown()
+    path.unlink(missing_ok=True)
     print(json.dumps({"exit": code, "stdout": out.getvalue(), "requests": SEEN,
                       "heavy": [m for m in HEAVY if m in sys.modules]}))
 

@@ -13,6 +13,7 @@ import threading
 import pytest
 
 from kernelmosaic.launch import forward
+from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.forwarded import run_verify
 from kernelmosaic.verify.service import serve
 
@@ -33,7 +34,9 @@ def served(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("KERNELMOSAIC_CACHE", str(cache))  # the service's default cache is the one it serves
     ready, stop = threading.Event(), threading.Event()
-    thread = threading.Thread(target=serve, args=(cache,), kwargs={"ready": ready, "stop": stop}, daemon=True)
+    own = VerifyConfig(cache_dir=cache, trials=2, timing=False)  # the floor of its checks: the tests ask 2 trials
+    thread = threading.Thread(target=serve, args=(cache,), kwargs={"ready": ready, "stop": stop, "settings": own},
+                              daemon=True)
     thread.start()
     assert ready.wait(30)
     yield cache

@@ -120,7 +120,8 @@ def test_baselines_saved_at_once_by_two_judgements_all_land(tmp_path, caplog):
 def service(tmp_path):
     config = _config(tmp_path)
     ready, stop = threading.Event(), threading.Event()
-    thread = threading.Thread(target=serve, args=(config.cache_dir,), kwargs={"ready": ready, "stop": stop}, daemon=True)
+    thread = threading.Thread(target=serve, args=(config.cache_dir,),  # its own settings: the floor of its checks
+                              kwargs={"ready": ready, "stop": stop, "settings": config}, daemon=True)
     thread.start()
     assert ready.wait(30)
     yield config

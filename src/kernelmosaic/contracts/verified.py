@@ -5,7 +5,8 @@ times: CUDA events on a GPU, host timers on a CPU; the `quick` profile is for it
 calls), no verdict since its last rejection carries a `reject` finding, on CUDA it
 passed compute-sanitizer, its latest verdict was judged inside the documented minimum of OS isolation layers
 (`verify/isolation.py`: no network, every process ending with the judgement, writes confined to its scratch folder,
-the reference out of reach), and its task carries no `task-*` flag and no failed audit. Anything else it may be
+the reference out of reach), none of the verdicts it rests on was judged with weakened settings (a check off, a
+looser threshold, fewer trials: `Verdict.settings.weakened`, verify/strength.py), and its task carries no `task-*` flag and no failed audit. Anything else it may be
 (accepted once, accepted but never timed, accepted on a degenerate task) is recorded, never counted as solved.
 """
 
@@ -127,8 +128,12 @@ def check_candidate(history: Sequence[Verdict], task_flags: Sequence[str] = ()) 
     unisolated = missing_isolation(latest.env.isolation)
     if latest.accepted and unisolated:
         reasons.append("judged without the minimum isolation: " + "; ".join(unisolated))
+    weakened = sorted({name for i in since for name in history[i].settings.weakened})
+    if weakened:
+        reasons.append("judged with weakened settings: " + ", ".join(weakened))
     reasons += [f"task flag {flag}" for flag in sorted(flags)]
-    ok = passed_every_trial(latest) and not rejecting and timed and (sanitized or not required) and not unisolated
+    ok = passed_every_trial(latest) and not rejecting and timed and (sanitized or not required) and not unisolated \
+        and not weakened
     return Verification(candidate_ok=ok, task_flags=sorted(flags), timed=timed, sanitized=sanitized,
                         sanitizer_required=required, rests_on=since, reasons=reasons)
 

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kernelmosaic.config import DEFAULT_FILE, ConfigError, read_config
+from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
@@ -246,13 +246,22 @@ def _seeded(config_file: Path | None, sets: list[str]) -> bool:
 def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternatives: list[Alternative], seeded: bool,
                err: Console) -> Verdict:
     """Through the local verifier service when one answers (warm workers), else in a Verifier of this process."""
-    from kernelmosaic.verify.service import ServiceError, ServiceUnavailable, remote_verify
+    from kernelmosaic.verify.service import (
+        ServiceDeclined,
+        ServiceError,
+        ServiceUnavailable,
+        ServiceUntrusted,
+        remote_verify,
+    )
 
     if config.use_service:
         try:
             return remote_verify(config, problem, candidate, seeded=seeded, alternatives=alternatives)
-        except ServiceUnavailable:
-            pass
+        except ServiceUnavailable as exc:
+            if WORKDIR.get() is not None:
+                raise  # a client's command run inside the service (verify/forwarded.py): never judged in it
+            if isinstance(exc, ServiceDeclined | ServiceUntrusted):
+                err.print(f"note: {escape(str(exc))}", highlight=False, soft_wrap=True)
         except ServiceError as exc:
             raise _fail(f"the verifier service could not judge: {exc}") from None
     from kernelmosaic.verify.progress import phase_progress
@@ -277,7 +286,7 @@ def verify_serve_command(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     Console(stderr=True).print(f"verifier service on {socket_path(config.cache_dir)} (Ctrl-C stops it)")
     try:
-        serve(config.cache_dir)
+        serve(config.cache_dir, settings=config)
     except RuntimeError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:

@@ -7,6 +7,7 @@ one long-lived slot per device). `kernelmosaic.scale` adds one on Ray, for many 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -15,6 +16,8 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["VerifyExecutor", "LocalVerifyExecutor"]
+
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -39,11 +42,14 @@ class LocalVerifyExecutor:
 
     def verify_many(self, config: VerifyConfig, pairs: Sequence[tuple[Path, Path]], *,
                     seeded: bool = False) -> Iterator[tuple[int, Verdict]]:
-        from kernelmosaic.verify.service import remote_verify_many, service_available
+        from kernelmosaic.verify.service import ServiceDeclined, remote_verify_many, service_available
         from kernelmosaic.verify.verifier import Verifier
 
         if config.use_service and self.devices is None and service_available(config.cache_dir):
-            yield from remote_verify_many(config, list(pairs), seeded=seeded)
-            return
+            try:  # a refusal comes before any verdict: then nothing was judged there
+                yield from remote_verify_many(config, list(pairs), seeded=seeded)
+                return
+            except ServiceDeclined as exc:
+                log.warning("judging in this process: %s", exc)
         with Verifier(config, self.devices) as verifier:  # compiles run ahead of judgement (verify/lookahead.py)
             yield from verifier.verify_many(list(pairs))

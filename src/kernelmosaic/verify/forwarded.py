@@ -1,7 +1,10 @@
 """A client's `kernelmosaic verify ... --json`, run inside the verifier service (`kernelmosaic.launch` sends it):
 the same command, option parsing and settings code as the full CLI, with the client's working directory for its
 paths and settings file, and what it prints captured for the client. The command judges through the service's own
-socket like any client, so it takes the same warm verifier."""
+socket like any client, so it takes the same warm verifier and the same refusals: a request the service declines
+(weaker checks than its own, another build cache) is declined back to the client, which judges in its own process;
+a forwarded command never judges inside the service process. A working directory with its own settings file is
+declined as the client itself declines it."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pathlib import Path
 
 from kernelmosaic.config import WORKDIR
 from kernelmosaic.launch import handed_over
-from kernelmosaic.paths import default_cache_dir
+from kernelmosaic.paths import CONFIG_FILE, default_cache_dir
 
 __all__ = ["run_verify"]
 
@@ -77,9 +80,13 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
     import typer
 
     from kernelmosaic.cli import stage_command
+    from kernelmosaic.verify.service import ServiceUnavailable
 
     if not handed_over(argv):
         return {"ok": False, "declined": "only `verify --json` without file options is run for a client"}
+    if (Path(cwd) / CONFIG_FILE).exists():
+        return {"ok": False, "declined": f"{Path(cwd) / CONFIG_FILE}: a working directory with its own settings file "
+                "is judged by the client"}
     if default_cache_dir().resolve() != Path(service_cache).resolve():
         # the client found this service at its default cache; here the default is another one
         return {"ok": False, "declined": "this service's default build cache is not the one it serves"}
@@ -94,6 +101,8 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
                     ctx.params[name] = Path(cwd) / value
             with ctx:
                 command.invoke(ctx)
+        except ServiceUnavailable as exc:  # declined by the service (verify/cli.py never judges here instead)
+            return {"ok": False, "declined": str(exc)}
         except typer.Exit as exc:
             code = exc.exit_code
         except typer.Abort:

@@ -2,10 +2,18 @@
 
 `kernelmosaic verify-serve` keeps Verifiers (reference workers with problems set up, a warm spare candidate worker
 per device, the `torch.compile` baselines) alive between invocations, so a repeated verify of a built candidate
-skips starting workers and setting the problem up. The socket lives in the build cache (`verify.sock`, mode 0600):
-only the user who owns the cache talks to it. Requests and replies are JSON lines; a verdict is the same JSON as
-`verify --json`. The service judges with the client's settings (one Verifier per distinct settings, the base seed
-drawn once per Verifier unless the client sets one, as a long-lived in-process Verifier does).
+skips starting workers and setting the problem up. Requests and replies are JSON lines; a verdict is the same JSON
+as `verify --json`.
+
+Who it speaks to: the socket lives in the user's runtime folder (`paths.socket_path`: 0700, never the build cache or
+a scratch folder a candidate writes into); client and service check that folder and the socket are this user's
+alone, and the service answers a connection only when the kernel-reported peer is its owner and no worker's process
+(`verify/peer.py`). Refusals are `ServiceDeclined`, and the client then judges in its own process.
+
+What it judges with: the client's settings, except that checks weaker than the service's own settings are refused,
+the service keeps its own build cache, workers, limits and timeouts (`verify/strength.py`), and every verdict
+records what differed. One Verifier per distinct settings, the base seed drawn once per Verifier unless the client
+sets one, as a long-lived in-process Verifier does; one in use by a request is never closed for another.
 """
 
 from __future__ import annotations
@@ -18,15 +26,16 @@ import socketserver
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from kernelmosaic.paths import socket_path
+from kernelmosaic.paths import not_private, service_dir, socket_path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["socket_path", "serve", "service_available", "service_device", "ServiceUnavailable", "ServiceError",
-           "remote_verify", "remote_verify_many"]
+           "ServiceDeclined", "ServiceUntrusted", "remote_verify", "remote_verify_many"]
 
 log = logging.getLogger(__name__)
 _KEEP = 4
@@ -35,6 +44,15 @@ _KEEP = 4
 
 class ServiceUnavailable(Exception):
     """No service answers on the socket: the caller judges in-process."""
+
+
+class ServiceUntrusted(ServiceUnavailable):
+    """The socket or its folder is not this user's alone (another user's, or open to others): never connected to."""
+
+
+class ServiceDeclined(ServiceUnavailable):
+    """The service refused this connection or request (not its owner's, a worker's process, weaker checks than its
+    own, another build cache); the message says why. Nothing was judged: the caller judges in-process."""
 
 
 class ServiceError(Exception):
@@ -51,6 +69,15 @@ def _key(config: dict, seeded: bool) -> str:
 
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
+        from kernelmosaic.verify.peer import peer_refusal
+        from kernelmosaic.verify.pool import live_worker_pids
+
+        refusal = peer_refusal(self.connection, live_worker_pids())
+        if refusal:  # before reading a byte of the request
+            log.warning("connection refused: %s", refusal)
+            self._send({"ok": False, "kind": "declined", "error": f"{refusal}; this service answers only its "
+                        "owner's own processes, never a worker's"})
+            return
         try:
             request = json.loads(self.rfile.readline())
             if request["op"] == "device":  # what the service's torch sees, so a client need not import torch
@@ -61,22 +88,29 @@ class _Handler(socketserver.StreamRequestHandler):
             if request["op"] == "cli_verify":  # a thin client's whole command (kernelmosaic.launch)
                 from kernelmosaic.verify.forwarded import run_verify
 
-                self._send(run_verify(list(request["argv"]), Path(request["cwd"]), self.server.cache_dir))  # type: ignore[attr-defined]
+                self._send(run_verify(list(request["argv"]), Path(request["cwd"]), self.server.settings.cache_dir))  # type: ignore[attr-defined]
                 return
-            verifier = self.server.verifier_for(request["config"], bool(request.get("seeded")))  # type: ignore[attr-defined]
             options = {k: request[k] for k in ("timing", "sanitize", "policy", "timing_profile") if request.get(k) is not None}
-            if request["op"] == "verify":
-                alts = [Alternative(label=a["label"], problem=Path(a["problem"])) for a in request.get("alternatives", [])]
-                verdict = verifier.verify(Path(request["problem"]), Path(request["candidate"]), alternatives=alts, **options)
-                self._send({"ok": True, "verdict": verdict.to_dict()})
-            else:
-                pairs = [(Path(p), Path(c)) for p, c in request["pairs"]]
-                for i, verdict in verifier.verify_many(pairs, **options):
-                    self._send({"ok": True, "index": i, "verdict": verdict.to_dict()})
+            with self.server.verifier_for(request["config"], bool(request.get("seeded")), options) as (verifier, kept):  # type: ignore[attr-defined]
+                self._judge(request, verifier, kept, options)
+        except ServiceDeclined as exc:
+            log.info("request declined: %s", exc)
+            self._send({"ok": False, "kind": "declined", "error": str(exc)})
         except Exception as exc:  # noqa: BLE001 - reported to the client, which decides the exit status
             log.warning("request failed: %s", exc)
             self._send({"ok": False, "kind": "input" if isinstance(exc, InputError) else "verifier", "error": str(exc)})
-            return
+
+    def _judge(self, request: dict, verifier, kept: list[str], options: dict) -> None:
+        if request["op"] == "verify":
+            alts = [Alternative(label=a["label"], problem=Path(a["problem"])) for a in request.get("alternatives", [])]
+            verdict = verifier.verify(Path(request["problem"]), Path(request["candidate"]), alternatives=alts, **options)
+            verdict.settings.service_kept = kept
+            self._send({"ok": True, "verdict": verdict.to_dict()})
+        else:
+            pairs = [(Path(p), Path(c)) for p, c in request["pairs"]]
+            for i, verdict in verifier.verify_many(pairs, **options):
+                verdict.settings.service_kept = kept
+                self._send({"ok": True, "index": i, "verdict": verdict.to_dict()})
         self.connection.shutdown(socket.SHUT_WR)  # the client has every reply and the end of the stream...
         try:
             verifier.ready_spares()  # ...before the next request's worker is brought up, while the service is idle
@@ -91,27 +125,55 @@ class _Handler(socketserver.StreamRequestHandler):
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
-    def __init__(self, path: Path, devices: list[str] | None) -> None:
+    def __init__(self, path: Path, devices: list[str] | None, settings: VerifyConfig) -> None:
         super().__init__(str(path), _Handler)
         self.devices = devices
-        self.cache_dir = path.parent
+        self.settings = settings
         self._verifiers: OrderedDict[str, object] = OrderedDict()
+        self._in_use: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def verifier_for(self, config: dict, seeded: bool):
+    def _judged_with(self, config: dict, seeded: bool, options: dict) -> tuple[VerifyConfig, list[str]]:
+        """The settings this service judges a request with, and the service-owned names it replaced; raises
+        ServiceDeclined for another build cache or checks weaker than the service's own."""
+        from kernelmosaic.verify.strength import service_view, weaker
+
+        values = config if seeded else {k: v for k, v in config.items() if k != "seed"}
+        asked = VerifyConfig.model_validate(values)
+        if Path(asked.cache_dir).resolve() != Path(self.settings.cache_dir).resolve():
+            raise ServiceDeclined(f"this service builds in {self.settings.cache_dir}, not {asked.cache_dir}")
+        judged, kept = service_view(asked, self.settings)
+        per_call = {k: options[k] for k in ("timing", "sanitize") if k in options}
+        weak = weaker(judged.model_copy(update=per_call), self.settings)
+        if weak:
+            raise ServiceDeclined("the service judges only with checks at least as strong as its own settings: "
+                                  + "; ".join(weak.values()) + " (judged in this process instead; the verdict "
+                                  "records the weakened settings and is never verified)")
+        return judged, kept
+
+    @contextmanager
+    def verifier_for(self, config: dict, seeded: bool, options: dict) -> Iterator[tuple[object, list[str]]]:
         from kernelmosaic.verify.verifier import Verifier
 
-        key = _key(config, seeded)
+        judged, kept = self._judged_with(config, seeded, options)
+        key = _key(judged.model_dump(mode="json"), seeded)
         with self._lock:
             if key not in self._verifiers:
-                values = config if seeded else {k: v for k, v in config.items() if k != "seed"}
-                verifier = Verifier(VerifyConfig.model_validate(values), self.devices)
+                verifier = Verifier(judged, self.devices)
                 verifier.served_by = f"service pid {os.getpid()}"
                 self._verifiers[key] = verifier
-                while len(self._verifiers) > _KEEP:
-                    self._verifiers.popitem(last=False)[1].close()
             self._verifiers.move_to_end(key)
-            return self._verifiers[key]
+            self._in_use[key] = self._in_use.get(key, 0) + 1
+            verifier = self._verifiers[key]
+            idle = [k for k in self._verifiers if not self._in_use.get(k)]
+            closing = [self._verifiers.pop(k) for k in idle[:max(0, len(self._verifiers) - _KEEP)]]
+        for old in closing:  # the least recently used idle ones: a verifier a request is using stays open
+            old.close()
+        try:
+            yield verifier, kept
+        finally:
+            with self._lock:
+                self._in_use[key] -= 1
 
     def close_all(self) -> None:
         with self._lock:
@@ -121,18 +183,26 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def serve(cache_dir: Path, devices: list[str] | None = None, ready: threading.Event | None = None,
-          stop: threading.Event | None = None) -> None:
-    """Serve until `stop` is set (or the process is interrupted); one service per cache directory."""
+          stop: threading.Event | None = None, settings: VerifyConfig | None = None) -> None:
+    """Serve until `stop` is set (or the process is interrupted); one service per cache directory. `settings`: the
+    service's own (default: VerifyConfig's defaults), the floor of the checks it judges with. Raises RuntimeError
+    when its runtime folder is not this user's alone or another service answers there."""
+    settings = (settings or VerifyConfig(cache_dir=cache_dir)).model_copy(update={"cache_dir": Path(cache_dir)})
+    try:
+        service_dir()
+    except PermissionError as exc:
+        raise RuntimeError(str(exc)) from None
     path = socket_path(cache_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         _connect(path).close()
         raise RuntimeError(f"a verifier service already answers on {path}")
+    except ServiceUntrusted as exc:
+        raise RuntimeError(f"not serving: {exc}") from None
     except ServiceUnavailable:
         path.unlink(missing_ok=True)  # a socket left by a service that died
     old_umask = os.umask(0o177)
     try:
-        server = _Server(path, devices)
+        server = _Server(path, devices, settings)
     finally:
         os.umask(old_umask)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
@@ -150,6 +220,12 @@ def serve(cache_dir: Path, devices: list[str] | None = None, ready: threading.Ev
 
 
 def _connect(path: Path) -> socket.socket:
+    """A connection to the socket at `path` once it and its folder are found this user's alone."""
+    problem = not_private(path.parent, "folder") if path.parent.exists() else None
+    problem = problem or not_private(path, "socket")
+    if problem:
+        log.warning("not connecting to the verifier service: %s", problem)
+        raise ServiceUntrusted(f"not connecting to the verifier service: {problem}")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
@@ -188,6 +264,8 @@ def _exchange(config: VerifyConfig | None, request: dict, seeded: bool, cache_di
         for line in stream:
             reply = json.loads(line)
             if not reply["ok"]:
+                if reply["kind"] == "declined":
+                    raise ServiceDeclined(reply["error"])
                 if reply["kind"] == "input":
                     raise InputError(reply["error"])
                 raise ServiceError(reply["kind"], reply["error"])

@@ -31,6 +31,7 @@ __all__ = [
     "CustomWork",
     "AlternativeResult",
     "Robustness",
+    "SettingsUsed",
 ]
 
 SCHEMA = "kernelmosaic.verdict/1"
@@ -295,6 +296,19 @@ class WorkerReuse(_Model):
     """`service pid N` when the local verifier service judged it; empty in-process."""
 
 
+class SettingsUsed(_Model):
+    """The settings that judged a verdict, where they differ from VerifyConfig's defaults (verify/strength.py)."""
+
+    changed: dict[str, str] = Field(default_factory=dict)
+    """Every setting that differs from the defaults, name -> its value as JSON (`static.<field>` for the static
+    policy's); the seed, device and build cache are recorded elsewhere or not at all."""
+    weakened: list[str] = Field(default_factory=list)
+    """Check settings weaker than the verifiable floor (a check off, a looser threshold, fewer trials or checked
+    calls): a verdict with any is never *verified* (contracts/verified.py)."""
+    service_kept: list[str] = Field(default_factory=list)
+    """Settings the verifier service replaced with its own (its build cache, workers, limits and timeouts)."""
+
+
 class Verdict(_Model):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
@@ -355,6 +369,8 @@ class Verdict(_Model):
     how the phases of a batch's verdicts overlapped."""
     workers: WorkerReuse | None = None
     """Which long-lived parts of the verifier this verdict reused (absent when it never reached a device)."""
+    settings: SettingsUsed = Field(default_factory=SettingsUsed)
+    """The settings it was judged with, where they differ from the defaults, and which of them weaken the checks."""
 
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=2)
