@@ -9,8 +9,12 @@ from pathlib import Path
 
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
 from kernelmosaic.tasks.schema import Forms, Shapes, Task
+from kernelmosaic.verify.isolation import MINIMUM
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
 from kernelmosaic.verify.verdict import CompileInfo, Correctness, Env, Finding, Stat, Status, Timing, Verdict
+
+ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0]})
+"""Layers meeting the documented minimum (`isolation.MINIMUM`), as the real verifier records them on this machine."""
 
 REFERENCE = '''\
 import torch
@@ -102,7 +106,8 @@ class FakeVerifier:
         ms = float(source.split("ms=")[1].split()[0]) if "ms=" in source else 2.0
         flags = [Finding(rule="task-zero-output-passes", severity="flag", message="zeros pass")] if "taskflag" in source else []
         verdict = Verdict(accepted=True, status=Status.accepted, message="correct", seconds=self.seconds, phase_seconds={"judge": self.seconds}, findings=flags,
-                          correctness=Correctness(trials=5, passed=5, max_abs_error=0.0), env=Env(device="cpu"))
+                          correctness=Correctness(trials=5, passed=5, max_abs_error=0.0),
+                          env=Env(device="cpu", isolation=ISOLATED))
         if timing:
             stat = Stat(median_ms=ms, q1_ms=ms * 0.95, q3_ms=ms * 1.05, samples=30)
             eager = Stat(median_ms=2.0, q1_ms=1.9, q3_ms=2.1, samples=30)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
 from kernelmosaic.contracts.trajectory import GuidanceEvent, MessageEvent, ToolCallEvent, ToolResultEvent
+from kernelmosaic.verify.isolation import MINIMUM
 from kernelmosaic.verify.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
+
+ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0]})
+"""Layers meeting the documented minimum (`isolation.MINIMUM`), as a real verdict on this machine records them."""
 
 CANDIDATE = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass  # kernel goes here\n"
 
@@ -18,7 +22,8 @@ def accepted_verdict(speedup: float = 2.5, sha: str = "", timed: bool = True, de
     return Verdict(
         accepted=True, status=Status.accepted, message=f"Matched the reference on 5 trials; {speedup}x faster than eager.",
         findings=[Finding(rule="odd-launch", severity="flag", message="grid of 1", evidence="k<<<1,1>>>"), *(findings or [])],
-        correctness=Correctness(trials=5, passed=5), timing=timing, candidate_sha256=sha, env=Env(device=device),
+        correctness=Correctness(trials=5, passed=5), timing=timing, candidate_sha256=sha,
+        env=Env(device=device, isolation=ISOLATED),
     )
 
 
