@@ -38,8 +38,8 @@ LAYERS = {
     "userns": "own user namespace: no capability over the host's processes or files beyond its uid's",
     "netns": "own network namespace: no interface but a down loopback, no route to any listener",
     "pidns": "own PID namespace and /proc: sees and signals only its own processes, all die with the worker",
-    "landlock-fs": "Landlock: writes only beneath its scratch folder, the build cache and /dev; no ptrace or "
-                   "ptrace-guarded /proc file (environ, mem, cwd) of a process outside its domain",
+    "landlock-fs": "Landlock: writes only beneath its scratch folder, the build cache and /dev; no mount, no ptrace "
+                   "attach, /proc/PID/mem or cwd of a process outside its domain",
     "landlock-net": "Landlock: no TCP bind or connect",
     "landlock-scope": "Landlock: no signal and no abstract unix socket to a process outside its domain",
     "subreaper": "worker is child subreaper: orphans (setsid, double fork) stay in its tree, killed with it",

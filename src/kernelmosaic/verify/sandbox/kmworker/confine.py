@@ -3,8 +3,9 @@
 Landlock (Linux 5.13+, probed by its ABI version) limits what this process and every process it starts may do,
 and no process inside can lift it: writes only beneath the folders the parent names (the scratch folder, the
 build cache, /dev for device nodes and /dev/shm); with ABI 4+ no TCP bind or connect; with ABI 6+ no signal and
-no abstract unix socket to a process outside the domain. Landlock also keeps ptrace and ptrace-guarded /proc
-files (environ, mem, cwd, fd) of processes outside the domain out of reach. A child subreaper keeps orphaned
+no abstract unix socket to a process outside the domain. Landlock also refuses ptrace attach and /proc/PID/mem
+and cwd of processes outside the domain, and every mount; it let a process holding capabilities read another's
+/proc/PID/environ (Linux 6.18), so workers also empty their capability sets. A child subreaper keeps orphaned
 descendants (setsid, double fork) in this worker's tree, where the parent finds and kills them. A reference
 worker runs no candidate code; it makes itself non-dumpable so processes of other users or namespaces cannot
 read its /proc files or attach to it.
