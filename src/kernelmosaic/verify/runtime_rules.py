@@ -14,6 +14,9 @@ RUNTIME_RULES: dict[str, str] = {
     "library-kernels": "library kernels ran beside the custom ones; part of the speed is the library's",
     "timing-escaped-work": "the device kept working after the candidate's stream finished: side-stream work escapes the time",
     "timed-output-check": "a timed call returned a wrong result: cached, stale or unfinished work",
+    "candidate-reported-inputs": "a timed call's inputs, as the candidate's worker reports them, are not the ones it "
+                                 "was given (forward rebound `x.data`, resized an input, or the reply misreports its "
+                                 "seeds): the reference would judge other data",
     "timed-output-fingerprint": "a timed call, chosen after the round, did not return its own inputs' result: skipped, "
                                 "stale or cached work on some calls",
     "burst-output-fingerprint": "the last call of a wall-clock burst did not return its own inputs' result: stale or "
