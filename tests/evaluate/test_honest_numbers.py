@@ -72,3 +72,20 @@ def test_the_error_plot_keeps_exact_answers(summary, monkeypatch):
     ax = drawn["fig"].axes[0]
     assert sum(p.get_height() for p in ax.patches) == len(s.overall.max_abs_error.values) == 3
     assert f"2 error(s) below {plots.ERROR_FLOOR:g}" in ax.get_xlabel()
+
+
+def test_verify_prints_an_unreliable_speedup_with_its_range_and_a_warning():
+    from rich.console import Console
+
+    from kernelmosaic.verify.cli import _summary
+
+    verdict = _verdict(Status.accepted, 2.0, 1.5)
+    console = Console(width=400, record=True)
+    _summary(verdict, False, console)
+    assert "-> 2.00x," in console.export_text() and "unreliable" not in console.export_text()
+    verdict.timing.candidate = Stat(median_ms=1.0, q1_ms=0.4, q3_ms=2.5, samples=9)
+    console = Console(width=400, record=True)
+    _summary(verdict, False, console)
+    text = console.export_text()
+    assert "eager 2.0000 ms -> 2.00x (unreliable: 0.80x-5.00x between quartiles)" in text
+    assert "speedup unreliable: the timings' own spread is wider than a factor 1.5" in text
