@@ -1,0 +1,66 @@
+"""Per-verdict cost of the OS isolation layers on CPU: the same honest C++ candidate judged side by side with the
+layers on (this host's defaults) and off (`KERNELMOSAIC_ISOLATION_CPU=none`), each in a fresh process so that the
+layer plan and the workers are fresh, alternating on/off to spread the machine's load over both.
+
+    python scripts/bench_isolation.py [--runs 3]
+
+Prints one row per mode: median verdict wall time (s) and median worker start time (s), as measured by the
+verdict's own phases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ONE = r'''
+import json, sys, tempfile, time
+from pathlib import Path
+sys.path.insert(0, str(Path(sys.argv[1]).parent.parent))
+from tests.verify.kit import PROBLEM_ADD_RELU, candidate, write
+from kernelmosaic.verify import Verifier, VerifyConfig
+tmp = Path(tempfile.mkdtemp())
+config = VerifyConfig(device="cpu", trials=3, cache_dir=Path(sys.argv[2]), timing_budget_ms=20, timing_rounds=2,
+                      compile_baseline=False, memory_limit_gb=8)
+with Verifier(config) as v:
+    t = time.perf_counter()
+    verdict = v.verify(write(tmp, "p.py", PROBLEM_ADD_RELU), write(tmp, "c.py", candidate("return ext.add_relu(a, b)")))
+    wall = time.perf_counter() - t
+print(json.dumps({"wall_s": wall, "accepted": verdict.accepted, "isolation": verdict.env.isolation,
+                  "phases": verdict.phase_seconds}))
+'''
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    cache = Path(tempfile.mkdtemp(prefix="km-bench-iso-"))
+    results: dict[str, list[dict]] = {"on": [], "off": []}
+    for i in range(args.runs + 1):  # the first pair warms the build cache and is not counted
+        for mode in ("on", "off"):
+            env = {**os.environ}
+            env.pop("KERNELMOSAIC_ISOLATION_CPU", None)
+            if mode == "off":
+                env["KERNELMOSAIC_ISOLATION_CPU"] = "none"
+            out = subprocess.run([sys.executable, "-c", ONE, __file__, str(cache)], env=env, capture_output=True,
+                                 text=True, check=True).stdout.strip().splitlines()[-1]
+            row = json.loads(out)
+            if i:
+                results[mode].append(row)
+    for mode, rows in results.items():
+        walls = [r["wall_s"] for r in rows]
+        starts = [r["phases"].get("worker_start", 0.0) for r in rows]
+        print(f"{mode}: median verdict {statistics.median(walls):.2f} s (runs {', '.join(f'{w:.2f}' for w in walls)}); "
+              f"worker start {statistics.median(starts) if starts else float('nan'):.2f} s; accepted "
+              f"{sum(r['accepted'] for r in rows)}/{len(rows)}; layers {rows[0]['isolation']}")
+
+
+if __name__ == "__main__":
+    main()
