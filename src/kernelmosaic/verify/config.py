@@ -74,7 +74,8 @@ class VerifyConfig(BaseModel):
     """Candidates compiling ahead of judgement in `verify_many`/`verify-batch`; default cores // compile_jobs."""
     use_service: bool = True
     """`verify` and `verify-batch` hand their work to the local verifier service (`kernelmosaic verify-serve`) when
-    one answers on `<cache_dir>/verify.sock`; otherwise they judge in-process."""
+    one answers on the build cache's socket in the user's runtime folder (docs/threat-model.md, the verifier
+    service); otherwise, or when it declines, they judge in-process."""
     compile_jobs: int = Field(2, ge=1)
     """Cores one `load_inline` compile is counted as using (sets the default `lookahead`)."""
     compile_nice: int = Field(10, ge=0, le=19)
