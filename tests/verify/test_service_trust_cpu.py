@@ -210,3 +210,13 @@ def test_a_candidates_processes_are_refused_by_the_running_service(tmp_path, bui
         assert reply.startswith("{"), lines  # each connected, and was answered with a refusal
         answer = json.loads(reply)
         assert answer["ok"] is False and answer["kind"] == "declined" and "refused" in answer["error"], reply
+
+
+def test_no_worker_environment_names_the_socket_or_its_folder(tmp_path, private_runtime, monkeypatch):
+    from kernelmosaic.verify.pool import worker_env
+
+    monkeypatch.setenv("KERNELMOSAIC_CACHE", str(tmp_path / "cache"))
+    env = worker_env()
+    assert "XDG_RUNTIME_DIR" not in env
+    leaks = [k for k, v in env.items() if str(private_runtime.parent) in v or "kernelmosaic-" in v]
+    assert not leaks, leaks
