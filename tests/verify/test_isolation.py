@@ -190,3 +190,18 @@ def test_verified_needs_the_minimum_isolation():
     bare = check_candidate([_accepted(["pidns", "netns", "subreaper"])])
     assert not bare.verified
     assert any("minimum isolation" in r and "writes only" in r for r in bare.reasons), bare.reasons
+
+
+def test_explain_shows_the_layers_and_what_is_missing():
+    from rich.console import Console
+
+    from kernelmosaic.verify.cli import _isolation
+
+    full, bare = Console(record=True, width=200), Console(record=True, width=200)
+    _isolation(_accepted(CPU_FULL), True, full)
+    _isolation(_accepted(["netns"]), False, bare)
+    shown = full.export_text()
+    assert "(minimum met)" in shown and "landlock-fs: Landlock: writes only" in shown and "pidns: own PID" in shown
+    short = bare.export_text()
+    assert "below the minimum" in short and "every process ends with the judgement" in short
+    assert "netns: own network" not in short  # the per-layer lines come with --explain only
