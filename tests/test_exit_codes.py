@@ -1,6 +1,6 @@
 """The exit-status contract of docs/cli.md, command by command, on inputs that are decided before (or without) any
-judgement: 2 for unusable input (unknown settings, a device the machine lacks, missing files), 1 when a run judged
-nothing. The 0/1 of judged work is tested beside each command (tests/verify, tests/agent, tests/evaluate)."""
+judgement: 2 for unusable input (unknown settings, a device the machine lacks, missing files), 1 when a run measured
+nothing (the model's backend failed on every episode), 0 when the model answered without ever writing a candidate. The 0/1 of judged work is tested beside each command (tests/verify, tests/agent, tests/evaluate)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,16 @@ from typer.testing import CliRunner
 
 from kernelmosaic.cli import app
 from kernelmosaic.contracts.messages import Message
+from kernelmosaic.models.base import Timeout
 from kernelmosaic.models.scripted import register_script
 
+
+def _unreachable(messages):
+    raise Timeout("no answer within 600 s")
+
+
 register_script("exitcodes-silent", lambda: [Message(role="assistant", content="I will not write a kernel.")])
+register_script("exitcodes-unreachable", lambda: [_unreachable] * 8)
 no_gpu = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a CUDA GPU")
 
 
@@ -78,11 +85,19 @@ def test_cuda_on_a_cpu_machine_is_one_sentence_and_exit_2(args, tmp_path, monkey
     assert len(res.output.strip().splitlines()) == 1
 
 
-def test_evaluate_that_judged_nothing_is_exit_1(tmp_path, monkeypatch):
-    res = _run(tmp_path, monkeypatch, "evaluate", "--model", "scripted:exitcodes-silent", "--task", "l1_relu",
+def test_evaluate_whose_model_never_answered_is_exit_1(tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, "evaluate", "--model", "scripted:exitcodes-unreachable", "--task", "l1_relu",
                "--device", "cpu", "--db", str(tmp_path / "km.db"))
     assert res.exit_code == 1, res.output
     assert "nothing was judged in run 1" in res.output and "--resume 1" in res.output
+    assert "no answer within 600 s" in res.output
+
+
+def test_evaluate_of_a_model_that_writes_no_candidate_is_a_score_and_exit_0(tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, "evaluate", "--model", "scripted:exitcodes-silent", "--task", "l1_relu",
+               "--device", "cpu", "--db", str(tmp_path / "km.db"))
+    assert res.exit_code == 0, res.output
+    assert "correct 0% of 1 episode(s)" in res.output and "no episode of run 1 wrote a candidate" in res.output
 
 
 def test_missing_inputs_are_exit_2(tmp_path, monkeypatch):

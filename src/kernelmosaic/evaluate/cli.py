@@ -235,8 +235,11 @@ def evaluate_command(
                   f"compile/interface {overall.gate1_compile.value:.0%}; "
                   f"{review}{pending}; report: kernelmosaic report {run_id} --out DIR",
                   highlight=False, soft_wrap=True)  # one line each in a log, for grep
-    unjudged = [r for r in summary.tasks if r.status in (NO_CANDIDATE, NOT_JUDGED, MODEL_FAILED)]
-    if len(unjudged) == len(summary.tasks):  # no answer received a verdict: the run measured nothing (docs/cli.md)
+    if summary.tasks and all(r.status == NO_CANDIDATE for r in summary.tasks):
+        console.print(f"note: no episode of run {run_id} wrote a candidate; the model was measured and scored 0.",
+                      highlight=False, soft_wrap=True)
+    unjudged = [r for r in summary.tasks if r.status in (NOT_JUDGED, MODEL_FAILED)]
+    if unjudged and len(unjudged) == len(summary.tasks):  # the model never answered, or nothing was judged (docs/cli.md)
         first = unrun[0] if unrun else None
         why = (f" (first: {first.exit_reason}: {first.exit_detail})" if first else
                f" (first: {unjudged[0].status}{': ' + unjudged[0].model_failure if unjudged[0].model_failure else ''})"
