@@ -100,7 +100,8 @@ def test_a_compile_worker_runs_at_the_niceness_it_was_given(tmp_path):
 def test_verify_many_compiles_the_shared_build_at_normal_priority_and_the_others_niced(tmp_path):
     """s0 leads the shared build at normal priority; s1 and s2 follow it niced; the lone build is niced."""
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
-    log = tmp_path / "ran.log"
+    log = tmp_path / "cache" / "ran.log"  # workers write only to their scratch folder and the build cache
+    log.parent.mkdir()
     names = {"s0": "shared", "s1": "shared", "lone": "lone", "s2": "shared"}
     pairs = [(problem, write(tmp_path, f"{tag}.py", _ext(tag, name=name, log=str(log),
                                                      compiling="time.sleep(3)" if tag == "s0" else "pass")))
@@ -122,7 +123,8 @@ def test_verify_many_compiles_the_shared_build_at_normal_priority_and_the_others
 
 def test_followers_compile_and_are_judged_on_their_own_when_their_leader_fails(tmp_path):
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
-    log = tmp_path / "ran.log"
+    log = tmp_path / "cache" / "ran.log"  # workers write only to their scratch folder and the build cache
+    log.parent.mkdir()
     leader = write(tmp_path, "s0.py", _ext("s0", log=str(log), compiling="os._exit(3)"))
     followers = [write(tmp_path, f"s{k}.py", _ext(f"s{k}", log=str(log))) for k in (1, 2)]
     config = VerifyConfig(device="cpu", trials=1, cache_dir=tmp_path / "cache", static_checks=False, timing=False,

@@ -154,7 +154,10 @@ def _ask(who):
         c = _s.socket(_s.AF_UNIX, _s.SOCK_STREAM)
         c.settimeout(20)
         c.connect({path!r})
-        c.sendall(b'{{"op": "device"}}\\n')
+        try:
+            c.sendall(b'{{"op": "device"}}\\n')
+        except BrokenPipeError:  # refused and closed before the request was written: the refusal is still queued
+            pass
         print(f"service[{{who}}]: {{c.makefile().readline().strip()}}", flush=True)
     except OSError as e:
         print(f"service[{{who}}]: failed {{type(e).__name__}} {{e}}", flush=True)

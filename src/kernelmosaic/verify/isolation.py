@@ -115,14 +115,19 @@ def host_support() -> dict[str, bool]:
             "landlock": abi >= 1, "landlock-net": abi >= 4, "landlock-scope": abi >= 6}
 
 
+_ENV = {"cpu": "KERNELMOSAIC_ISOLATION_CPU", "cuda": "KERNELMOSAIC_ISOLATION_CUDA"}
+"""The environment variable that narrows each device type's layers (docs/configuration.md)."""
+
+
 def _wanted(device_type: str) -> tuple[str, ...]:
-    raw = os.environ.get(f"KERNELMOSAIC_ISOLATION_{device_type.upper()}")
+    name = _ENV[device_type]
+    raw = os.environ.get(name)
     if raw is None:
         return _DEFAULTS[device_type]
     names = tuple(n.strip() for n in raw.split(",") if n.strip() and n.strip() != "none")
     unknown = [n for n in names if n not in LAYERS]
     if unknown:
-        raise ValueError(f"KERNELMOSAIC_ISOLATION_{device_type.upper()}: unknown layer(s) {unknown}; known: {list(LAYERS)}")
+        raise ValueError(f"{name}: unknown layer(s) {unknown}; known: {list(LAYERS)}")
     return names
 
 
