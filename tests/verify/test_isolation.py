@@ -84,6 +84,18 @@ ATTACK = textwrap.dedent('''
             open(f"/proc/{victim}/{name}", "rb").read(16); print("read", name)
         except OSError as e:
             print("no read", name, e.errno)
+    import threading, time
+    t = threading.Thread(target=time.sleep, args=(2,)); t.start()  # CUDA names its threads like this (confine.OWN_TASKS)
+    for what, path in (("own", f"/proc/self/task/{t.native_id}/comm"), ("victim", f"/proc/{victim}/comm"),
+                       ("sysctl", "/proc/sys/kernel/core_pattern")):
+        try:
+            same = open(path).read()  # written back unchanged: harmless should the write get through
+            with open(path, "w") as f:
+                f.write(same)
+            print("wrote proc", what)
+        except OSError as e:
+            print("no write proc", what, e.errno)
+    t.join()
     try:
         os.kill(victim, signal.SIGTERM); print("signalled")
     except OSError as e:
@@ -120,6 +132,8 @@ def test_confinement_stops_writes_tcp_proc_reads_and_signals(tmp_path):
     assert "no connect" in out and "connected\n" not in out
     assert "no read environ" in out and "no read mem" in out and "no signal" in out, out
     assert "canary-7f3e" not in out
+    # its own threads' /proc files are writable (CUDA's initialisation needs that); another process's and sysctls not
+    assert "wrote proc own" in out and "no write proc victim" in out and "no write proc sysctl" in out, out
 
 
 def test_kill_tree_takes_setsid_grandchildren_under_a_subreaper(tmp_path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 
-__all__ = ["landlock_abi", "confine", "drop_capabilities", "PR_SET_DUMPABLE", "PR_SET_CHILD_SUBREAPER"]
+__all__ = ["landlock_abi", "confine", "drop_capabilities", "OWN_TASKS", "PR_SET_DUMPABLE", "PR_SET_CHILD_SUBREAPER"]
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -38,6 +38,11 @@ _WRITE_RIGHTS_BY_ABI = (
     (3, 1 << 14),  # TRUNCATE
 )
 _REMOVE_DIR = 1 << 4
+OWN_TASKS = "/proc/self/task"
+"""Writable beneath Landlock: this process's own threads' /proc files (the rule binds the folder as opened now, so
+`/proc/<this pid>/task`, never another process's). CUDA's initialisation writes there: on the H200 without it
+`cudaGetDeviceCount()` fails with error 304 ("OS call failed or operation not supported"), with it every layer
+stays on (scripts/cuda-isolation-probe)."""
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 
@@ -138,7 +143,7 @@ def confine(role: str, writable: list[str], landlock: bool, no_tcp: bool, scope:
         active.append("subreaper")
     abi = landlock_abi() if landlock else 0
     if abi:
-        active += _landlock(abi, writable, removable or [], no_tcp, scope)
+        active += _landlock(abi, [*writable, OWN_TASKS], removable or [], no_tcp, scope)
     if drop_caps and drop_capabilities():
         active.append("no-capabilities")
     return active
