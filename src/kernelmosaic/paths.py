@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["CONFIG_FILE", "PRIVATE_UMASK", "default_cache_dir", "private_dir", "runtime_dir", "socket_path",
+__all__ = ["CONFIG_FILE", "PRIVATE_UMASK", "default_cache_dir", "judge_dir", "private_dir", "runtime_dir", "socket_path",
            "not_private", "service_dir"]
 
 PRIVATE_UMASK = 0o077
@@ -28,6 +28,15 @@ def default_cache_dir() -> Path:
     """`$KERNELMOSAIC_CACHE`, else `~/.cache/kernelmosaic/build`."""
     env = os.environ.get("KERNELMOSAIC_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "kernelmosaic" / "build"
+
+
+def judge_dir(cache_dir: Path) -> Path:
+    """Where the verifier keeps what judges with: derived problems the reference imports, cached torch.compile
+    baselines, compile records, device locks. Beside the build cache (`<cache>-judge`), never inside it: workers that
+    run candidate code may write into the build cache (they build there), and nothing they write may reach the
+    reference or a later verdict's numbers (docs/threat-model.md)."""
+    cache = Path(cache_dir)
+    return cache.with_name(cache.name + "-judge")
 
 
 def private_dir(path: Path) -> Path:

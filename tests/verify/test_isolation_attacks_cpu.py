@@ -182,3 +182,43 @@ _peek()
     assert Path(f"/proc/{ref_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T"  # not stopped
     again = open_verifier.verify(problem, write(tmp_path, "ok2.py", candidate("return ext.add_relu(a, b)")))
     assert again.accepted, (again.status, again.message)
+
+
+@pytest.mark.skipif(not CPU.landlock, reason="no Landlock on this kernel: writes outside the scratch folder are not "
+                                             "confined here (the verdict records it and is not verified)")
+def test_what_judges_is_out_of_reach_though_the_build_cache_is_writable(open_verifier, build_cache, tmp_path):
+    """The build cache is writable by candidate workers (they build there); what judges lives beside it
+    (`paths.judge_dir`): derived problems the reference imports, cached baselines, compile records, device locks.
+    The candidate finds the cache the way any could, from its own command line, and goes for its neighbour."""
+    from kernelmosaic.paths import judge_dir
+
+    planted = judge_dir(build_cache) / "derived" / "0000_test_planted.py"
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_text("# a derived problem\n")
+    extra = '''
+import os as _os
+def _reach():
+    argv = open("/proc/self/cmdline", "rb").read().split(b"\\0")
+    caches = [argv[i + 1].decode() for i, a in enumerate(argv[:-1]) if a == b"--writable"]
+    for cache in caches:
+        judge = cache.rstrip("/") + "-judge"
+        if not _os.path.isdir(judge):
+            continue
+        for root, _, files in _os.walk(judge):
+            for name in files + ["planted_by_candidate.py"]:
+                t = _os.path.join(root, name)
+                try:
+                    with open(t, "a") as f:
+                        f.write("\\nraise SystemExit('poisoned')\\n")
+                    print(f"reach: wrote {t}", flush=True)
+                except OSError as e:
+                    print(f"reach: refused {t} {type(e).__name__}", flush=True)
+_reach()
+'''
+    verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
+                                   write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
+    assert not verdict.accepted
+    log = _log(verdict)
+    assert f"reach: refused {planted}" in log and "reach: wrote" not in log, log[-3000:]
+    assert planted.read_text() == "# a derived problem\n"
+    assert not list(judge_dir(build_cache).rglob("planted_by_candidate.py"))

@@ -58,13 +58,14 @@ def test_why_none_could_be_derived():
 
 
 def test_the_verifier_derives_unless_given_or_turned_off(tmp_path):
-    config = VerifyConfig(device="cpu", cache_dir=tmp_path)
+    config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache")
     (alt,), note = alternatives_to_judge(MATMUL, (), config)
-    assert alt.label == "M=128, K=256" and alt.problem.parent == tmp_path / "derived"
+    # beside the build cache, never in it: workers running candidate code write there, and the reference imports this
+    assert alt.label == "M=128, K=256" and alt.problem.parent == tmp_path / "cache-judge" / "derived"
     assert "M = 128" in alt.problem.read_text() and "K = 256" in alt.problem.read_text()
     assert note.startswith("derived sizes M=128, K=256")
     again, _ = alternatives_to_judge(MATMUL, (), config)  # one file per content
-    assert again[0].problem == alt.problem and len(list((tmp_path / "derived").iterdir())) == 1
+    assert again[0].problem == alt.problem and len(list((tmp_path / "cache-judge" / "derived").iterdir())) == 1
     given = [Alternative(label="mine", problem=tmp_path / "mine.py")]
     assert alternatives_to_judge(MATMUL, given, config) == (given, "1 alternative(s) given by the caller")
     off, note = alternatives_to_judge(MATMUL, (), config.model_copy(update={"derive_alt": False}))

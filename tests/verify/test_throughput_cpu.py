@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from kernelmosaic.paths import judge_dir
 from kernelmosaic.verify import Verifier, VerifyConfig, pool
 from kernelmosaic.verify.baselines import CompileBaseline, baseline_key, load_baseline, save_baseline
 from kernelmosaic.verify.batch import Pair, run_batch
@@ -113,7 +114,7 @@ def test_baselines_saved_at_once_by_two_judgements_all_land(tmp_path, caplog):
             t.join()
     assert not caplog.records, [r.getMessage() for r in caplog.records]
     assert load_baseline(base.cache_dir, key).samples[1] == 39.0
-    assert [p.name for p in (base.cache_dir / "baselines").iterdir()] == [f"compile-{key}.json"]
+    assert [p.name for p in (judge_dir(base.cache_dir) / "baselines").iterdir()] == [f"compile-{key}.json"]
 
 
 @pytest.fixture
@@ -166,7 +167,7 @@ def test_a_batch_builds_each_problems_compile_baseline_once_ahead_of_its_judgeme
     for v in got.values():
         assert v.timing.compile is not None and v.timing.baselines_cached, v.timing
         assert v.timing.compile_baseline_error == ""
-    (saved,) = (tmp_path / "cache" / "baselines").iterdir()
+    (saved,) = (tmp_path / "cache-judge" / "baselines").iterdir()
     samples = load_baseline(tmp_path / "cache", saved.name.removeprefix("compile-").removesuffix(".json")).samples
     assert {v.timing.compile.samples for v in got.values()} == {len(samples)}
 

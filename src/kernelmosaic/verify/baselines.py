@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kernelmosaic.paths import judge_dir
 from kernelmosaic.verify.config import VerifyConfig
 
 __all__ = ["CompileBaseline", "baseline_key", "load_baseline", "save_baseline"]
@@ -46,7 +47,7 @@ def baseline_key(problem_sha: str, env: dict, device: str, config: VerifyConfig)
 
 
 def _path(cache_dir: Path, key: str) -> Path:
-    return Path(cache_dir) / "baselines" / f"compile-{key}.json"
+    return judge_dir(cache_dir) / "baselines" / f"compile-{key}.json"
 
 
 def load_baseline(cache_dir: Path, key: str) -> CompileBaseline | None:

@@ -41,6 +41,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from kernelmosaic.paths import judge_dir
+
 __all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold", "CpuHold"]
 
 _local = threading.Lock()
@@ -50,7 +52,7 @@ _by_path: dict[str, threading.Lock] = {}
 def lock_path(cache_dir: Path, key: str) -> Path:
     """The lock file of one device (`key`: its UUID where known, else its name, e.g. `cuda:0` or `cpu`)."""
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return Path(cache_dir) / "locks" / f"timing-{digest}.lock"
+    return judge_dir(cache_dir) / "locks" / f"timing-{digest}.lock"
 
 
 @contextlib.contextmanager

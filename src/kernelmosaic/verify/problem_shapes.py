@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from kernelmosaic.paths import judge_dir
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import problem_hash
 from kernelmosaic.verify.requests import Alternative, InputError
@@ -58,7 +59,7 @@ def alternatives_to_judge(problem_src: str, given: Sequence[Alternative], config
                           ) -> tuple[list[Alternative], str]:
     """The alternatives a verdict judges, and the note its `robustness` section carries: the caller's when it gives
     any; else, with `derive_alt` on, the problem at the size check's sizes (`tasks.shapes.size_check_sizes`),
-    written once per content under `<cache_dir>/derived/`; else none, the note saying why."""
+    written once per content under `<cache_dir>-judge/derived/`; else none, the note saying why."""
     if given:
         return list(given), f"{len(given)} alternative(s) given by the caller"
     if not config.derive_alt:
@@ -69,7 +70,7 @@ def alternatives_to_judge(problem_src: str, given: Sequence[Alternative], config
     if not check.overrides:
         return [], f"no alternative sizes could be derived: {check.why}"
     source = apply_shape_overrides(problem_src, check.overrides)
-    folder = Path(config.cache_dir) / "derived"
+    folder = judge_dir(config.cache_dir) / "derived"  # the reference imports it: out of candidates' reach
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{problem_hash(source)[:24]}.py"
     if not path.is_file():  # written beside, then renamed: a concurrent verdict never reads half a file

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from kernelmosaic.paths import judge_dir
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom, status_of_death
@@ -94,7 +95,7 @@ def _marker(source: str, config: VerifyConfig) -> Path:
     limits = worker_limits(config, "cpu", "compile")
     # keyed by the toolchain too: a build that failed under one torch/arch/python must be retried under another
     toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}"
-    return config.cache_dir / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
+    return judge_dir(config.cache_dir) / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
 
 
 def cached_compile(source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo] | None:
