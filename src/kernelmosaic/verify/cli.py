@@ -26,6 +26,7 @@ from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
+from kernelmosaic.verify.stopping import stop_on_signal, stop_requested
 from kernelmosaic.verify.verdict import Status, Verdict
 
 __all__ = ["verify_command", "verify_batch_command", "verify_serve_command"]
@@ -213,7 +214,10 @@ def verify_command(
             verdict = _judge_one(config, chosen.path, candidate, alternatives, _seeded(config_file, sets), err)
     except InputError as exc:
         raise _fail(str(exc)) from None
-    except (WorkerDied, WorkerError) as exc:
+    except (KeyboardInterrupt, WorkerDied, WorkerError) as exc:
+        if isinstance(exc, KeyboardInterrupt) or stop_requested():  # Ctrl-C: the worker died because we stopped
+            err.print("interrupted: nothing was judged; run the same command again.", highlight=False)
+            raise typer.Exit(130) from None
         raise _fail(f"the verifier could not run on {config.device}: {exc}") from None
     if json_out:
         typer.echo(verdict.to_json())
@@ -267,7 +271,8 @@ def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternative
     from kernelmosaic.verify.progress import phase_progress
     from kernelmosaic.verify.verifier import Verifier
 
-    with Verifier(config) as verifier, phase_progress(err, f"verifying {candidate.name} on {config.device}"):
+    with stop_on_signal(), Verifier(config) as verifier, \
+            phase_progress(err, f"verifying {candidate.name} on {config.device}"):
         return verifier.verify(problem, candidate, alternatives=alternatives)
 
 
@@ -286,11 +291,13 @@ def verify_serve_command(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     Console(stderr=True).print(f"verifier service on {socket_path(config.cache_dir)} (Ctrl-C stops it)")
     try:
-        serve(config.cache_dir, settings=config)
+        with stop_on_signal():  # SIGINT or SIGTERM: requests in flight end, workers killed, socket removed
+            serve(config.cache_dir, settings=config)
     except RuntimeError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
-        pass
+        Console(stderr=True).print("verifier service stopped")
+        raise typer.Exit(130) from None
 
 
 def _say_verdict(lines: DoneLines, item: str, verdict: Verdict) -> None:
@@ -316,7 +323,7 @@ def verify_batch_command(
     """Judge many pairs on all visible GPUs (or the CPU), or on a Ray cluster's GPUs, resumably. SOURCE is a manifest (JSON lines of
     {"id", "problem", "candidate"}, paths relative to the manifest) or a folder of <pair>/problem.py + candidate*.py;
     see docs/configuration.md. The output file is written only once a verdict exists."""
-    from kernelmosaic.verify.batch import discover_pairs, run_batch
+    from kernelmosaic.verify.batch import discover_pairs
 
     console = Console(stderr=True)
     try:
@@ -329,7 +336,19 @@ def verify_batch_command(
                        policy=policy, derive_alt=derive_alt)
     runner = _executor(config_file, sets, executor, ray_address, config.device)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
-    with runner, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    try:
+        _batch(pairs, config, out, runner, counts, console, config_file, sets)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: {counts['accepted'] + counts['rejected']} verdict(s) of this run are in {out}; "
+                      "the same command resumes (pairs already judged are skipped).", highlight=False, soft_wrap=True)
+        raise typer.Exit(130) from None
+    console.print(f"{counts['accepted']} accepted, {counts['rejected']} rejected, {counts['skipped']} already judged -> {out}")
+    raise typer.Exit(1 if _any_rejected(out, {pair.id for pair in pairs}) else 0)
+
+
+def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Console, config_file, sets) -> None:
+    from kernelmosaic.verify.batch import run_batch
+    with stop_on_signal(), runner, Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:
         task = progress.add_task("verifying", total=len(pairs))
         lines = DoneLines(console, len(pairs))
@@ -351,11 +370,11 @@ def verify_batch_command(
         except InputError as exc:
             raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
         except (WorkerDied, WorkerError) as exc:
+            if stop_requested():  # the worker died because we stopped
+                raise KeyboardInterrupt from None
             raise _fail(f"the verifier could not run on {config.device}: {exc}") from None
         except RuntimeError as exc:  # the Ray executor lost a job max_attempts times
             raise _fail(f"{exc} (verdicts so far are in {out})") from None
-    console.print(f"{counts['accepted']} accepted, {counts['rejected']} rejected, {counts['skipped']} already judged -> {out}")
-    raise typer.Exit(1 if _any_rejected(out, {pair.id for pair in pairs}) else 0)
 
 
 def _any_rejected(out: Path, ids: set[str]) -> bool:

@@ -152,7 +152,11 @@ class Worker:
         """Launch the process without waiting for it. With `defer_device` it loads Python and torch and then waits,
         touching no device, until `activate()`: a spare that can start while another candidate is timed."""
         from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
+        from kernelmosaic.verify.stopping import stop_requested
 
+        if stop_requested():  # Ctrl-C or SIGTERM: the judgement in flight ends here, nothing new starts
+            self._remove_scratch()
+            raise WorkerDied("crash", "interrupted: this process is stopping")
         parent_sock, child_sock = socket.socketpair()
         env = worker_env({"PYTHONDONTWRITEBYTECODE": "1", **self.limits.extra_env})
         device = self.device

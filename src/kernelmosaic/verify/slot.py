@@ -29,6 +29,7 @@ from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimi
 from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker import nvcc_split, pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
+from kernelmosaic.verify.stopping import stop_requested
 from kernelmosaic.verify.verdict import CompileInfo, Status
 
 __all__ = ["BuildBusy", "DeviceSlot", "Spares", "InputError", "close_all", "wait_for_build", "compile_stage", "cached_compile",
@@ -135,7 +136,7 @@ def wait_for_build(build_dir: Path, timeout_s: float) -> None:
                 fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
                 return
             except BlockingIOError:
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or stop_requested():
                     return  # the stage's next try waits inside its worker, under its own timeout
                 time.sleep(0.2)
 
