@@ -140,3 +140,18 @@ def test_verify_serve_under_sigterm_ends_its_judgements_and_removes_its_socket(t
     assert not list(sockets.glob("verify-*.sock")), "the service left its socket"
     _nothing_left(tmp_path)
     shutil.rmtree((tmp_path / "run").resolve(), ignore_errors=True)
+
+
+def test_evaluate_of_generations_stops_within_seconds_and_records_no_verdict_for_what_it_cut(tmp_path):
+    env = _env(tmp_path)
+    db = tmp_path / "km.db"
+    proc = subprocess.Popen(_cli("evaluate", "--generations", str(_pairs(tmp_path, 2)), "--device", "cpu", "--db",
+                                 str(db)),
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _wait_for(lambda: len(_workers(tmp_path)) >= 2, 120)
+    took, out = _stop(proc, signal.SIGINT)
+    assert proc.returncode == 130, out[-3000:]
+    assert took < LIMIT_S, f"stopping took {took:.1f} s"
+    assert "interrupted: run 1 stopped" in out and "evaluate --resume 1" in out, out[-2000:]
+    assert "infra_error" not in out and "Traceback" not in out, out[-3000:]  # a cut judgement is not an error
+    _nothing_left(tmp_path)

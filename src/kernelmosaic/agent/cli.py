@@ -30,9 +30,9 @@ from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
-from kernelmosaic.verify.pool import kill_all_workers
 from kernelmosaic.verify.progress import DoneLines
 from kernelmosaic.verify.settings import default_device, verify_settings
+from kernelmosaic.verify.stopping import request_stop
 
 __all__ = ["generate_command"]
 
@@ -237,7 +237,7 @@ def _stopping(rid: int, display: Live | None) -> None:
     if display is not None:
         display.stop()
     print(f"\nstopping run {rid} (Ctrl-C again forces the exit)...", file=sys.stderr, flush=True)
-    kill_all_workers()
+    request_stop()  # no worker starts after this; those running are killed
 
 
 def _finish(console: Console, store: Store, rid: int, selected: list[Task], infos: list[EpisodeInfo],

@@ -25,6 +25,7 @@ from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.hashing import problem_hash
 from kernelmosaic.verify.results import DevicePeaks
+from kernelmosaic.verify.stopping import Stopped, stop_requested
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
@@ -133,6 +134,8 @@ async def run_episode(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
         end = await Agent(model, toolbox, recorder, ctx.config.budgets).run()
         await _final_check(toolbox, recorder, end.reason)
     except Exception as exc:
+        if stop_requested():  # Ctrl-C killed its workers: nothing to record, the episode resumes
+            raise Stopped("interrupted") from exc
         # The verifier or the store broke, not the model: the episode failed, and says why.
         log.exception("task %s: infrastructure error", task.id)
         return recorder.finish(INFRA_ERROR, status="failed", detail=f"{type(exc).__name__}: {exc}")

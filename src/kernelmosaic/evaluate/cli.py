@@ -30,6 +30,7 @@ from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
+from kernelmosaic.verify.stopping import Stopped, stop_on_signal
 
 __all__ = ["evaluate_command", "fail"]
 
@@ -216,12 +217,18 @@ def evaluate_command(
             progress.update(bar, advance=1, description=f"evaluating ({counts['solved']} of {counts['done']} solved)")
             _say_done(lines, store, info, config.task_meta)
 
-        with runner:
-            if config.mode == "generations":
-                run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done, executor=runner)
-            else:
-                run_model(selected, store=store, run_id=run_id, config=config, make_backend=make_backend,
-                          on_done=on_done, executor=runner, store_url=portable_url(db))
+        try:
+            with stop_on_signal(), runner:
+                if config.mode == "generations":
+                    run_generations(found, store=store, run_id=run_id, config=config, on_done=on_done, executor=runner)
+                else:
+                    run_model(selected, store=store, run_id=run_id, config=config, make_backend=make_backend,
+                              on_done=on_done, executor=runner, store_url=portable_url(db))
+        except (KeyboardInterrupt, Stopped):
+            progress.stop()
+            Console(stderr=True).print(f"interrupted: run {run_id} stopped; every finished episode is stored; resume: "
+                                       f"kernelmosaic evaluate --resume {run_id}", highlight=False, soft_wrap=True)
+            raise typer.Exit(130) from None
     left = store.pending_tasks(run_id, ids, ("infra_error",))
     if not left:
         store.finish_run(run_id, "done")

@@ -21,6 +21,7 @@ from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.hashing import problem_hash
+from kernelmosaic.verify.stopping import Stopped, stop_requested
 
 __all__ = ["judge_generation"]
 
@@ -75,6 +76,8 @@ def judge_generation(gen: Generation, *, store: Store, run_id: int, out_dir: Pat
                                               gpu_seconds=verdict.device_seconds if device == "cuda" else 0.0))
             recorder.save()
     except Exception as exc:  # the verifier or the store broke: the episode failed, and says why
+        if stop_requested():  # Ctrl-C killed its workers: nothing to record, the episode resumes
+            raise Stopped("interrupted") from exc
         log.exception("candidate %s: infrastructure error", gen.candidate)
         return recorder.finish("infra_error", status="failed", detail=f"{type(exc).__name__}: {exc}")
     return recorder.finish("judged")

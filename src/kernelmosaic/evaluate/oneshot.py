@@ -21,6 +21,7 @@ from kernelmosaic.models.base import ModelError
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.hashing import problem_hash
+from kernelmosaic.verify.stopping import Stopped, stop_requested
 
 __all__ = ["ONE_SHOT_NOTE", "WRITE_ONLY", "run_one_shot"]
 
@@ -81,6 +82,8 @@ async def run_one_shot(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
             out = await _judge(call, task, ctx, state, problem, workdir) if call is first else ToolOutput(_EXTRA)
             recorder.result(call, out)
     except Exception as exc:  # the verifier or the store broke, not the model
+        if stop_requested():  # Ctrl-C killed its workers: nothing to record, the episode resumes
+            raise Stopped("interrupted") from exc
         log.exception("task %s: infrastructure error", task.id)
         return recorder.finish("infra_error", status="failed", detail=f"{type(exc).__name__}: {exc}")
     if not state.current_sha:

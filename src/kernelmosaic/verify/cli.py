@@ -26,7 +26,7 @@ from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
-from kernelmosaic.verify.stopping import stop_on_signal, stop_requested
+from kernelmosaic.verify.stopping import Stopped, stop_on_signal, stop_requested
 from kernelmosaic.verify.verdict import Status, Verdict
 
 __all__ = ["verify_command", "verify_batch_command", "verify_serve_command"]
@@ -214,7 +214,7 @@ def verify_command(
             verdict = _judge_one(config, chosen.path, candidate, alternatives, _seeded(config_file, sets), err)
     except InputError as exc:
         raise _fail(str(exc)) from None
-    except (KeyboardInterrupt, WorkerDied, WorkerError) as exc:
+    except (KeyboardInterrupt, Stopped, WorkerDied, WorkerError) as exc:
         if isinstance(exc, KeyboardInterrupt) or stop_requested():  # Ctrl-C: the worker died because we stopped
             err.print("interrupted: nothing was judged; run the same command again.", highlight=False)
             raise typer.Exit(130) from None
@@ -369,7 +369,7 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
                 pass
         except InputError as exc:
             raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
-        except (WorkerDied, WorkerError) as exc:
+        except (Stopped, WorkerDied, WorkerError) as exc:
             if stop_requested():  # the worker died because we stopped
                 raise KeyboardInterrupt from None
             raise _fail(f"the verifier could not run on {config.device}: {exc}") from None

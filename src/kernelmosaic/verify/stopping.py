@@ -14,9 +14,28 @@ import signal
 import threading
 from collections.abc import Iterator
 
-__all__ = ["stop_requested", "stop_on_signal"]
+__all__ = ["Stopped", "stop_requested", "request_stop", "stop_on_signal", "raise_if_stopped"]
 
 _STOP = threading.Event()
+
+
+class Stopped(Exception):
+    """A judgement cut short because this process is stopping: there is no verdict, and nothing may be recorded as
+    one (a worker killed by the stop is not the candidate's crash)."""
+
+
+def request_stop() -> None:
+    """Stop this process's verifier work: no worker starts after this, and every live worker tree is killed."""
+    from kernelmosaic.verify.pool import kill_all_workers
+
+    _STOP.set()
+    kill_all_workers()
+
+
+def raise_if_stopped() -> None:
+    """Raise `Stopped` when the process is stopping: called where a judgement would hand back a result."""
+    if _STOP.is_set():
+        raise Stopped("interrupted: this process is stopping")
 
 
 def stop_requested() -> bool:
@@ -37,8 +56,7 @@ def stop_on_signal() -> Iterator[None]:
     def handler(signum, frame) -> None:
         nonlocal hits
         hits += 1
-        _STOP.set()
-        kill_all_workers()
+        request_stop()
         if hits > 1:
             os._exit(130)
         raise KeyboardInterrupt

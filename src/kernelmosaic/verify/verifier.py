@@ -50,6 +50,7 @@ from kernelmosaic.verify.slot import (
     wait_for_build,
 )
 from kernelmosaic.verify.slot_pool import SlotPool
+from kernelmosaic.verify.stopping import raise_if_stopped
 from kernelmosaic.verify.strength import settings_used
 from kernelmosaic.verify.task_audit import audit_reference
 from kernelmosaic.verify.verdict import Correctness, Env, Robustness, Status, Verdict, WorkerReuse
@@ -220,6 +221,7 @@ class Verifier:
         started: list[float] = []
         done = self._gated_compile(str(job.candidate), job.candidate_src, lambda: started.append(job.mark("compile")),
                                    job.compile_nice, worker)
+        raise_if_stopped()  # a compile cut by Ctrl-C is no compile error of the candidate's
         self._compiled(job, done, time.perf_counter() - started[0])
 
     def _gated_compile(self, candidate: str, source: str, on_start=lambda: None, nice: int = 0,
@@ -290,6 +292,7 @@ class Verifier:
                 self._judge(job)
             except Stop as stop:
                 job.stop = stop
+        raise_if_stopped()  # a judgement cut by Ctrl-C has no verdict to record
         return finish(job)
 
     def _judge(self, job: Job) -> None:
