@@ -222,3 +222,36 @@ _reach()
     assert f"reach: refused {planted}" in log and "reach: wrote" not in log, log[-3000:]
     assert planted.read_text() == "# a derived problem\n"
     assert not list(judge_dir(build_cache).rglob("planted_by_candidate.py"))
+
+
+@pytest.mark.skipif(not CPU.landlock, reason="no Landlock on this kernel: writes outside the scratch folder are not "
+                                             "confined here (the verdict records it and is not verified)")
+def test_the_users_triton_and_inductor_caches_are_out_of_reach(open_verifier, build_cache, tmp_path):
+    """The reference and the torch.compile baseline load compiled code from this user's Inductor and Triton caches;
+    candidate processes get caches of their own beneath the build cache (`isolation.candidate_caches`)."""
+    import getpass
+
+    inductor = Path("/tmp") / f"torchinductor_{getpass.getuser()}"
+    triton = Path.home() / ".triton"
+    for folder in (inductor, triton):
+        folder.mkdir(parents=True, exist_ok=True)
+    extra = f'''
+import os as _os
+def _seed():
+    print("caches:", _os.environ.get("TORCHINDUCTOR_CACHE_DIR"), _os.environ.get("TRITON_CACHE_DIR"), flush=True)
+    for t in ({str(inductor / "planted_by_candidate.py")!r}, {str(triton / "planted_by_candidate.py")!r}):
+        try:
+            with open(t, "w") as f:
+                f.write("raise SystemExit('poisoned')\\n")
+            print(f"seed: wrote {{t}}", flush=True)
+        except OSError as e:
+            print(f"seed: refused {{t}} {{type(e).__name__}}", flush=True)
+_seed()
+'''
+    verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
+                                   write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
+    assert not verdict.accepted
+    log = _log(verdict)
+    assert "seed: refused" in log and "seed: wrote" not in log, log[-3000:]
+    assert f"caches: {build_cache}/inductor {build_cache}/triton" in log, log[-3000:]
+    assert not (inductor / "planted_by_candidate.py").exists() and not (triton / "planted_by_candidate.py").exists()

@@ -24,12 +24,11 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LAYERS", "MINIMUM", "Plan", "plan_for", "missing", "describe", "children", "descendants", "kill_tree", "writable_paths", "inductor_cache_dir", "host_support",
+__all__ = ["LAYERS", "MINIMUM", "Plan", "plan_for", "missing", "describe", "children", "descendants", "kill_tree", "writable_paths", "candidate_caches", "host_support",
            "namespace_prefix"]
 
 log = logging.getLogger(__name__)
@@ -172,26 +171,25 @@ def namespace_prefix(device: str) -> list[str]:
     return list(plan_for("cuda" if device.startswith("cuda") else "cpu").prefix)
 
 
+def candidate_caches(root: str) -> dict[str, str]:
+    """The Triton, Inductor and CUDA JIT caches of processes that run candidate code: beneath `root` (the build cache,
+    which they write anyway), never this user's own, which the reference worker and the torch.compile baseline load
+    compiled code from. A candidate that could write there could plant code the reference runs, or slow the
+    baseline it is compared with."""
+    base = Path(root)
+    return {"TRITON_CACHE_DIR": str(base / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(base / "inductor"),
+            "CUDA_CACHE_PATH": str(base / "nv")}
+
+
 def writable_paths(extra: tuple[str, ...], device: str) -> list[str]:
     """Where a confined worker may write besides its scratch folder (its working directory, which the worker adds
-    itself so that no argument names it): what the caller names (the build cache), device nodes and /dev/shm, and
-    the per-user caches Triton, Inductor and the CUDA JIT write into."""
-    home = os.environ.get("HOME", "")
-    caches = [os.environ.get("TRITON_CACHE_DIR") or (f"{home}/.triton" if home else ""),
-              os.environ.get("TORCHINDUCTOR_CACHE_DIR") or inductor_cache_dir()]
-    if device.startswith("cuda"):
-        caches.append(os.environ.get("CUDA_CACHE_PATH") or (f"{home}/.nv" if home else ""))
-    for folder in [*extra, *caches]:
-        if folder:
-            Path(folder).mkdir(parents=True, exist_ok=True)
-    return [*extra, "/dev", *(c for c in caches if c)]
-
-
-def inductor_cache_dir() -> str:
-    """Inductor's default cache folder as this process sees it (workers get it explicitly, since their own temp
-    folder is inside their scratch)."""
-    user = os.environ.get("USER") or str(os.getuid())
-    return str(Path(tempfile.gettempdir()) / f"torchinductor_{user}")
+    itself so that no argument names it): what the caller names (the build cache, which holds the candidates' own
+    Triton, Inductor and CUDA JIT caches: `candidate_caches`), and device nodes and /dev/shm. `device` is kept for
+    callers; every device type gets the same folders."""
+    folders = [*extra, *(candidate_caches(extra[0]).values() if extra else ())]
+    for folder in folders:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    return [*extra, "/dev"]
 
 
 def missing(layers: list[str] | tuple[str, ...]) -> list[str]:

@@ -177,8 +177,8 @@ class Worker:
                 args += ["--writable", path]
             tmp = self.scratch / "tmp"  # compilers and tempfile write here, inside what it may write
             tmp.mkdir(exist_ok=True)
-            env.update(TMPDIR=str(tmp), TORCHINDUCTOR_CACHE_DIR=env.get("TORCHINDUCTOR_CACHE_DIR")
-                       or isolation.inductor_cache_dir())
+            env.update(TMPDIR=str(tmp))
+            env.update(isolation.candidate_caches(self.limits.writable[0] if self.limits.writable else str(tmp)))
         self._pid = 0
         with open(self.log_path, "wb") as out:
             self.proc = subprocess.Popen(
