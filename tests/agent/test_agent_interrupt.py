@@ -65,8 +65,10 @@ def test_ctrl_c_stops_generate_within_seconds_and_says_how_to_resume(tmp_path):
     assert "interrupted" in err and "generate --resume 1" in err
     with open_store(url) as store:
         run = store.latest_run()
-        assert run.status == "running", "an interrupted run stays resumable"
-        assert all(e.status == "running" for e in store.list_episodes(run.id))
+        assert run.status == "interrupted", "`runs` shows an interrupted run as such"
+        assert all(e.status == "running" for e in store.list_episodes(run.id))  # each resumes where it stopped
+        store.reopen_run(run.id)  # what --resume does first
+        assert store.get_run(run.id).status == "running"
 
 
 def test_a_second_ctrl_c_forces_the_exit(tmp_path):

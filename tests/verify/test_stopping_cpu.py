@@ -155,3 +155,8 @@ def test_evaluate_of_generations_stops_within_seconds_and_records_no_verdict_for
     assert "interrupted: run 1 stopped" in out and "evaluate --resume 1" in out, out[-2000:]
     assert "infra_error" not in out and "Traceback" not in out, out[-3000:]  # a cut judgement is not an error
     _nothing_left(tmp_path)
+    from kernelmosaic.store import open_store
+
+    with open_store(f"sqlite:///{db}") as store:
+        assert store.get_run(1).status == "interrupted"
+        assert not [e for e in store.list_episodes(1) if e.status == "failed"], "a cut judgement recorded a failure"

@@ -186,6 +186,7 @@ def generate_command(
     for task_id, why in plan.skipped.items():
         hint = " (--include-flagged runs it, marked)" if why.startswith("audit failed") else ""
         console.print(f"[yellow]skipped {escape(task_id)}[/yellow]: {escape(why + hint)}", highlight=False, soft_wrap=True)
+    store.reopen_run(rid)  # a resumed run that was interrupted is running again
     finals = final_failures(config)
     pending = store.pending_tasks(rid, [t.id for t in selected], finals)
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
@@ -207,6 +208,7 @@ def generate_command(
                 work, on_interrupt=lambda: _stopping(rid, display if live else None),
                 on_force=lambda: print(f"\nforced exit; {resume_line}", file=sys.stderr, flush=True)))
     except Interrupted:
+        store.finish_run(rid, "interrupted")  # `runs` says so; --resume sets it running again
         Console(stderr=True).print(f"[yellow]interrupted[/yellow]: run {rid} stopped; every finished step is stored; "
                                    f"{resume_line}.", highlight=False)
         raise typer.Exit(130) from None

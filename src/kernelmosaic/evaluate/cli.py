@@ -63,6 +63,7 @@ def _config(resume: int | None, store, given: dict, where: str) -> tuple[int | N
     run = store.get_run(resume)
     if run.name != RUN_NAME:
         raise ValueError(f"--resume {resume}: run {resume} is a {run.name!r} run, not an evaluation")
+    store.reopen_run(resume)  # a run left interrupted is running again
     return resume, EvalConfig.model_validate(run.config)
 
 
@@ -226,6 +227,7 @@ def evaluate_command(
                               on_done=on_done, executor=runner, store_url=portable_url(db))
         except (KeyboardInterrupt, Stopped):
             progress.stop()
+            store.finish_run(run_id, "interrupted")  # `runs` says so; --resume sets it running again
             Console(stderr=True).print(f"interrupted: run {run_id} stopped; every finished episode is stored; resume: "
                                        f"kernelmosaic evaluate --resume {run_id}", highlight=False, soft_wrap=True)
             raise typer.Exit(130) from None

@@ -11,7 +11,8 @@ from kernelmosaic.contracts.trajectory import Event, Totals
 
 __all__ = ["RunStatus", "EpisodeStatus", "RunInfo", "EpisodeInfo", "Episode", "RunSummary"]
 
-RunStatus = Literal["running", "done", "failed"]
+RunStatus = Literal["running", "interrupted", "done", "failed"]
+"""`interrupted`: stopped by Ctrl-C or SIGTERM; `--resume` continues it (and sets it `running` again)."""
 EpisodeStatus = Literal["running", "done", "failed"]
 
 

@@ -139,12 +139,21 @@ class Store:
     def get_run(self, run_id: int) -> RunInfo:
         return self._read(lambda s: run_info(ep.get_run_row(s, run_id)))
 
-    def finish_run(self, run_id: int, status: Literal["done", "failed"] = "done") -> None:
+    def finish_run(self, run_id: int, status: Literal["done", "failed", "interrupted"] = "done") -> None:
         def finish(session: Session) -> None:
             row = ep.get_run_row(session, run_id)
             row.status, row.finished = status, utcnow()
 
         self._write(finish)
+
+    def reopen_run(self, run_id: int) -> None:
+        """A resumed run is `running` again (it may have been left `interrupted`)."""
+        def reopen(session: Session) -> None:
+            row = ep.get_run_row(session, run_id)
+            if row.status == "interrupted":
+                row.status, row.finished = "running", None
+
+        self._write(reopen)
 
     def list_runs(self) -> list[RunInfo]:
         """All runs, newest first."""
@@ -158,8 +167,8 @@ class Store:
         return self._read(lambda s: next((run_info(r) for r in s.scalars(query.limit(1))), None))
 
     def find_resumable_run(self, name: str, model: str | None = None, task_source: str | None = None) -> RunInfo | None:
-        """The newest still-running run with this name (and model / task source, when given)."""
-        query = select(RunRow).where(RunRow.name == name, RunRow.status == "running")
+        """The newest unfinished (running or interrupted) run with this name (and model / task source, when given)."""
+        query = select(RunRow).where(RunRow.name == name, RunRow.status.in_(["running", "interrupted"]))
         if model is not None:
             query = query.where(RunRow.model == model)
         if task_source is not None:
