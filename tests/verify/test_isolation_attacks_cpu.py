@@ -200,6 +200,7 @@ import os as _os
 def _reach():
     argv = open("/proc/self/cmdline", "rb").read().split(b"\\0")
     caches = [argv[i + 1].decode() for i, a in enumerate(argv[:-1]) if a == b"--writable"]
+    tried, wrote = 0, []
     for cache in caches:
         judge = cache.rstrip("/") + "-judge"
         if not _os.path.isdir(judge):
@@ -207,19 +208,22 @@ def _reach():
         for root, _, files in _os.walk(judge):
             for name in files + ["planted_by_candidate.py"]:
                 t = _os.path.join(root, name)
+                tried += 1
                 try:
                     with open(t, "a") as f:
                         f.write("\\nraise SystemExit('poisoned')\\n")
-                    print(f"reach: wrote {t}", flush=True)
+                    wrote.append(t)
                 except OSError as e:
-                    print(f"reach: refused {t} {type(e).__name__}", flush=True)
+                    if name == "0000_test_planted.py":
+                        print(f"reach: refused {t} {type(e).__name__}", flush=True)
+    print(f"reach: tried {tried}, wrote {wrote}", flush=True)  # one line: the output tail is bounded
 _reach()
 '''
     verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
                                    write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
     assert not verdict.accepted
     log = _log(verdict)
-    assert f"reach: refused {planted}" in log and "reach: wrote" not in log, log[-3000:]
+    assert f"reach: refused {planted}" in log and "wrote []" in log, log[-3000:]
     assert planted.read_text() == "# a derived problem\n"
     assert not list(judge_dir(build_cache).rglob("planted_by_candidate.py"))
 

@@ -190,6 +190,9 @@ class Worker:
         child_sock.close()
         record_worker(self.scratch, self.proc.pid)
         _LIVE.add(self)
+        if stop_requested():  # the stop came while it started, after the handler's sweep of _LIVE: it goes too
+            self.kill()
+            raise WorkerDied("crash", "interrupted: this process is stopping")
         self.channel = Channel(parent_sock)
         self.deferred = defer_device
 
