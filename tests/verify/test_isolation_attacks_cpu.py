@@ -25,6 +25,26 @@ from .kit import PROBLEM_ADD_RELU, candidate, write
 pytestmark = pytest.mark.slow
 
 CPU = plan_for("cpu")
+NEEDS_LANDLOCK = pytest.mark.skipif(not CPU.landlock, reason="no Landlock on this kernel: writes outside the scratch "
+                                    "folder are not confined here (the verdict records it and is not verified)")
+
+
+def _planter(label: str, targets: str, prelude: str = "") -> str:
+    """Module-level candidate code that tries to write each path of `targets` (a Python expression the candidate
+    evaluates) and prints `<label>: wrote PATH` or `<label>: refused PATH ERROR` for each. `prelude`: statements run
+    first, inside the same function (indented by four spaces)."""
+    return f'''
+import glob as _g, os as _os, tempfile as _t
+def _plant():
+{prelude}    for t in {targets}:
+        try:
+            with open(t, "w") as f:
+                f.write("raise SystemExit('poisoned')\\n")
+            print(f"{label}: wrote {{t}}", flush=True)
+        except OSError as e:
+            print(f"{label}: refused {{t}} {{type(e).__name__}}", flush=True)
+_plant()
+'''
 
 
 @pytest.fixture(scope="module")
@@ -111,25 +131,12 @@ _detach()
     assert not left, f"a detached candidate process outlived verify: {left}"
 
 
-@pytest.mark.skipif(not CPU.landlock, reason="no Landlock on this kernel: writes outside the scratch folder are not "
-                                             "confined here (the verdict records it and is not verified)")
+@NEEDS_LANDLOCK
 def test_no_write_outside_the_scratch_folder(open_verifier, tmp_path):
     outside = tmp_path / "escaped"
     outside.mkdir()
-    extra = f'''
-import glob as _g, os as _os, tempfile as _t
-def _plant():
-    targets = [{str(outside / "from_candidate.txt")!r}]
-    targets += [d + "/triton.py" for d in _g.glob("/tmp/km-reference-*") + _g.glob(_t.gettempdir() + "/km-reference-*")]
-    for t in targets:
-        try:
-            with open(t, "w") as f:
-                f.write("raise SystemExit('poisoned')\\n")
-            print(f"plant: wrote {{t}}", flush=True)
-        except OSError as e:
-            print(f"plant: refused {{t}} {{type(e).__name__}}", flush=True)
-_plant()
-'''
+    extra = _planter("plant", f'[{str(outside / "from_candidate.txt")!r}] + [d + "/triton.py" for d in '
+                              '_g.glob("/tmp/km-reference-*") + _g.glob(_t.gettempdir() + "/km-reference-*")]')
     verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
                                    write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
     assert not verdict.accepted
@@ -184,8 +191,7 @@ _peek()
     assert again.accepted, (again.status, again.message)
 
 
-@pytest.mark.skipif(not CPU.landlock, reason="no Landlock on this kernel: writes outside the scratch folder are not "
-                                             "confined here (the verdict records it and is not verified)")
+@NEEDS_LANDLOCK
 def test_what_judges_is_out_of_reach_though_the_build_cache_is_writable(open_verifier, build_cache, tmp_path):
     """The build cache is writable by candidate workers (they build there); what judges lives beside it
     (`paths.judge_dir`): derived problems the reference imports, cached baselines, compile records, device locks.
@@ -228,8 +234,7 @@ _reach()
     assert not list(judge_dir(build_cache).rglob("planted_by_candidate.py"))
 
 
-@pytest.mark.skipif(not CPU.landlock, reason="no Landlock on this kernel: writes outside the scratch folder are not "
-                                             "confined here (the verdict records it and is not verified)")
+@NEEDS_LANDLOCK
 def test_the_users_triton_and_inductor_caches_are_out_of_reach(open_verifier, build_cache, tmp_path):
     """The reference and the torch.compile baseline load compiled code from this user's Inductor and Triton caches;
     candidate processes get caches of their own beneath the build cache (`isolation.candidate_caches`)."""
@@ -239,19 +244,9 @@ def test_the_users_triton_and_inductor_caches_are_out_of_reach(open_verifier, bu
     triton = Path.home() / ".triton"
     for folder in (inductor, triton):
         folder.mkdir(parents=True, exist_ok=True)
-    extra = f'''
-import os as _os
-def _seed():
-    print("caches:", _os.environ.get("TORCHINDUCTOR_CACHE_DIR"), _os.environ.get("TRITON_CACHE_DIR"), flush=True)
-    for t in ({str(inductor / "planted_by_candidate.py")!r}, {str(triton / "planted_by_candidate.py")!r}):
-        try:
-            with open(t, "w") as f:
-                f.write("raise SystemExit('poisoned')\\n")
-            print(f"seed: wrote {{t}}", flush=True)
-        except OSError as e:
-            print(f"seed: refused {{t}} {{type(e).__name__}}", flush=True)
-_seed()
-'''
+    extra = _planter("seed", repr([str(inductor / "planted_by_candidate.py"), str(triton / "planted_by_candidate.py")]),
+                     prelude='    print("caches:", _os.environ.get("TORCHINDUCTOR_CACHE_DIR"), '
+                             '_os.environ.get("TRITON_CACHE_DIR"), flush=True)\n')
     verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
                                    write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
     assert not verdict.accepted

@@ -181,11 +181,11 @@ def candidate_caches(root: str) -> dict[str, str]:
             "CUDA_CACHE_PATH": str(base / "nv")}
 
 
-def writable_paths(extra: tuple[str, ...], device: str) -> list[str]:
+def writable_paths(extra: tuple[str, ...]) -> list[str]:
     """Where a confined worker may write besides its scratch folder (its working directory, which the worker adds
     itself so that no argument names it): what the caller names (the build cache, which holds the candidates' own
-    Triton, Inductor and CUDA JIT caches: `candidate_caches`), and device nodes and /dev/shm. `device` is kept for
-    callers; every device type gets the same folders."""
+    Triton, Inductor and CUDA JIT caches: `candidate_caches`), and device nodes and /dev/shm; the same for every
+    device type."""
     folders = [*extra, *(candidate_caches(extra[0]).values() if extra else ())]
     for folder in folders:
         Path(folder).mkdir(parents=True, exist_ok=True)

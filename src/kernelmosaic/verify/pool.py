@@ -27,7 +27,7 @@ from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
 
-__all__ = ["Worker", "WorkerDied", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command", "live_worker_pids",
+__all__ = ["Worker", "WorkerDied", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command", "live_worker_pids",
            "kill_all_workers"]
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,11 @@ class WorkerDied(Exception):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
+
+
+def stopping_death() -> WorkerDied:
+    """What work cut by this process's stop (verify/stopping.py) raises where a worker would have served it."""
+    return WorkerDied("crash", "interrupted: this process is stopping")
 
 
 class WorkerError(Exception):
@@ -156,7 +161,7 @@ class Worker:
 
         if stop_requested():  # Ctrl-C or SIGTERM: the judgement in flight ends here, nothing new starts
             self._remove_scratch()
-            raise WorkerDied("crash", "interrupted: this process is stopping")
+            raise stopping_death()
         parent_sock, child_sock = socket.socketpair()
         env = worker_env({"PYTHONDONTWRITEBYTECODE": "1", **self.limits.extra_env})
         device = self.device
@@ -173,7 +178,7 @@ class Worker:
         else:  # candidate code runs here (compile: static initializers, build scripts)
             prefix = list(self.plan.prefix)
             args += self.plan.worker_args()
-            for path in isolation.writable_paths(self.limits.writable, self.device):
+            for path in isolation.writable_paths(self.limits.writable):
                 args += ["--writable", path]
             tmp = self.scratch / "tmp"  # compilers and tempfile write here, inside what it may write
             tmp.mkdir(exist_ok=True)
@@ -192,7 +197,7 @@ class Worker:
         _LIVE.add(self)
         if stop_requested():  # the stop came while it started, after the handler's sweep of _LIVE: it goes too
             self.kill()
-            raise WorkerDied("crash", "interrupted: this process is stopping")
+            raise stopping_death()
         self.channel = Channel(parent_sock)
         self.deferred = defer_device
 

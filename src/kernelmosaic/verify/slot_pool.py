@@ -22,13 +22,13 @@ class SlotPool:
 
     def take(self, problem_sha: str = "") -> DeviceSlot:
         """The best free slot for a judgement of `problem_sha` ("" = any), waiting for one to come free."""
-        from kernelmosaic.verify.pool import WorkerDied
+        from kernelmosaic.verify.pool import stopping_death
         from kernelmosaic.verify.stopping import stop_requested
 
         with self._changed:
             while not self._free:
                 if stop_requested():  # Ctrl-C: a judgement still waiting for a slot never starts
-                    raise WorkerDied("crash", "interrupted: this process is stopping")
+                    raise stopping_death()
                 self._changed.wait(0.2)
             best = max(self._free, key=lambda s: (s.holds(problem_sha), s.has_spare()))  # ties: the first, idle longest
             self._free.remove(best)
