@@ -186,7 +186,8 @@ def generate_command(
     for task_id, why in plan.skipped.items():
         hint = " (--include-flagged runs it, marked)" if why.startswith("audit failed") else ""
         console.print(f"[yellow]skipped {escape(task_id)}[/yellow]: {escape(why + hint)}", highlight=False, soft_wrap=True)
-    store.reopen_run(rid)  # a resumed run that was interrupted is running again
+    if resume:
+        store.reopen_run(rid)  # a resumed run that was interrupted is running again
     finals = final_failures(config)
     pending = store.pending_tasks(rid, [t.id for t in selected], finals)
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
