@@ -21,7 +21,7 @@ from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.pool import WorkerDied, WorkerError
+from kernelmosaic.verify.pool import WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 from kernelmosaic.verify.requests import Alternative, InputError
@@ -57,6 +57,15 @@ Sets = Annotated[list[str], typer.Option("--set", help="Override one setting: ve
                                          "verify.timing_rounds=2, or scale.KEY=VALUE (repeatable). Explicit flags win.")]
 _READS = ("verify", "scale")
 """The settings sections these commands read; a --set of another is refused (config.read_config)."""
+
+
+def _could_not_run(exc: BaseException, device: str) -> str:
+    """What the user reads when the verifier itself could not work (no verdict was made)."""
+    if isinstance(exc, WorkerStartFailed):
+        return (f"the verifier could not start a worker on {device}: {exc.detail}. Nothing was judged (no candidate "
+                f"code had run); a host too loaded to start Python and torch in time, or a device that does not "
+                f"initialise, does this: run again when the machine is less busy")
+    return f"the verifier could not run on {device}: {exc}"
 
 
 def _fail(message: str) -> typer.Exit:
@@ -218,7 +227,7 @@ def verify_command(
         if isinstance(exc, KeyboardInterrupt) or stop_requested():  # Ctrl-C: the worker died because we stopped
             err.print("interrupted: nothing was judged; run the same command again.", highlight=False)
             raise typer.Exit(130) from None
-        raise _fail(f"the verifier could not run on {config.device}: {exc}") from None
+        raise _fail(_could_not_run(exc, config.device)) from None
     if json_out:
         typer.echo(verdict.to_json())
     else:
@@ -372,7 +381,8 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
         except (Stopped, WorkerDied, WorkerError) as exc:
             if stop_requested():  # the worker died because we stopped
                 raise KeyboardInterrupt from None
-            raise _fail(f"the verifier could not run on {config.device}: {exc}") from None
+            kept = f" (verdicts so far are in {out}; the same command judges the rest)" if out.exists() else ""
+            raise _fail(_could_not_run(exc, config.device) + kept) from None
         except RuntimeError as exc:  # the Ray executor lost a job max_attempts times
             raise _fail(f"{exc} (verdicts so far are in {out})") from None
 

@@ -27,7 +27,7 @@ from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
 
-__all__ = ["Worker", "WorkerDied", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command", "live_worker_pids",
+__all__ = ["Worker", "WorkerDied", "WorkerStartFailed", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command", "live_worker_pids",
            "kill_all_workers"]
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,13 @@ class WorkerDied(Exception):
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
+
+
+class WorkerStartFailed(WorkerDied):
+    """The worker never came up (it timed out, crashed or was killed before its first answer): no candidate's or
+    problem's code had run in it, so nothing about them was learnt. Not a verdict: the judgement is not made, and
+    the caller reports an infrastructure failure (a host too loaded to start Python and torch in time, a device
+    that will not initialise) that running again may not meet."""
 
 
 def stopping_death() -> WorkerDied:
@@ -215,7 +222,14 @@ class Worker:
         return self._ready(timeout)
 
     def _ready(self, timeout: float) -> dict:
-        hello = self._wait(timeout, "start")
+        from kernelmosaic.verify.stopping import stop_requested
+
+        try:
+            hello = self._wait(timeout, "start")
+        except WorkerDied as exc:
+            if stop_requested():
+                raise
+            raise WorkerStartFailed(exc.kind, exc.detail) from exc
         self.env = hello.get("env", {})
         self.isolation = sorted({*self.isolation, *(str(x) for x in hello.get("isolation", []))})
         self.ready = True

@@ -11,7 +11,7 @@ from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Stop, status_of_death, status_of_error
 from kernelmosaic.verify.large import alternative_comparisons
-from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.requests import Alternative
 from kernelmosaic.verify.slot import DeviceSlot
 from kernelmosaic.verify.verdict import AlternativeResult, Finding, Robustness, Status
@@ -71,7 +71,9 @@ def check_robustness(slot: DeviceSlot, candidate: str, alternatives: list[Altern
                 worker = slot.take_candidate_worker()
                 worker.call("load", config.load_timeout_s, candidate=candidate, cache_dir=str(config.cache_dir))
             into.alternatives.append(_judge_one(worker, slot, candidate, alt, sha, config))
-    except (WorkerDied, WorkerError, Stop) as exc:  # no worker, or the candidate no longer loads: the rest fail
+    except WorkerStartFailed:
+        raise  # the host could not start a worker: nothing was learnt about the candidate
+    except (WorkerDied, WorkerError, Stop) as exc:  # the worker died, or the candidate no longer loads: the rest fail
         detail = exc.detail if isinstance(exc, WorkerDied) else exc.message if isinstance(exc, Stop) \
             else str(exc.error.get("message", ""))[:300]
         for alt in alternatives[len(into.alternatives):]:

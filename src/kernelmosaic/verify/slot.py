@@ -25,7 +25,7 @@ from kernelmosaic.paths import judge_dir
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom, status_of_death
-from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits, WorkerStartFailed
 from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker import nvcc_split, pch
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
@@ -155,6 +155,8 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
     marker = _marker(source, config)
     try:
         res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate, wait=wait)
+    except WorkerStartFailed:
+        raise  # no compile ran: nothing about the candidate is known
     except WorkerDied as exc:
         return status_of_death(exc), f"compiling: {exc.detail}", info
     except WorkerError as exc:
@@ -380,10 +382,7 @@ class DeviceSlot:
         worker = self._hand_out_spare()
         self.spare_was_ready = self.spare_was_ready and not waited
         if worker is None:
-            try:
-                worker = self.new_worker("candidate")
-            except WorkerDied as exc:
-                raise Stop(status_of_death(exc), f"starting a candidate worker: {exc.detail}") from exc
+            worker = self.new_worker("candidate")  # one that cannot start raises WorkerStartFailed: no verdict
         if self.device.startswith("cuda"):
             self.warm_spare()
         worker.hold = self.hold
