@@ -35,8 +35,8 @@ def test_the_four_tools_are_each_run_and_reported_in_order(tmp_path, monkeypatch
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     (tmp_path / "p.py").write_text(PROBLEM)
-    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {})
-    assert [k for k in report if k not in ("ran", "shapes", "tools")] == ["memcheck", "racecheck", "synccheck",
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache")
+    assert [k for k in report if k not in ("ran", "shapes", "tools", "isolation")] == ["memcheck", "racecheck", "synccheck",
                                                                           "initcheck"]
     assert report["tools"] == ["memcheck", "racecheck", "synccheck", "initcheck"]
     assert [report[t]["errors"] for t in report["tools"]] == [2, 0, 1, 1]
@@ -94,7 +94,7 @@ def test_the_tools_run_the_problem_at_its_small_shapes(tmp_path, monkeypatch):
     from kernelmosaic.verify.sanitize import run_sanitizer
 
     _stand_in(tmp_path, monkeypatch, 'echo "========= ERROR SUMMARY: 0 errors"\n')
-    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {})
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache")
     assert findings == [] and report["shapes"] == {"batch_size": 257, "dim": 257}
     assert (tmp_path / "seen").read_text().splitlines() == ["batch_size = 257"] * 4
     assert (tmp_path / "p.py").read_text() == PROBLEM  # the task's own file is never rewritten
@@ -105,7 +105,7 @@ def test_a_forward_that_fails_at_the_small_shapes_is_sanitized_at_its_own(tmp_pa
 
     _stand_in(tmp_path, monkeypatch, 'echo "========= ERROR SUMMARY: 0 errors"\n'
                                      'if grep -q "^batch_size = 257" "$PROBLEM"; then exit 1; fi\n')
-    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {})
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache")
     assert report["shapes"].startswith("as stated") and findings == []
     assert sorted((tmp_path / "seen").read_text().splitlines()) == ["batch_size = 257"] * 4 + ["batch_size = 4096"] * 4
     assert all(report[t]["exit"] == 0 for t in ("memcheck", "racecheck", "synccheck", "initcheck"))
@@ -118,7 +118,7 @@ def test_errors_only_at_the_small_shapes_are_a_flag_and_the_stated_shapes_decide
     _stand_in(tmp_path, monkeypatch, 'if grep -q "^batch_size = 257" "$PROBLEM"; then\n'
                                      '  echo "========= Invalid __global__ read of size 4"; echo "========= ERROR SUMMARY: 3 errors"\n'
                                      'else echo "========= ERROR SUMMARY: 0 errors"; fi\n')
-    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {})
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache")
     assert [(f.rule, f.severity) for f in findings] == [("sanitizer-small-shapes", "flag")]
     assert "sanitizer-memcheck" in findings[0].evidence and report["shapes"] == "as stated (the small shapes showed errors)"
     assert report["memcheck"] == {"errors": 0, "exit": 0}
@@ -170,7 +170,7 @@ def test_the_race_check_runs_racecheck_and_synccheck_only(tmp_path, monkeypatch)
                                      '  racecheck) echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)";;\n'
                                      '  *) echo "========= ERROR SUMMARY: 0 errors";;\n'
                                      'esac\n')
-    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tools=RACE_TOOLS)
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache", tools=RACE_TOOLS)
     assert findings == [] and report["tools"] == ["racecheck", "synccheck"]
     assert sorted((tmp_path / "tools").read_text().split()) == ["racecheck", "synccheck"]
     # clean as far as it went, but not the full run a verified CUDA solution needs
@@ -186,7 +186,7 @@ def test_a_tool_past_its_timeout_is_killed_with_its_program_and_claims_nothing(t
 
     _stand_in(tmp_path, monkeypatch, f'sleep 300 & echo $! >> {tmp_path}/children\nwait\n')
     started = time.monotonic()
-    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, timeout_s=1.0,
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache", timeout_s=1.0,
                                      tools=("racecheck", "synccheck"))
     assert time.monotonic() - started < 30
     assert report["racecheck"]["timed_out"] and report["racecheck"]["errors"] is None

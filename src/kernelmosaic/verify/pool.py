@@ -27,7 +27,7 @@ from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
 
-__all__ = ["Worker", "WorkerDied", "WorkerStartFailed", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "profile_one_command", "live_worker_pids",
+__all__ = ["Worker", "WorkerDied", "WorkerStartFailed", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "ToolCommand", "tool_command", "tool_layers", "live_worker_pids",
            "kill_all_workers"]
 
 log = logging.getLogger(__name__)
@@ -108,10 +108,49 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def profile_one_command(problem: Path, candidate: Path, device: str, build_cache: Path | None) -> list[str]:
-    """`kmworker.profile_one` for an outside tool (ncu, compute-sanitizer) to run; extensions load from the cache."""
-    return [sys.executable, *SAFE_PATH, "-m", "kmworker.profile_one", str(problem), str(candidate), device,
-            *([str(build_cache)] if build_cache else [])]
+@dataclass(frozen=True)
+class ToolCommand:
+    """How an outside tool (compute-sanitizer, ncu) runs one forward of candidate code: inside the isolation of the
+    device type's candidate workers. `prefix` (the namespaces) goes in front of the tool, so the tool and its target
+    share them; `target` is `kmworker.profile_one`, which confines itself (Landlock, subreaper, capabilities) before
+    torch or the candidate loads; it runs in `cwd`, a scratch folder of its own (never the caller's working
+    directory), with a worker's environment (no credentials) and its own compiler caches."""
+
+    prefix: list[str]
+    target: list[str]
+    env: dict[str, str]
+    cwd: Path
+    layers: list[str]
+    """The layers asked for (the namespaces, and the flags `profile_one` applies where the kernel allows)."""
+
+    def around(self, tool: list[str]) -> list[str]:
+        return [*self.prefix, *tool, *self.target]
+
+
+_FLAG_LAYER = {"--landlock": "landlock-fs", "--no-tcp": "landlock-net", "--scope": "landlock-scope",
+               "--subreaper": "subreaper", "--drop-caps": "no-capabilities"}
+
+
+def tool_command(problem: Path, candidate: Path, device: str, build_cache: Path, scratch: Path,
+                 env_extra: dict[str, str] | None = None) -> ToolCommand:
+    """The confined command for `kmworker.profile_one` under a tool; `scratch` must exist (the caller removes it)."""
+    plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
+    flags = plan.worker_args()
+    for path in isolation.writable_paths((str(build_cache),)):
+        flags += ["--writable", path]
+    tmp = scratch / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = worker_env({**(env_extra or {}), "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp),
+                      **isolation.candidate_caches(str(build_cache))})
+    target = [sys.executable, *SAFE_PATH, "-m", "kmworker.profile_one", *flags, str(problem), str(candidate),
+              "cuda" if device.startswith("cuda") else device, str(build_cache)]
+    return ToolCommand(list(plan.prefix), target, env, scratch, tool_layers(device))
+
+
+def tool_layers(device: str) -> list[str]:
+    """The isolation layers `tool_command` asks for on `device` (the namespaces and profile_one's own)."""
+    plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
+    return [*(plan.namespaces if plan.prefix else []), *(_FLAG_LAYER[flag] for flag in plan.worker_args())]
 
 
 _LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()

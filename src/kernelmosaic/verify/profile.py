@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import shutil
+import signal
 import subprocess
+import tempfile
 from pathlib import Path
 
-from kernelmosaic.verify.pool import profile_one_command, worker_env
+from kernelmosaic.verify.pool import tool_command
 from kernelmosaic.verify.results import KernelStat
 from kernelmosaic.verify.verdict import Verdict
 
@@ -28,20 +31,29 @@ def report_from_verdict(verdict: Verdict) -> list[KernelStat]:
     return list(verdict.census.kernels) if verdict.census else []
 
 
-def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str, str], build_cache: Path | None = None,
+def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str, str], build_cache: Path,
                timeout_s: float = 300) -> tuple[dict, str]:
-    """Per-kernel metrics from `ncu` (clocks left alone); ({}, why) where it is absent or fails."""
+    """Per-kernel metrics from `ncu` (clocks left alone); ({}, why) where it is absent or fails. The candidate's
+    code under ncu is confined as in a candidate worker (`pool.tool_command`)."""
     ncu = shutil.which("ncu")
     if ncu is None:
         return {}, "ncu is not installed here"
-    env = worker_env(cache_env)
-    cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "--csv", "--page", "raw",
-           "--metrics", ",".join(NCU_METRICS),
-           *profile_one_command(problem, candidate, "cuda" if device.startswith("cuda") else device, build_cache)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env, start_new_session=True)
-    except subprocess.TimeoutExpired:
-        return {}, f"ncu took longer than {timeout_s:.0f}s"
+    with tempfile.TemporaryDirectory(prefix="km-ncu-") as scratch:
+        command = tool_command(problem, candidate, device, build_cache, Path(scratch), cache_env)
+        cmd = command.around([ncu, "--clock-control", "none", "--target-processes", "all", "--csv", "--page", "raw",
+                              "--metrics", ",".join(NCU_METRICS)])
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=command.env,
+                                cwd=command.cwd, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:  # ncu and the program under it go together (their own session)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return {}, f"ncu took longer than {timeout_s:.0f}s"
+    text = stdout
+    start = text.find('"ID"')
+    if proc.returncode != 0 or start < 0:
+        return {}, f"ncu failed (exit {proc.returncode}): {(stderr or stdout)[-300:]}"
     text = proc.stdout
     start = text.find('"ID"')
     if proc.returncode != 0 or start < 0:

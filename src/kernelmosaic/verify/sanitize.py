@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
-from kernelmosaic.verify.pool import profile_one_command, worker_env
+from kernelmosaic.verify.pool import ToolCommand, tool_command, tool_layers
 from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["TOOLS", "RACE_TOOLS", "run_sanitizer", "parse_summary", "tool_passed", "shared_memory_evidence",
@@ -96,11 +96,11 @@ def sanitizer_plan(device: str, sanitize: bool, race_check: bool, candidate_src:
     return RACE_TOOLS, f"race check: the source uses shared memory ({shared})"
 
 
-def _one_tool(tool: str, name: str, severity: str, cmd_tail: list[str], env: dict[str, str],
-              timeout_s: float) -> tuple[list[Finding], dict]:
-    cmd = [tool, "--tool", name, "--print-limit", "5", *cmd_tail]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+def _one_tool(tool: str, name: str, severity: str, command: ToolCommand, timeout_s: float
+              ) -> tuple[list[Finding], dict]:
+    cmd = command.around([tool, "--tool", name, "--print-limit", "5"])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=command.env,
+                            cwd=command.cwd, start_new_session=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:  # the tool and the program under it go together (their own session)
@@ -121,21 +121,22 @@ def _one_tool(tool: str, name: str, severity: str, cmd_tail: list[str], env: dic
                     message=f"compute-sanitizer {name} reported {errors} error(s)", evidence=first[:300])], report
 
 
-def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], build_cache: Path | None = None,
+def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], build_cache: Path,
                   timeout_s: float = 600, tools: Sequence[str] = tuple(TOOLS)) -> tuple[list[Finding], dict]:
     """`tools` run side by side (each in its own process and CUDA context): most of each run is starting Python and
-    torch under the tool, so the device is held for about one run's time rather than one per tool."""
+    torch under the tool, so the device is held for about one run's time rather than one per tool. The candidate's
+    code under each tool is confined as in a candidate worker (`pool.tool_command`); the report names the layers."""
     tool = shutil.which("compute-sanitizer")
     if tool is None:
         return [], {"ran": False, "tools": list(tools), "skipped": "compute-sanitizer is not installed here"}
     # Without the caching allocator every tensor is its own cudaMalloc, so memcheck sees bounds per tensor.
-    env = worker_env({**env_extra, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    env = {**env_extra, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
     source = Path(problem).read_text(encoding="utf-8")
     shrunk = small_shapes(source)
     chosen = {name: TOOLS[name] for name in tools}
     results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen)
     shapes: dict | str = shrunk or "as stated"
-    findings, report = [], {"ran": True, "tools": list(chosen)}
+    findings, report = [], {"ran": True, "tools": list(chosen), "isolation": tool_layers("cuda")}
     if shrunk and not _clean(results):
         # Errors or an unfinished forward at sizes the task never asked for: the problem's own shapes decide (a
         # kernel written for the stated size is legitimate under the kernelbench policy); what the small shapes
@@ -173,15 +174,19 @@ def _clean(results: dict[str, tuple[list[Finding], dict]]) -> bool:
 
 
 def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: dict[str, int], env: dict[str, str],
-               build_cache: Path | None, timeout_s: float, tools: dict[str, str]
-               ) -> dict[str, tuple[list[Finding], dict]]:
-    """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty)."""
+               build_cache: Path, timeout_s: float, tools: dict[str, str]) -> dict[str, tuple[list[Finding], dict]]:
+    """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty). Each
+    tool's target runs in a scratch folder of its own; the shrunk problem lies beside them, where none may write
+    (one tool's candidate process must not change the problem another tool's process is about to load)."""
     with tempfile.TemporaryDirectory(prefix="km-sanitize-") as scratch:
         if shrunk:
             problem = Path(scratch) / Path(problem).name
             problem.write_text(apply_shape_overrides(source, shrunk), encoding="utf-8")
-        tail = profile_one_command(problem, candidate, "cuda", build_cache)
+        commands = {}
+        for name in tools:
+            (Path(scratch) / name).mkdir()
+            commands[name] = tool_command(problem, candidate, "cuda", build_cache, Path(scratch) / name, env)
         with ThreadPoolExecutor(max_workers=len(tools)) as pool:
-            runs = {name: pool.submit(_one_tool, tool, name, severity, tail, env, timeout_s)
+            runs = {name: pool.submit(_one_tool, tool, name, severity, commands[name], timeout_s)
                     for name, severity in tools.items()}
             return {name: run.result() for name, run in runs.items()}
