@@ -105,3 +105,24 @@ def test_ncu_runs_candidate_code_confined(tmp_path, monkeypatch):
     assert not (tmp_path / "planted.txt").exists()
     if {"landlock-net", "netns"} & set(tool_layers("cuda")):
         assert "TCP refused" in out, out
+
+
+def test_ncu_digest_reads_the_tools_table(tmp_path, monkeypatch):
+    """The digest from ncu's CSV page (a units row first), with the candidate run confined under the tool."""
+    from kernelmosaic.verify.profile import NCU_METRICS, ncu_digest
+
+    _stand_in(tmp_path, monkeypatch, "ncu")
+    names = list(NCU_METRICS)
+    rows = [["ID", "Kernel Name", *names], ["", "", "nsecond", *["%"] * (len(names) - 1)],
+            ["0", "add_relu_kernel(float const*, float*)", "1,234", *["7"] * (len(names) - 1)]]
+    (tmp_path / "table.csv").write_text("==PROF== Disconnected\n" +
+                                        "".join(",".join(f'"{c}"' for c in row) + "\n" for row in rows))
+    tool = tmp_path / "bin" / "ncu"
+    tool.write_text(tool.read_text().replace('echo "========= ERROR SUMMARY: 0 errors"', f"cat {tmp_path}/table.csv"))
+    candidate = write(tmp_path, "candidate.py", "import torch.nn as nn\nclass ModelNew(nn.Module):\n    pass\n")
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    digest, note = ncu_digest(problem, candidate, "cuda", {}, tmp_path / "cache", timeout_s=300)
+    assert note == "1 kernel(s) profiled", note
+    metrics = digest["add_relu_kernel(float const*, float*)"]
+    assert metrics["time_ns"] == 1234.0 and metrics["sm_pct_of_peak"] == 7.0, metrics
+    assert "km-profile-one isolation:" in (tmp_path / "target.out").read_text()  # the target ran under the tool

@@ -54,10 +54,6 @@ def ncu_digest(problem: Path, candidate: Path, device: str, cache_env: dict[str,
     start = text.find('"ID"')
     if proc.returncode != 0 or start < 0:
         return {}, f"ncu failed (exit {proc.returncode}): {(stderr or stdout)[-300:]}"
-    text = proc.stdout
-    start = text.find('"ID"')
-    if proc.returncode != 0 or start < 0:
-        return {}, f"ncu failed (exit {proc.returncode}): {(proc.stderr or proc.stdout)[-300:]}"
     rows = list(csv.DictReader(io.StringIO(text[start:])))
     digest: dict[str, dict[str, float]] = {}
     for row in rows[1:] if rows and not rows[0].get("ID", "").isdigit() else rows:  # the first row may hold units
