@@ -107,9 +107,39 @@ def test_device_picked_small_shapes_on_cpu_and_no_scratch_left(env, tmp_path, mo
         small = load_task_folder(problem.parent).problem_source("small")
         assert verdict["problem_sha256"] == problem_hash(small) != problem_hash(kit.PROBLEM_ADD_RELU)
         assert "shapes: small (n=96) of task folder t_add_relu" in res.stderr
+        assert verdict["shapes"].startswith("small (n=96) of task folder t_add_relu"), verdict["shapes"]
         full = CliRunner().invoke(app, ["verify", str(problem), str(good), "--trials", "2", "--no-timing", "--json",
                                         "--shapes", "full"])
         assert full.exit_code == 0 and json.loads(full.stdout)["problem_sha256"] == problem_hash(kit.PROBLEM_ADD_RELU)
+
+
+def test_one_shape_rule_for_the_python_api_and_verify_batch(env, tmp_path):
+    """A task's reference on the CPU is judged at its small shapes whichever way it is asked for: the Python API and
+    `verify-batch` as `verify` does (`verify.shapes = auto`), and `--shapes full` / `shapes="full"` at its own."""
+    from kernelmosaic.tasks.folder import load_task_folder
+    from kernelmosaic.verify import Verifier, VerifyConfig
+    from kernelmosaic.verify.hashing import problem_hash
+
+    problem = _task_folder(tmp_path, small=96)
+    small_sha = problem_hash(load_task_folder(problem.parent).problem_source("small"))
+    good = kit.write(tmp_path, "good.py", kit.candidate("return ext.add_relu(a, b)"))
+    config = VerifyConfig(device="cpu", trials=2, timing=False, derive_alt=False, compile_baseline=False)
+    with Verifier(config) as verifier:
+        verdict = verifier.verify(problem, good)
+    assert verdict.accepted and verdict.problem_sha256 == small_sha, (verdict.message, verdict.shapes)
+    assert verdict.shapes.startswith("small (n=96)"), verdict.shapes
+    manifest = tmp_path / "pairs.jsonl"
+    manifest.write_text(json.dumps({"id": "p1", "problem": str(problem), "candidate": str(good)}) + "\n")
+    rows = {}
+    for shapes in ("auto", "full"):
+        out = tmp_path / f"{shapes}.jsonl"
+        res = CliRunner().invoke(app, ["verify-batch", str(manifest), "--out", str(out), "--device", "cpu",
+                                       "--trials", "2", "--no-timing", "--no-derive-alt", "--shapes", shapes])
+        assert res.exit_code == 0, res.output
+        rows[shapes] = json.loads(out.read_text().splitlines()[0])["verdict"]
+    assert rows["auto"]["problem_sha256"] == small_sha and rows["auto"]["shapes"].startswith("small (n=96)")
+    assert rows["full"]["problem_sha256"] == problem_hash(kit.PROBLEM_ADD_RELU), rows["full"]["shapes"]
+    assert rows["full"]["shapes"].startswith("full")
 
 
 def test_a_problem_that_does_not_import_is_unusable_input(env, tmp_path):

@@ -29,7 +29,7 @@ def _verify(*args):
     ("--device", "tpu", "'cuda', 'cpu'"),
     ("--precision", "fp8", "'fp32', 'fp16', 'bf16'"),
     ("--policy", "loose", "'strict', 'kernelbench'"),
-    ("--shapes", "tiny", "'small', 'full'"),
+    ("--shapes", "tiny", "'auto', 'small', 'full'"),
     ("--trials", "0", "greater than or equal to 1"),
 ])
 def test_a_bad_option_names_itself_and_what_is_allowed(pair, option, value, allowed):

@@ -7,7 +7,6 @@ The verifier itself (torch, workers) is imported inside the commands, only when 
 from __future__ import annotations
 
 import ast
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -120,6 +119,8 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
     color = "green" if verdict.accepted else "red"
     console.print(f"[bold {color}]{verdict.status.value}[/]  {verdict.message}")
     console.print(f"policy: {verdict.policy}", highlight=False)
+    if verdict.shapes:
+        console.print(f"shapes: {verdict.shapes}", highlight=False, soft_wrap=True)
     if verdict.custom is not None:
         share = "unavailable" if verdict.custom.share is None else \
             f"{100 * verdict.custom.share:.1f}% of {verdict.custom.share_basis.replace('_', ' ')}"
@@ -174,6 +175,11 @@ def _alternatives(files: list[Path]) -> list[Alternative]:
     return [Alternative(label=str(f), problem=f) for f in files]
 
 
+ShapesOpt = Annotated[Shapes | None, typer.Option("--shapes", help="auto (default): a task's small shapes on cpu "
+                                                 "when the problem is a task's reference (its task folder's "
+                                                 "reference.py, or a bundled task's reference), else the problem's "
+                                                 "own sizes; small: the task's small shapes; full: the problem's own "
+                                                 "sizes. The verdict's `shapes` says which ran.")]
 DeriveAlt = Annotated[bool | None, typer.Option("--derive-alt/--no-derive-alt", help="Judge the candidate also at sizes "
                                                 "derived from the problem's input-size constants when no --alt is "
                                                 "given (default on; [verify] derive_alt). A kernel with the sizes "
@@ -186,9 +192,7 @@ def verify_command(
     device: Device = None,
     precision: Precision = None,
     trials: Trials = None,
-    shapes: Annotated[Shapes | None, typer.Option("--shapes", help="small: the task's small shapes (for a task's reference.py or a "
-                                                    "bundled task's reference); full: the problem's own sizes. "
-                                                    "Default: small on cpu where the task has them, else full.")] = None,
+    shapes: ShapesOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the verdict as one JSON object (errors go to stderr).")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Show every finding with its rationale and evidence.")] = False,
     timing: Annotated[bool | None, typer.Option("--timing/--no-timing", help="Time against eager and torch.compile "
@@ -213,14 +217,11 @@ def verify_command(
             raise _fail(f"{what} {path}: no such file")
     _check_problem_parses(problem)
     config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
-                       sanitize=sanitize, policy=policy, derive_alt=derive_alt)
+                       sanitize=sanitize, policy=policy, derive_alt=derive_alt, shapes=shapes)
     try:
-        with tempfile.TemporaryDirectory(prefix="km-verify-") as scratch:
-            chosen = problem_at_shapes(problem, shapes, config.device, Path(scratch))
-            if chosen.note:
-                err.print(chosen.note, highlight=False, soft_wrap=True)
-            alternatives = _alternatives(alt)
-            verdict = _judge_one(config, chosen.path, candidate, alternatives, _seeded(config_file, sets), err)
+        # said before the judgement (the verifier applies the same rule and records it in the verdict)
+        err.print(f"shapes: {problem_at_shapes(problem, config).note}", highlight=False, soft_wrap=True)
+        verdict = _judge_one(config, problem, candidate, _alternatives(alt), _seeded(config_file, sets), err)
     except InputError as exc:
         raise _fail(str(exc)) from None
     except (KeyboardInterrupt, Stopped, WorkerDied, WorkerError) as exc:
@@ -323,6 +324,7 @@ def verify_batch_command(
     timing: Annotated[bool | None, typer.Option("--timing/--no-timing", help="Time against eager and torch.compile "
                                                 "(default on).")] = None,
     policy: PolicyOpt = None,
+    shapes: ShapesOpt = None,
     derive_alt: DeriveAlt = None,
     executor: ExecutorOpt = None,
     ray_address: RayAddress = None,
@@ -342,7 +344,7 @@ def verify_batch_command(
     if not out.parent.is_dir():
         raise _fail(f"--out {out}: the folder {out.parent} does not exist")
     config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
-                       policy=policy, derive_alt=derive_alt)
+                       policy=policy, derive_alt=derive_alt, shapes=shapes)
     runner = _executor(config_file, sets, executor, ray_address, config.device)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
     try:

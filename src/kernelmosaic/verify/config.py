@@ -42,6 +42,12 @@ class VerifyConfig(BaseModel):
     """Where the candidate runs. `cpu` judges C++ `load_inline` candidates with host timers."""
     precision: Precision = "fp32"
     """Precision the task asks for: floating inputs and weights are cast to it; sets tolerances."""
+    shapes: Literal["auto", "small", "full"] = "auto"
+    """Which sizes a problem is judged at, the same for `verify`, `verify-batch` and the Python API
+    (`verify/problem_shapes.py`): `auto` is a task's small shapes on the CPU when the problem is a task's reference
+    (its folder's `reference.py`, or a bundled task's reference text) with `[shapes] small`, else the problem's own
+    sizes; `small` asks for the task's small shapes (an error for a problem that has none); `full` is always the
+    problem's own sizes. The verdict's `shapes` says which ran and why."""
     trials: int = Field(5, ge=1)
     """Correctness trials, each with fresh inputs and a fresh seed."""
     seed: int = Field(default_factory=lambda: secrets.randbelow(1 << 31))

@@ -1,12 +1,15 @@
-"""`verify --shapes small|full`: judge a task's reference at the task's small shapes, as the agent does on the CPU.
+"""Which sizes a problem is judged at (`verify.shapes`), one rule for `verify`, `verify-batch` and the Python API.
 
 Full-size tasks are sized for a GPU; on the CPU one elementwise task at its own sizes takes minutes. A problem file
-that is a task's reference (its folder's `reference.py`, or a bundled task's reference) gets that task's
-`[shapes] small` overrides on the CPU by default; any other problem runs at its own sizes.
+that is a task's reference (its folder's `reference.py`, or a bundled task's reference) is judged at that task's
+`[shapes] small` on the CPU by default (`auto`); any other problem runs at its own sizes. The small form is written
+once per content beneath the judge folder (`<cache_dir>-judge/shapes/`), out of candidates' reach, since the
+reference worker imports it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +23,7 @@ from kernelmosaic.verify.requests import Alternative, InputError
 
 __all__ = ["Shapes", "ProblemAtShapes", "problem_at_shapes", "alternatives_to_judge"]
 
-Shapes = Literal["small", "full"]
+Shapes = Literal["auto", "small", "full"]
 
 
 @dataclass(frozen=True)
@@ -31,28 +34,42 @@ class ProblemAtShapes:
     note: str = ""
 
 
-def problem_at_shapes(problem: Path, shapes: Shapes | None, device: str, scratch: Path) -> ProblemAtShapes:
-    """`problem` as given (`full`, or the default on CUDA) or rewritten at its task's small shapes into `scratch`.
-
-    Raises `InputError` when `small` is asked for a problem whose small shapes are not known."""
-    if shapes == "full" or (shapes is None and device != "cpu"):
-        return ProblemAtShapes(problem)
-    from kernelmosaic.tasks.problem_task import task_of_problem
-
-    found = task_of_problem(problem)
+def problem_at_shapes(problem: Path, config: VerifyConfig) -> ProblemAtShapes:
+    """`problem` as given (`full`, `auto` on CUDA or for a problem that is no task's reference) or its task's small
+    form (`small`, `auto` on the CPU). Raises `InputError` when `small` is asked of a problem without small shapes."""
+    if config.shapes == "full":
+        return ProblemAtShapes(problem, "full: the problem's own sizes (verify.shapes = full)")
+    if config.shapes == "auto" and config.device != "cpu":
+        return ProblemAtShapes(problem, f"the problem's own sizes (verify.shapes = auto on {config.device})")
+    path = Path(problem)
+    found = _task_of(str(path.resolve()), path.stat().st_mtime_ns)
     small = found.task.shapes.small if found is not None else {}
     if not small:
-        if shapes == "small":
-            raise InputError(f"--shapes small: {problem} is not the reference of a task with small shapes (no "
+        if config.shapes == "small":
+            raise InputError(f"--shapes small (verify.shapes = small): {problem} is not the reference of a task with small shapes (no "
                              "task.toml with [shapes] small beside it, and no bundled task has this reference); "
                              "its sizes are its own module constants")
-        return ProblemAtShapes(problem, f"shapes: {problem.name}'s own sizes (it is not a known task's reference); "
-                                        "on the CPU large sizes take minutes")
-    path = Path(scratch) / problem.name
-    path.write_text(found.task.problem_source("small"), encoding="utf-8")
+        return ProblemAtShapes(problem, f"{path.name}'s own sizes (not a known task's reference); on the CPU large "
+                                        "sizes take minutes")
+    source = found.task.problem_source("small")
+    folder = judge_dir(config.cache_dir) / "shapes"
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{problem_hash(source)[:24]}_{path.name}"
+    if not out.is_file():  # written beside, then renamed: a concurrent verdict never reads half a file
+        part = out.with_suffix(f".{os.getpid()}.part")
+        part.write_text(source, encoding="utf-8")
+        part.replace(out)
     sizes = ", ".join(f"{k}={v}" for k, v in small.items())
-    return ProblemAtShapes(path, f"shapes: small ({sizes}) of {found.how} {found.task.id}; "
-                                 "--shapes full runs its own sizes")
+    return ProblemAtShapes(out, f"small ({sizes}) of {found.how} {found.task.id} (verify.shapes = {config.shapes}; "
+                                "full runs its own sizes)")
+
+
+@functools.lru_cache(maxsize=256)
+def _task_of(path: str, _mtime_ns: int):
+    """The task whose reference the file is (cached per path and modification time: a batch asks once per problem)."""
+    from kernelmosaic.tasks.problem_task import task_of_problem
+
+    return task_of_problem(Path(path))
 
 
 def alternatives_to_judge(problem_src: str, given: Sequence[Alternative], config: VerifyConfig

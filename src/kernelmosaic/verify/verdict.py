@@ -359,6 +359,8 @@ class Verdict(_Model):
     """compute-sanitizer results per tool, when `--sanitize` ran."""
     policy: Literal["strict", "kernelbench"] = "strict"
     """The policy this verdict was judged under; every number reported from it carries this label."""
+    shapes: str = ""
+    """Which sizes the problem was judged at and why (`verify.shapes`); empty in verdicts from before it existed."""
     custom: CustomWork | None = None
     """The candidate's own kernels: which ran, whether their output reaches the result, their share of time."""
     robustness: Robustness | None = None

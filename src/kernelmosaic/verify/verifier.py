@@ -28,7 +28,7 @@ from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
-from kernelmosaic.verify.problem_shapes import alternatives_to_judge
+from kernelmosaic.verify.problem_shapes import alternatives_to_judge, problem_at_shapes
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.requests import read_input
 from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
@@ -183,13 +183,16 @@ class Verifier:
               timing_profile: TimingProfile | None = None) -> Job:
         """Read and hash the inputs, run the static checks and look the build up in the cache (no worker)."""
         problem_src, candidate_src = read_input(problem, "problem"), read_input(candidate, "candidate")
+        sized = problem_at_shapes(Path(problem), self.config)  # one shape rule for every entry point
+        if sized.path != Path(problem):
+            problem, problem_src = sized.path, read_input(sized.path, "problem")
         alternatives, alt_note = alternatives_to_judge(problem_src, alternatives, self.config)
         alt_shas = [problem_hash(read_input(a.problem, f"alternative {a.label!r}")) for a in alternatives]
         update = {k: v for k, v in (("policy", policy), ("timing_profile", timing_profile)) if v is not None}
         config = self.config.model_copy(update=update) if update else self.config
         verdict = Verdict(accepted=False, status=Status.crash, message="", problem_sha256=problem_hash(problem_src),
                           candidate_sha256=candidate_hash(candidate_src), env=Env(precision=self.config.precision),
-                          policy=config.policy, robustness=Robustness(note=alt_note))
+                          policy=config.policy, robustness=Robustness(note=alt_note), shapes=sized.note)
         job = Job(problem=Path(problem).resolve(), candidate=Path(candidate).resolve(), candidate_src=candidate_src,
                   config=config, timing=self.config.timing if timing is None else timing,
                   sanitize=self.config.sanitize if sanitize is None else sanitize, alternatives=list(alternatives),
