@@ -27,11 +27,22 @@ def test_the_line_names_the_phase_and_logging_is_restored():
     assert not calls_log.isEnabledFor(logging.DEBUG) or logging.getLogger().isEnabledFor(logging.DEBUG)
 
 
-def test_nothing_is_drawn_when_the_console_is_not_a_terminal():
+def test_a_plain_line_per_phase_change_where_the_console_is_not_a_terminal():
+    """Piped or logged, a verification of minutes says what it is doing: one line each time the phase changes (no
+    spinner, no control characters), none for a request of the same phase."""
     out = io.StringIO()
-    with phase_progress(Console(file=out, force_terminal=False), "verifying"):
+    with phase_progress(Console(file=out, force_terminal=False, width=40), "verifying c.py on cpu"):
+        calls_log.debug("candidate load")
         calls_log.debug("candidate run")
-    assert out.getvalue() == ""
+        calls_log.debug("candidate refill")
+        calls_log.debug("candidate time")
+        calls_log.debug("candidate burst")  # timing still: no new line
+    lines = out.getvalue().splitlines()
+    assert [line.rsplit(" (", 1)[0] for line in lines] == [
+        "verifying c.py on cpu: checking and building the candidate", "verifying c.py on cpu: loading the candidate",
+        "verifying c.py on cpu: checking correctness", "verifying c.py on cpu: checking correctness on refilled buffers",
+        "verifying c.py on cpu: timing"], lines
+    assert all(line.endswith(" s)") for line in lines) and "\x1b" not in out.getvalue()
 
 
 def test_done_lines_one_per_finished_item_where_not_a_terminal():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -42,14 +43,40 @@ class _PhaseHandler(logging.Handler):
         self.show(PHASES.get(op, op or role))
 
 
+class _PhaseLines:
+    """Where the console is not a terminal (a pipe, a log): one plain line each time the phase changes, with the
+    seconds since the start, so a verification of minutes is not silent there."""
+
+    def __init__(self, console: Console, label: str) -> None:
+        self.console, self.label = console, label
+        self.last = ""
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+
+    def __call__(self, phase: str) -> None:
+        with self._lock:
+            if phase == self.last:
+                return
+            self.last = phase
+            line = f"{self.label}: {phase} ({time.monotonic() - self.started:.1f} s)"
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True, emoji=False)
+
+
 @contextmanager
 def phase_progress(console: Console, label: str) -> Iterator[None]:
-    """Show `label: phase` with elapsed time on `console` while the block runs (on a terminal only); nothing is
-    left on screen."""
+    """Show `label: phase` with elapsed time on `console` while the block runs: a live line on a terminal (nothing
+    is left on screen), one plain line per phase change elsewhere."""
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task(f"{label}: checking and building the candidate")
-        handler = _PhaseHandler(lambda phase: bar.update(task, description=f"{label}: {phase}", refresh=True))
+        first = "checking and building the candidate"
+        task = bar.add_task(f"{label}: {first}")
+        if console.is_terminal:
+            def show(phase: str) -> None:
+                bar.update(task, description=f"{label}: {phase}", refresh=True)
+        else:
+            show = _PhaseLines(console, label)
+            show(first)
+        handler = _PhaseHandler(show)
         saved = (calls_log.level, calls_log.propagate)
         if not calls_log.isEnabledFor(logging.DEBUG):  # under --verbose the records also reach the log as usual
             calls_log.setLevel(logging.DEBUG)
