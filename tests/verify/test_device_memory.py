@@ -10,7 +10,14 @@ import time
 import pytest
 import torch
 
-from kernelmosaic.verify.device_memory import ADMIT_SHARE, admission, attribute, judgement_bytes, retry_reason
+from kernelmosaic.verify.device_memory import (
+    ADMIT_SHARE,
+    DeviceCrowded,
+    admission,
+    attribute,
+    judgement_bytes,
+    retry_reason,
+)
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold, lock_path
 from kernelmosaic.verify.judge import ReferenceData, Stop, check_reported, device_oom
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
@@ -60,6 +67,35 @@ def test_an_oom_alone_is_charged_to_the_problem_only_when_its_reference_cannot_b
     assert final.status == status and says in final.message and "CUDA out of memory" in final.message
     if who != "reference_setup":
         assert "3.00 GiB" in final.message  # the reference's peak, the figure the charge rests on
+
+
+def _torch_oom(tried: str, total: str, free: str, this: str, others: tuple[str, ...] = ()) -> str:
+    """torch's OutOfMemoryError text as the candidate worker reports it (the H200's, figures varied)."""
+    rest = "".join(f" Process {600 + k} has {size} memory in use." for k, size in enumerate(others))
+    return (f"running forward: OutOfMemoryError: CUDA out of memory. Tried to allocate {tried}. GPU 0 has a total "
+            f"capacity of {total} of which {free} is free.{rest} Including non-PyTorch memory, this process has "
+            f"{this} memory in use. Of the allocated memory 8.00 GiB is allocated by PyTorch, and 1.50 GiB is "
+            "reserved by PyTorch but unallocated.")
+
+
+def test_an_oom_that_other_processes_memory_explains_is_no_verdict():
+    """The H200 case: the candidate asked for 32 GiB on a 140 GiB device of which other processes held 135 GiB."""
+    stop = Stop(Status.resource_error, _torch_oom("32.00 GiB", "139.80 GiB", "4.48 GiB", "12.10 GiB",
+                                                  ("67.73 GiB", "10.44 GiB", "4.40 GiB", "20.00 GiB")), oom="candidate")
+    with pytest.raises(DeviceCrowded, match="other processes held about") as caught:
+        attribute(stop, MEMORY)
+    assert "44.10 GiB" in str(caught.value) and "nothing was judged" in str(caught.value)
+
+
+@pytest.mark.parametrize(("tried", "free", "this"), [
+    ("200.00 GiB", "130.00 GiB", "1.00 GiB"),  # more than the device has: the candidate's, however empty the device
+    ("32.00 GiB", "100.00 GiB", "100.00 GiB"),  # its own process holds the device: the candidate's
+    ("2.00 GiB", "40.00 GiB", "1.00 GiB"),  # it would have fitted in what was free: not the others' doing
+])
+def test_an_oom_the_candidate_causes_stays_its_resource_error(tried, free, this):
+    stop = Stop(Status.resource_error, _torch_oom(tried, "139.80 GiB", free, this), oom="candidate")
+    final = attribute(stop, MEMORY)
+    assert final.status == Status.resource_error and "the candidate ran out of device memory" in final.message
 
 
 def test_a_stop_that_is_no_oom_is_neither_retried_nor_changed():

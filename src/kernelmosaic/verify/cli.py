@@ -20,6 +20,7 @@ from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.device_memory import DeviceCrowded
 from kernelmosaic.verify.pool import WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
@@ -60,6 +61,8 @@ _READS = ("verify", "scale")
 
 def _could_not_run(exc: BaseException, device: str) -> str:
     """What the user reads when the verifier itself could not work (no verdict was made)."""
+    if isinstance(exc, DeviceCrowded):
+        return f"the device was too crowded to judge on ({device}): {exc}"
     if isinstance(exc, WorkerStartFailed):
         return (f"the verifier could not start a worker on {device}: {exc.detail}. Nothing was judged (no candidate "
                 f"code had run); a host too loaded to start Python and torch in time, or a device that does not "
@@ -224,7 +227,7 @@ def verify_command(
         verdict = _judge_one(config, problem, candidate, _alternatives(alt), _seeded(config_file, sets), err)
     except InputError as exc:
         raise _fail(str(exc)) from None
-    except (KeyboardInterrupt, Stopped, WorkerDied, WorkerError) as exc:
+    except (KeyboardInterrupt, Stopped, WorkerDied, WorkerError, DeviceCrowded) as exc:
         if isinstance(exc, KeyboardInterrupt) or stop_requested():  # Ctrl-C: the worker died because we stopped
             err.print("interrupted: nothing was judged; run the same command again.", highlight=False)
             raise typer.Exit(130) from None
@@ -380,7 +383,7 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
                 pass
         except InputError as exc:
             raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
-        except (Stopped, WorkerDied, WorkerError) as exc:
+        except (Stopped, WorkerDied, WorkerError, DeviceCrowded) as exc:
             if stop_requested():  # the worker died because we stopped
                 raise KeyboardInterrupt from None
             kept = f" (verdicts so far are in {out}; the same command judges the rest)" if out.exists() else ""

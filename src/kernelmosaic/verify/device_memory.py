@@ -16,14 +16,17 @@ the candidate's fault nor the problem's. Two rules follow:
   judgement (it fit when set up, so what the candidate's process holds took its room), is the candidate's
   (`resource_error`).
 
-"Alone" keeps other judgements' kernels off the device, not their resident memory: a judgement still fails when the
-memory other processes hold at rest leaves it no room; the verdict then names both figures.
+"Alone" keeps other judgements' kernels off the device, not their resident memory. A candidate's out-of-memory with
+the device alone that only that memory explains (its need fits the device, not beside the others: torch's message
+gives the figures) is no verdict at all (`DeviceCrowded`): the caller reports the machine's failure and a later run
+judges it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import time
 
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold
@@ -33,7 +36,7 @@ from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 from kernelmosaic.verify.slot import DeviceSlot
 from kernelmosaic.verify.verdict import Status, Verdict
 
-__all__ = ["ADMIT_SHARE", "judgement_bytes", "admission", "attribute", "retry_reason", "go_alone", "free_bytes"]
+__all__ = ["ADMIT_SHARE", "DeviceCrowded", "crowded_by_others", "judgement_bytes", "admission", "attribute", "retry_reason", "go_alone", "free_bytes"]
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +84,53 @@ def retry_reason(stop: Stop) -> str:
     return f"{who} ran out of device memory with the device shared; judged again alone ({stop.message[:300]})"
 
 
+class DeviceCrowded(Exception):
+    """An out-of-memory, with the device held alone, that memory held by other processes explains: the judgement's
+    own need (the candidate's process with its failed allocation, and the reference's problem) fits the device, but
+    not beside what the rest of the machine keeps there. Not a verdict: nothing about the candidate was learnt (on
+    the H200 four verifier processes on one GPU rejected an honest 32 GiB allocation with 135 GiB of the device taken
+    by the others). The caller reports it as the machine's failure; judged again on a quieter device it stands."""
+
+
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_SIZE = r"([\d.]+) (B|KiB|MiB|GiB|TiB)"
+_TRIED = re.compile(rf"Tried to allocate {_SIZE}")
+_TOTAL = re.compile(rf"total capacity of {_SIZE} of which {_SIZE} is free")
+_THIS = re.compile(rf"this process has {_SIZE} memory in use")
+
+
+def _bytes(number: str, unit: str) -> int:
+    return int(float(number) * _UNITS[unit])
+
+
+def crowded_by_others(message: str, memory: dict) -> str:
+    """Why memory other processes hold explains this out-of-memory ("" = it does not, or torch's message does not
+    say): torch's `OutOfMemoryError` names the allocation tried, the device's capacity and free memory, and what the
+    failing process holds. Crowded when the failing process's need (what it holds plus the allocation) and the
+    reference's problem (`memory`: its weights, one input and output set and its forward's peak) fit in
+    `ADMIT_SHARE` of the device, yet not in what was free beside the others."""
+    tried, total, this = _TRIED.search(message), _TOTAL.search(message), _THIS.search(message)
+    if not (tried and total and this):
+        return ""
+    want = _bytes(*tried.groups()) + _bytes(*this.groups())
+    capacity, free = _bytes(*total.groups()[:2]), _bytes(*total.groups()[2:])
+    reference = sum(int(memory.get(k, 0) or 0) for k in ("weight_bytes", "input_bytes", "output_bytes", "peak_bytes"))
+    others = max(capacity - free - _bytes(*this.groups()) - reference, 0)
+    if want + reference > ADMIT_SHARE * capacity or want <= free:
+        return ""
+    return (f"the candidate's process needed {want / _GIB:.2f} GiB and the reference's problem about "
+            f"{reference / _GIB:.2f} GiB of a {capacity / _GIB:.2f} GiB device, but other processes held about "
+            f"{others / _GIB:.2f} GiB of it")
+
+
 def attribute(stop: Stop, memory: dict) -> Stop:
     """An out-of-memory with the device held alone, as the verdict's status: the problem's or the candidate's.
-    `memory`: the reference's sizes (`ReferenceData.memory`; empty when the problem was never set up)."""
+    `memory`: the reference's sizes (`ReferenceData.memory`; empty when the problem was never set up). Raises
+    `DeviceCrowded` when the candidate's need fits the device and only other processes' memory stood in its way."""
     if not stop.oom:
         return stop
+    if stop.oom == "candidate" and (why := crowded_by_others(stop.message, memory)):
+        raise DeviceCrowded(f"{why}: nothing was judged; judge it again when the device is less busy")
     peak = memory.get("peak_bytes")
     fits = f" (its forward peaks at {peak / _GIB:.2f} GiB beyond inputs and weights)" if peak is not None else ""
     if stop.oom == "reference_setup":

@@ -113,8 +113,10 @@ def _call(worker: Worker, op: str, timeout: float, phase_status: Status, what: s
         raise Stop(status_of_death(exc), f"{what}: {exc.detail}") from exc
     except WorkerError as exc:
         err = exc.error
-        raise Stop(status_of_error(err, phase_status), f"{what}: {err.get('type')}: {err.get('message', '')[:600]}",
-                   oom=worker.role if device_oom(err) else "") from exc
+        oom = device_oom(err)  # torch's message lists every process on the device: keep it whole for `attribute`
+        raise Stop(status_of_error(err, phase_status),
+                   f"{what}: {err.get('type')}: {err.get('message', '')[:4000 if oom else 600]}",
+                   oom=worker.role if oom else "") from exc
 
 
 def call_on_candidate_data(ref: Worker, op: str, timeout: float, what: str, **args) -> dict:
