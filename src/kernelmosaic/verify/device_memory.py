@@ -18,8 +18,8 @@ the candidate's fault nor the problem's. Two rules follow:
 
 "Alone" keeps other judgements' kernels off the device, not their resident memory. A candidate's out-of-memory with
 the device alone that only that memory explains (its need fits the device, not beside the others: torch's message
-gives the figures) is no verdict at all (`DeviceCrowded`): the caller reports the machine's failure and a later run
-judges it.
+gives the need, the driver what is in use once the candidate is gone) is no verdict at all (`DeviceCrowded`): the
+caller reports the machine's failure and a later run judges it.
 """
 
 from __future__ import annotations
@@ -28,15 +28,16 @@ import contextlib
 import logging
 import re
 import time
+from collections.abc import Callable
 
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold
 from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop
 from kernelmosaic.verify.pool import WorkerDied, WorkerError
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
-from kernelmosaic.verify.slot import DeviceSlot
+from kernelmosaic.verify.slot import DeviceSlot, nvidia_smi
 from kernelmosaic.verify.verdict import Status, Verdict
 
-__all__ = ["ADMIT_SHARE", "DeviceCrowded", "crowded_by_others", "judgement_bytes", "admission", "attribute", "retry_reason", "go_alone", "free_bytes"]
+__all__ = ["ADMIT_SHARE", "DeviceCrowded", "crowded_by_others", "device_usage", "judgement_bytes", "admission", "attribute", "retry_reason", "go_alone", "free_bytes"]
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,6 @@ class DeviceCrowded(Exception):
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 _SIZE = r"([\d.]+) (B|KiB|MiB|GiB|TiB)"
 _TRIED = re.compile(rf"Tried to allocate {_SIZE}")
-_TOTAL = re.compile(rf"total capacity of {_SIZE} of which {_SIZE} is free")
 _THIS = re.compile(rf"this process has {_SIZE} memory in use")
 
 
@@ -103,33 +103,48 @@ def _bytes(number: str, unit: str) -> int:
     return int(float(number) * _UNITS[unit])
 
 
-def crowded_by_others(message: str, memory: dict) -> str:
-    """Why memory other processes hold explains this out-of-memory ("" = it does not, or torch's message does not
-    say): torch's `OutOfMemoryError` names the allocation tried, the device's capacity and free memory, and what the
-    failing process holds. Crowded when the failing process's need (what it holds plus the allocation) and the
-    reference's problem (`memory`: its weights, one input and output set and its forward's peak) fit in
-    `ADMIT_SHARE` of the device, yet not in what was free beside the others."""
-    tried, total, this = _TRIED.search(message), _TOTAL.search(message), _THIS.search(message)
-    if not (tried and total and this):
+def device_usage(device: str) -> tuple[int, int] | None:
+    """(bytes in use, bytes in all) on `device`'s GPU as its driver reports them now (nvidia-smi: no CUDA in this
+    process, and nothing a candidate's process says); None on the CPU or when the driver cannot say."""
+    if not device.startswith("cuda"):
+        return None
+    try:
+        return int(float(nvidia_smi("memory.used", device))) << 20, int(float(nvidia_smi("memory.total", device))) << 20
+    except ValueError:
+        return None
+
+
+def crowded_by_others(message: str, memory: dict, usage: tuple[int, int] | None) -> str:
+    """Why memory other processes hold explains this out-of-memory of the candidate's ("" = it does not, or it
+    cannot be told). `message`: torch's `OutOfMemoryError`, from the candidate's process, which gives what it asked
+    for (the allocation it tried and what it held). `usage`: the device's memory in use and in all, read from the
+    driver once the candidate's processes are gone (only this judgement's reference worker and other processes
+    remain). Crowded when that need, with the reference's problem (`memory`: weights, one input and output set and
+    the forward's peak), fits in `ADMIT_SHARE` of the device, yet not in what the driver shows free now. The need
+    comes from the candidate's process and so may be made up, but no figure it makes up turns a device that other
+    processes leave free into a crowded one: the window between the two bounds is empty unless other processes hold
+    more than a tenth of the device."""
+    tried, this = _TRIED.search(message), _THIS.search(message)
+    if not (tried and this and usage):
         return ""
     want = _bytes(*tried.groups()) + _bytes(*this.groups())
-    capacity, free = _bytes(*total.groups()[:2]), _bytes(*total.groups()[2:])
+    used, capacity = usage
     reference = sum(int(memory.get(k, 0) or 0) for k in ("weight_bytes", "input_bytes", "output_bytes", "peak_bytes"))
-    others = max(capacity - free - _bytes(*this.groups()) - reference, 0)
-    if want + reference > ADMIT_SHARE * capacity or want <= free:
+    if not capacity - used < want <= ADMIT_SHARE * capacity - reference:
         return ""
     return (f"the candidate's process needed {want / _GIB:.2f} GiB and the reference's problem about "
-            f"{reference / _GIB:.2f} GiB of a {capacity / _GIB:.2f} GiB device, but other processes held about "
-            f"{others / _GIB:.2f} GiB of it")
+            f"{reference / _GIB:.2f} GiB of a {capacity / _GIB:.2f} GiB device, but the driver shows "
+            f"{used / _GIB:.2f} GiB in use by this judgement's reference and other processes")
 
 
-def attribute(stop: Stop, memory: dict) -> Stop:
+def attribute(stop: Stop, memory: dict, usage: Callable[[], tuple[int, int] | None] = lambda: None) -> Stop:
     """An out-of-memory with the device held alone, as the verdict's status: the problem's or the candidate's.
-    `memory`: the reference's sizes (`ReferenceData.memory`; empty when the problem was never set up). Raises
-    `DeviceCrowded` when the candidate's need fits the device and only other processes' memory stood in its way."""
+    `memory`: the reference's sizes (`ReferenceData.memory`; empty when the problem was never set up); `usage`: the
+    device's memory now (`device_usage`), asked only for a candidate's out-of-memory. Raises `DeviceCrowded` when
+    the candidate's need fits the device and only other processes' memory stood in its way."""
     if not stop.oom:
         return stop
-    if stop.oom == "candidate" and (why := crowded_by_others(stop.message, memory)):
+    if stop.oom == "candidate" and (why := crowded_by_others(stop.message, memory, usage())):
         raise DeviceCrowded(f"{why}: nothing was judged; judge it again when the device is less busy")
     peak = memory.get("peak_bytes")
     fits = f" (its forward peaks at {peak / _GIB:.2f} GiB beyond inputs and weights)" if peak is not None else ""

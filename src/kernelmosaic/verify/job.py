@@ -42,6 +42,8 @@ class Job:
     """The compile stage is done (or there was nothing to build)."""
     compile_nice: int = 0
     """CPU niceness of its compile workers (`build_order`: 0 unless another build of the batch is waited on more)."""
+    device: str = ""
+    """The device its latest judgement attempt ran on (`cuda:N`, `cuda`, `cpu`; "" before any)."""
 
     def mark(self, phase: str) -> float:
         """Record the wall-clock start of `phase`; returns a perf_counter stamp for its length."""

@@ -64,11 +64,15 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env, writable=(str(config.cache_dir),))
 
 
-def nvidia_smi(field: str) -> str:
-    """One field of the first visible GPU, read without initialising CUDA in this process ("" without a GPU)."""
+def nvidia_smi(field: str, device: str = "cuda") -> str:
+    """One field of `device`'s GPU (`cuda`: the first visible one; `cuda:N`: the Nth visible one), read without
+    initialising CUDA in this process ("" without a GPU)."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+    index = int(device.partition(":")[2] or 0)
+    gpu = visible[index] if index < len(visible) else str(index)
     try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=30).stdout.split()
+        out = subprocess.run(["nvidia-smi", "-i", gpu, f"--query-gpu={field}", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=30).stdout.split()
     except (OSError, subprocess.SubprocessError):
         return ""
     return out[0] if out else ""

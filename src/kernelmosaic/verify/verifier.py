@@ -21,7 +21,14 @@ from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
 from kernelmosaic.verify.custom_work import check_custom_work
-from kernelmosaic.verify.device_memory import admission, attribute, free_bytes, go_alone, retry_reason
+from kernelmosaic.verify.device_memory import (
+    admission,
+    attribute,
+    device_usage,
+    free_bytes,
+    go_alone,
+    retry_reason,
+)
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.job import Job, finish
@@ -323,7 +330,7 @@ class Verifier:
             except Stop as stop:
                 retry = "" if alone or job.out.device_alone else retry_reason(stop)
                 if not retry:
-                    raise attribute(stop, job.out.reference_memory) from stop
+                    raise attribute(stop, job.out.reference_memory, lambda: device_usage(job.device)) from stop
                 log.info("%s: %s", job.candidate, alone := retry)  # the same Outcome, emptied (callers hold it)
                 job.out.__init__(Correctness(), phase_seconds={"oom_retry": job.out.phase_seconds.get("judge", 0.0)})
 
@@ -331,6 +338,7 @@ class Verifier:
         """One judgement on a slot; `alone`: why it holds the device alone from its start ("" = unless admitted so)."""
         verdict, out, config = job.verdict, job.out, job.config
         with self._on_slot(verdict.problem_sha256) as (slot, hold), contextlib.ExitStack() as whole:
+            job.device = slot.device
             t = job.mark("judge")
             try:
                 if alone:  # the reference worker's allocator cache and kept problems go with it
