@@ -43,7 +43,7 @@ def _allocate(nbytes):
         raise torch.OutOfMemoryError(
             f"CUDA out of memory. Tried to allocate {{nbytes / 2**20:.2f}} MiB. GPU 0 has a total capacity of 64 MiB "
             f"of which {{(_LIMIT - held) / 2**20:.2f}} MiB is free. Process 627 has {{held / 2**20:.2f}} MiB memory in use")
-    return torch.empty(nbytes // 4)
+    return torch.zeros(nbytes // 4)  # zeros: the problem adds 0 * workspace, and 0 * NaN (stale memory) is NaN
 '''
 
 PROBLEM = '''\
