@@ -19,7 +19,7 @@ from pathlib import Path
 from kernelmosaic.paths import service_dir, socket_path
 
 HEAVY = ("torch", "numpy", "triton", "tree_sitter", "sqlalchemy", "matplotlib", "kernelmosaic.verify.verifier",
-         "kernelmosaic.verify.slot", "kernelmosaic.agent", "kernelmosaic.store", "kernelmosaic.evaluate")
+         "kernelmosaic.verify.slot", "kernelmosaic.verify.compile_stage", "kernelmosaic.agent", "kernelmosaic.store", "kernelmosaic.evaluate")
 SEEN: list[dict] = []
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from kernelmosaic.verify import Verifier, VerifyConfig, pool
 from kernelmosaic.verify.build_order import Start, build_signature, compile_plan
+from kernelmosaic.verify.compile_stage import spare_compile_worker
 from kernelmosaic.verify.pool import kill_all_workers
-from kernelmosaic.verify.slot import spare_compile_worker
 from tests.verify.kit import PROBLEM_ADD_RELU, write
 
 EXT = '''\

@@ -8,8 +8,9 @@ import time
 import pytest
 
 from kernelmosaic.verify import Verifier, VerifyConfig
+from kernelmosaic.verify.compile_stage import precompile_header
 from kernelmosaic.verify.pool import Worker, WorkerError
-from kernelmosaic.verify.slot import precompile_header, worker_limits
+from kernelmosaic.verify.slot import worker_limits
 from tests.cpp_kit import candidate, problem
 from tests.verify.kit import write
 
@@ -104,11 +105,11 @@ class ModelNew(nn.Module):
 def test_a_forged_header_wish_in_the_compile_reply_is_not_acted_on(tmp_path):
     """The compile worker runs the candidate's top level, which can rewrite what the worker reports: a wish whose key is
     a path, or that is no wish at all, starts no precompile and fails nothing."""
-    from kernelmosaic.verify import slot
+    from kernelmosaic.verify import compile_stage
 
     config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache", static_checks=False)
     with Verifier(config) as verifier:
         built = verifier.compile(write(tmp_path, "forged.py", FORGED_WISH))
     assert built.ok, built.message
-    assert not any(c == str(config.cache_dir) for c, _ in slot._PCH_ASKED)
+    assert not any(c == str(config.cache_dir) for c, _ in compile_stage._PCH_ASKED)
     assert not (config.cache_dir / "pch").exists() and not list(tmp_path.rglob("escape*"))

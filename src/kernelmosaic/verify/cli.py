@@ -20,8 +20,7 @@ from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.device_memory import DeviceCrowded
-from kernelmosaic.verify.pool import WorkerDied, WorkerError, WorkerStartFailed
+from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 from kernelmosaic.verify.requests import Alternative, InputError

@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold
 from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop
-from kernelmosaic.verify.pool import WorkerDied, WorkerError
+from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 from kernelmosaic.verify.slot import DeviceSlot, nvidia_smi
 from kernelmosaic.verify.verdict import Status, Verdict
@@ -83,14 +83,6 @@ def retry_reason(stop: Stop) -> str:
         return ""
     who = "the reference" if stop.oom.startswith("reference") else "the candidate"
     return f"{who} ran out of device memory with the device shared; judged again alone ({stop.message[:300]})"
-
-
-class DeviceCrowded(Exception):
-    """An out-of-memory, with the device held alone, that memory held by other processes explains: the judgement's
-    own need (the candidate's process with its failed allocation, and the reference's problem) fits the device, but
-    not beside what the rest of the machine keeps there. Not a verdict: nothing about the candidate was learnt (on
-    the H200 four verifier processes on one GPU rejected an honest 32 GiB allocation with 135 GiB of the device taken
-    by the others). The caller reports it as the machine's failure; judged again on a quieter device it stands."""
 
 
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}

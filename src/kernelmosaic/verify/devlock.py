@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -43,7 +44,7 @@ from pathlib import Path
 
 from kernelmosaic.paths import judge_dir
 
-__all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold", "CpuHold"]
+__all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold", "CpuHold", "device_hold"]
 
 _local = threading.Lock()
 _by_path: dict[str, threading.Lock] = {}
@@ -230,3 +231,14 @@ class CpuHold:
                 yield waited
             finally:
                 self._alone = False
+
+
+def device_hold(device: str, config) -> DeviceHold | CpuHold:
+    """A judgement's hold on its device (`DeviceHold`): on CUDA shared around each worker call and exclusive while
+    it times, because another judgement's reference run, trials or probes on the same GPU would be seen by the
+    device-wide end event as this candidate's escaped work and would skew its timing. The CPU's (`CpuHold`).
+    `config`: the VerifyConfig (its cache folder and `yield_to_timing_s`)."""
+    if not device.startswith("cuda"):
+        return CpuHold(config.cache_dir, device)
+    return DeviceHold(config.cache_dir, f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{device}",
+                      config.yield_to_timing_s)

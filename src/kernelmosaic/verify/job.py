@@ -13,7 +13,7 @@ from kernelmosaic.verify.judge import Outcome, Stop
 from kernelmosaic.verify.robustness import Alternative
 from kernelmosaic.verify.verdict import Census, Correctness, Finding, Status, Verdict, WeightCopy
 
-__all__ = ["Job", "finish"]
+__all__ = ["Job", "finish", "accepted_message"]
 
 # Rejects found after an otherwise accepted run; any other is an integrity violation. A memory, race or barrier error
 # found by compute-sanitizer is a CUDA fault the plain run got away with.
@@ -74,3 +74,24 @@ def finish(job: Job) -> Verdict:
     verdict.accepted = verdict.status == Status.accepted
     verdict.seconds = round(time.perf_counter() - job.started, 3)
     return verdict
+
+
+def accepted_message(out: Outcome, verdict: Verdict) -> str:
+    """The message of an accepted verdict: trials, error, policy, custom share, speedups and their caveats."""
+    c = out.correctness
+    text = f"correct on {c.passed}/{c.trials} trials (max abs err {c.max_abs_error:.2e}) under `{verdict.policy}`"
+    if verdict.custom is not None and verdict.custom.share is not None:
+        text += f", custom kernels {100 * verdict.custom.share:.0f}% of {verdict.custom.share_basis.replace('_', ' ')}"
+    if out.timing:
+        from kernelmosaic.contracts.speedup import read_speedup
+
+        t = out.timing
+        eager, compiled = read_speedup(t.candidate, t.eager), read_speedup(t.candidate, t.compile)
+        text += f"; {t.candidate.median_ms:.3f} ms, {t.speedup_vs_eager:.2f}x vs eager"
+        text += f" ({eager.caveat()})" if eager.caveat() else ""
+        if compiled.measured:
+            text += f", {compiled.value:.2f}x vs torch.compile" + (f" ({compiled.caveat()})" if compiled.caveat() else "")
+    if verdict.settings.weakened:
+        text += f"; judged with weakened settings ({', '.join(verdict.settings.weakened)}): never verified"
+    return text
+

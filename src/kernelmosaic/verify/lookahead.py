@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelmosaic.verify.build_order import Start, compile_plan
+from kernelmosaic.verify.compile_stage import spare_compile_worker
 from kernelmosaic.verify.job import Job, finish
-from kernelmosaic.verify.slot import spare_compile_worker
 from kernelmosaic.verify.verdict import Verdict
 
 if TYPE_CHECKING:

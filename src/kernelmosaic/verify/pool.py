@@ -27,7 +27,7 @@ from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
 
-__all__ = ["Worker", "WorkerDied", "WorkerStartFailed", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "ToolCommand", "tool_command", "tool_layers", "live_worker_pids",
+__all__ = ["Worker", "WorkerDied", "WorkerStartFailed", "DeviceCrowded", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "ToolCommand", "tool_command", "tool_layers", "live_worker_pids",
            "kill_all_workers"]
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,14 @@ class WorkerStartFailed(WorkerDied):
     problem's code had run in it, so nothing about them was learnt. Not a verdict: the judgement is not made, and
     the caller reports an infrastructure failure (a host too loaded to start Python and torch in time, a device
     that will not initialise) that running again may not meet."""
+
+
+class DeviceCrowded(Exception):
+    """An out-of-memory, with the device held alone, that memory held by other processes explains: the judgement's
+    own need (the candidate's process with its failed allocation, and the reference's problem) fits the device, but
+    not beside what the rest of the machine keeps there. Not a verdict: nothing about the candidate was learnt (on
+    the H200 four verifier processes on one GPU rejected an honest 32 GiB allocation with 135 GiB of the device taken
+    by the others). The caller reports it as the machine's failure; judged again on a quieter device it stands."""
 
 
 def stopping_death() -> WorkerDied:

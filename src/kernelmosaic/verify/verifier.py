@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -19,6 +18,13 @@ from kernelmosaic.paths import private_dir
 from kernelmosaic.scrub import scrub
 from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
+from kernelmosaic.verify.compile_stage import (
+    BuildBusy,
+    cached_compile,
+    compile_stage,
+    spare_compile_worker,
+    wait_for_build,
+)
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
 from kernelmosaic.verify.custom_work import check_custom_work
 from kernelmosaic.verify.device_memory import (
@@ -29,10 +35,10 @@ from kernelmosaic.verify.device_memory import (
     go_alone,
     retry_reason,
 )
-from kernelmosaic.verify.devlock import CpuHold, DeviceHold
+from kernelmosaic.verify.devlock import CpuHold, DeviceHold, device_hold
 from kernelmosaic.verify.hashing import candidate_hash, problem_hash
-from kernelmosaic.verify.job import Job, finish
-from kernelmosaic.verify.judge import Outcome, Stop, judge_candidate
+from kernelmosaic.verify.job import Job, accepted_message, finish
+from kernelmosaic.verify.judge import Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import alternatives_to_judge, problem_at_shapes
@@ -43,18 +49,13 @@ from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer, sanitizer_plan
 from kernelmosaic.verify.scratch import sweep_stale_scratch
 from kernelmosaic.verify.slot import (
-    BuildBusy,
     DeviceSlot,
     InputError,
     Spares,
     arch_env,
-    cached_compile,
     close_all,
-    compile_stage,
     driver_version,
     side_by_side,
-    spare_compile_worker,
-    wait_for_build,
 )
 from kernelmosaic.verify.slot_pool import SlotPool
 from kernelmosaic.verify.stopping import raise_if_stopped
@@ -119,7 +120,7 @@ class Verifier:
         at its hand-out for the rest of that slot's bring-up. Returns how many spares are up."""
 
         def ready(slot: DeviceSlot) -> bool:
-            with _device_hold(slot, self.config) as hold, hold.shared():
+            with device_hold(slot.device, self.config) as hold, hold.shared():
                 return slot.ready_spare()
 
         return sum(side_by_side(ready, self._all))
@@ -134,7 +135,7 @@ class Verifier:
         if self._peaks is None:
             slot = self._slots.take()
             try:
-                with _device_hold(slot, self.config) as hold, hold.exclusive():
+                with device_hold(slot.device, self.config) as hold, hold.exclusive():
                     self._measure_peaks(slot)
             finally:
                 self._slots.put(slot)
@@ -162,7 +163,7 @@ class Verifier:
         if self.config.device != "cuda":
             return ProfileReport(kernels=kernels, message="CPU device: no GPU kernels to profile")
         # ncu replays the kernels on the first visible GPU: shared, like a sanitizer run, so no timing overlaps it
-        with _device_hold(self._all[0], self.config) as hold, hold.shared():
+        with device_hold(self._all[0].device, self.config) as hold, hold.shared():
             digest, note = ncu_digest(Path(problem).resolve(), Path(candidate).resolve(), "cuda", arch_env(),
                                       self.config.cache_dir)
         return ProfileReport(kernels=kernels, ncu_metrics=digest, message=note)
@@ -282,12 +283,12 @@ class Verifier:
 
     @contextlib.contextmanager
     def _on_slot(self, problem_sha: str) -> Iterator[tuple[DeviceSlot, DeviceHold | CpuHold]]:
-        """The best free slot for `problem_sha` with the device held for it (`_device_hold`; every worker call of the
+        """The best free slot for `problem_sha` with the device held for it (`devlock.device_hold`; every worker call of the
         slot takes it shared); afterwards the slot's spares are topped up (after any timing: on the CPU a spare
         loading torch would skew host timers) and the slot goes back to the pool."""
         slot = self._slots.take(problem_sha)
         try:
-            with _device_hold(slot, self.config) as hold:
+            with device_hold(slot.device, self.config) as hold:
                 slot.use_hold(hold)
                 yield slot, hold
         finally:
@@ -308,12 +309,12 @@ class Verifier:
     def _judge(self, job: Job) -> None:
         verdict, out = job.verdict, job.out
         slot = self._judge_on_slot(job)
-        verdict.status, verdict.message = Status.accepted, _accepted_message(out, verdict)
+        verdict.status, verdict.message = Status.accepted, accepted_message(out, verdict)
         tools, plan = sanitizer_plan(slot.device, job.sanitize, self.config.race_check, job.candidate_src)
         verdict.sanitizer = {"ran": False, "skipped": plan}
         if tools:
             # shared: its kernels must not land in another candidate's timing, but it may overlap judgements
-            with _device_hold(slot, self.config) as hold, hold.shared(), out.phase("sanitize"):
+            with device_hold(slot.device, self.config) as hold, hold.shared(), out.phase("sanitize"):
                 out.phase_seconds["sanitize_lock_wait"] = hold.waited
                 found, report = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir,
                                               self.config.sanitize_timeout_s, tools)
@@ -388,36 +389,6 @@ class Verifier:
         return slot
 
 
-def _device_hold(slot: DeviceSlot, config: VerifyConfig) -> DeviceHold | CpuHold:
-    """A judgement's hold on its device (devlock.DeviceHold): on CUDA shared around each worker call and exclusive
-    while it times, because another judgement's reference run, trials or probes on the same GPU would be seen by the
-    device-wide end event as this candidate's escaped work and would skew its timing. The CPU's (devlock.CpuHold)."""
-    if not slot.device.startswith("cuda"):
-        return CpuHold(config.cache_dir, slot.device)
-    return DeviceHold(config.cache_dir, f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}/{slot.device}",
-                      config.yield_to_timing_s)
-
-
 def _peaks_or_nominal(device: str, why: str) -> DevicePeaks:
     return DevicePeaks(bandwidth_gbps=0.0, fp32_tflops=0.0, bf16_tflops=0.0, measured=False,
                        note=f"measuring the peaks of {device} failed: {why}")
-
-
-def _accepted_message(out: Outcome, verdict: Verdict) -> str:
-    c = out.correctness
-    text = f"correct on {c.passed}/{c.trials} trials (max abs err {c.max_abs_error:.2e}) under `{verdict.policy}`"
-    if verdict.custom is not None and verdict.custom.share is not None:
-        text += f", custom kernels {100 * verdict.custom.share:.0f}% of {verdict.custom.share_basis.replace('_', ' ')}"
-    if out.timing:
-        from kernelmosaic.contracts.speedup import read_speedup
-
-        t = out.timing
-        eager, compiled = read_speedup(t.candidate, t.eager), read_speedup(t.candidate, t.compile)
-        text += f"; {t.candidate.median_ms:.3f} ms, {t.speedup_vs_eager:.2f}x vs eager"
-        text += f" ({eager.caveat()})" if eager.caveat() else ""
-        if compiled.measured:
-            text += f", {compiled.value:.2f}x vs torch.compile" + (f" ({compiled.caveat()})" if compiled.caveat() else "")
-    if verdict.settings.weakened:
-        text += f"; judged with weakened settings ({', '.join(verdict.settings.weakened)}): never verified"
-    return text
-

@@ -194,7 +194,7 @@ class BuildRecorder:
                 if not record["ok"]:
                     record["busy"] = isinstance(sys.exc_info()[1], BuildBusy)
                     record["diagnosed"] = diagnosed_failure(sys.exc_info()[1], record["log"])
-                elif pch_key and header is None and not cache_hit:  # the parent has it precompiled (slot.py)
+                elif pch_key and header is None and not cache_hit:  # the parent has it precompiled (compile_stage.py)
                     record["pch_wanted"] = {"key": pch_key, "build_dir": build_dir.name}
 
     def _pch_choice(self, build_dir: Path, cache_hit: bool, kwargs: dict) -> tuple[str | None, Path | None]:

@@ -1,0 +1,192 @@
+"""The compile stage: a candidate's extensions built in a fresh CPU-only compile worker, its result kept per source
+and toolchain (beneath the judge folder, out of candidates' reach), the torch header precompiled for later builds.
+
+A worker that never comes up (`WorkerStartFailed`) is no compile result: nothing about the candidate is known.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import logging
+import sys
+import threading
+import time
+from pathlib import Path
+
+import torch
+
+from kernelmosaic.paths import judge_dir
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.hashing import candidate_hash
+from kernelmosaic.verify.judge import status_of_death
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
+from kernelmosaic.verify.sandbox.kmworker import pch
+from kernelmosaic.verify.slot import worker_limits
+from kernelmosaic.verify.stopping import stop_requested
+from kernelmosaic.verify.verdict import CompileInfo, Status
+
+__all__ = ["BuildBusy", "cached_compile", "compile_stage", "precompile_header", "spare_compile_worker", "wait_for_build"]
+
+log = logging.getLogger(__name__)
+
+
+def _marker(source: str, config: VerifyConfig) -> Path:
+    """Where the compile stage's result for this exact source and toolchain is kept."""
+    limits = worker_limits(config, "cpu", "compile")
+    # keyed by the toolchain too: a build that failed under one torch/arch/python must be retried under another
+    toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}"
+    return judge_dir(config.cache_dir) / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
+
+
+def cached_compile(source: str, config: VerifyConfig) -> tuple[Status, str, CompileInfo] | None:
+    """The compile stage's result without a compile worker, when there is nothing to build (no `load_inline`) or
+    this exact candidate built before and its builds are still there (or the compiler rejected it before)."""
+    if "load_inline" not in source:
+        return Status.accepted, "", CompileInfo()  # Triton or plain module: nothing to build ahead of loading
+    marker = _marker(source, config)
+    if not marker.is_file():
+        return None
+    record = json.loads(marker.read_text())
+    done = CompileInfo.model_validate(record["info"]).model_copy(update={"cache_hit": True, "seconds": 0.0})
+    if record.get("error"):  # the compiler rejected this exact source before: it will again
+        return Status.compile_error, record["error"], done
+    if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
+        return Status.accepted, "", done
+    return None
+
+
+class BuildBusy(Exception):
+    """The compile stage's worker found one of the candidate's extensions being built by another process and did not
+    wait (`compile_stage(wait=False)`): the caller lets go of its compile-gate place, waits on `build_dir`'s lock
+    (`wait_for_build`) and runs the stage again."""
+
+    def __init__(self, build_dir: Path) -> None:
+        super().__init__(str(build_dir))
+        self.build_dir = build_dir
+
+
+def wait_for_build(build_dir: Path, timeout_s: float) -> None:
+    """Block until no process holds `build_dir`'s build lock (`km.lock`, kmworker/loader.py), at most `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    with open(build_dir / "km.lock", "a+") as lock:
+        while True:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline or stop_requested():
+                    return  # the stage's next try waits inside its worker, under its own timeout
+                time.sleep(0.2)
+
+
+def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool = True,
+                  worker: Worker | None = None, nice: int = 0) -> tuple[Status, str, CompileInfo]:
+    """Build the candidate's extensions in a CPU-only worker; returns (status, message, info). `wait=False`: raises
+    `BuildBusy` when an extension is being built by another process, instead of waiting inside the worker. `worker`:
+    a compile worker launched ahead (`spare_compile_worker`) to use instead of a new one; it goes either way. `nice`:
+    the new worker's CPU niceness (`build_order`)."""
+    if (done := cached_compile(source, config)) is not None:
+        if worker is not None:
+            worker.kill()
+        return done
+    info = CompileInfo()
+    marker = _marker(source, config)
+    try:
+        res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate, wait=wait)
+    except WorkerStartFailed:
+        raise  # no compile ran: nothing about the candidate is known
+    except WorkerDied as exc:
+        return status_of_death(exc), f"compiling: {exc.detail}", info
+    except WorkerError as exc:
+        return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
+    builds = res["builds"]
+    for b in [] if wait else [b for b in builds if b.get("busy") and b.get("name")]:
+        folder = config.cache_dir / f"{b['name']}_{str(b.get('key', ''))[:16]}"
+        if folder.parent == config.cache_dir and (folder / "km.lock").is_file():  # from the candidate's process
+            raise BuildBusy(folder)
+    info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
+                       extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:],
+                       steps={f"{b['name']}:{k}": v for b in builds for k, v in b.get("steps", {}).items()})
+    failed = [b for b in builds if not b["ok"]]
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    if failed:
+        message = f"extension `{failed[0]['name']}` failed to build: {_first_error(failed[0]['log'])}"
+        if failed[0].get("diagnosed"):  # the build ran to completion and the compiler said no: it will again
+            marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": [], "error": message}))
+        return Status.compile_error, message, info
+    err = res["import_error"]
+    if err and err["type"] in ("SyntaxError", "IndentationError", "TabError"):
+        return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
+    dirs = [f"{b['name']}_{b['key'][:16]}" for b in builds]
+    marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
+    for wanted in [b.get("pch_wanted") for b in builds]:
+        if isinstance(wanted, dict) and pch.is_index_key(wanted.get("key")) and \
+                isinstance(wanted.get("build_dir"), str):  # data from the candidate's process: only a well-formed wish
+            precompile_header(wanted["key"], wanted["build_dir"], config)
+    return Status.accepted, "", info
+
+
+def spare_compile_worker(config: VerifyConfig, nice: int = 0) -> Worker:
+    """A fresh compile worker launched now (loading Python and torch) for a compile that will run later: a
+    candidate waiting on another process's build of its extension retries in it the moment the build ends (on the
+    H200, thirteen retries that each started their worker after the build ended up to 11 s after it)."""
+    worker = _compile_worker(config, nice)
+    worker.spawn(defer_device=True)
+    return worker
+
+
+def _compile_worker(config: VerifyConfig, nice: int = 0) -> Worker:
+    limits = dataclasses.replace(worker_limits(config, "cpu", "compile"), nice=nice)
+    return Worker("compile", "cpu", limits, keep_scratch=config.keep_scratch)
+
+
+def _in_compile_worker(config: VerifyConfig, op: str, worker: Worker | None = None, nice: int = 0, **args) -> dict:
+    """`op` of a fresh CPU-only compile worker on the build cache (raises WorkerDied, WorkerError); the worker goes.
+    `worker`: one launched ahead (`spare_compile_worker`), else a new one at niceness `nice`."""
+    worker = worker if worker is not None else _compile_worker(config, nice)
+    try:
+        if worker.deferred:
+            worker.activate(config.load_timeout_s)
+        else:
+            worker.start()
+        return worker.call(op, config.compile_timeout_s, cache_dir=str(config.cache_dir), **args)
+    finally:
+        worker.kill()
+
+
+_PCH_ASKED: set[tuple[str, str]] = set()
+_PCH_LOCK = threading.Lock()
+
+
+def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
+    """Have a compile worker precompile the torch header with the flags of the plain build in `build_dir`, for
+    later C++ builds with those flags (`kmworker.pch`); once per flag set per process. On a GPU in the background:
+    no judgement waits for it (on the H200 it cost the first candidate of a flag set tens of seconds when the
+    compile worker did it before replying), at the niceness of a compile nobody waits on (`compile_nice`). On the CPU
+    device before returning: a compiler running beside a candidate timed on host timers would skew its numbers."""
+    with _PCH_LOCK:
+        if (str(config.cache_dir), key) in _PCH_ASKED:
+            return
+        _PCH_ASKED.add((str(config.cache_dir), key))
+
+    def run() -> None:
+        try:
+            _in_compile_worker(config, "precompile", nice=config.compile_nice if config.device != "cpu" else 0,
+                               build_dir=build_dir, key=key)
+        except (WorkerDied, WorkerError) as exc:  # later builds stay plain; no verdict depends on it
+            log.warning("could not precompile the torch header for builds like %s: %s", build_dir, exc)
+
+    if config.device == "cpu":
+        run()
+    else:
+        threading.Thread(target=run, name="km-pch", daemon=True).start()
+
+
+def _first_error(log: str) -> str:
+    for line in log.splitlines():
+        if "error" in line.lower() and ("error:" in line or "Error" in line):
+            return line.strip()[:300]
+    return "see the compiler log"
