@@ -1,4 +1,5 @@
-"""At 80 columns the `runs` tables fold long cells onto more lines; no cell is cut with an ellipsis."""
+"""At 80 columns the `runs` tables fold long names onto more lines and keep task ids whole; no cell is cut with an
+ellipsis."""
 
 from __future__ import annotations
 
@@ -46,3 +47,5 @@ def test_runs_list_and_show_fold_at_80_columns(tmp_path) -> None:
     assert shown.exit_code == 0, shown.output
     _fits(shown.stdout)
     assert "12.50x" in shown.stdout and "1234567" in shown.stdout and "12.3456" in shown.stdout
+    words = set(shown.stdout.split())
+    assert all(task in words for task in TASKS), shown.stdout  # task ids whole, never split inside a word

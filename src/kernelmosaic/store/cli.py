@@ -104,20 +104,26 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
         return
     console = Console()
     _print_summary(console, summary)
-    table = Table(box=box.SIMPLE_HEAD, collapse_padding=True)
-    for column in ("epi-\nsode", "task", "status", "exit", "solved", "best\nspeedup", "turns", "tokens", "cost\n$",
-                   "GPU\ns"):
-        text = column in ("task", "status", "exit", "solved")
-        table.add_column(column, justify="left" if text else "right", no_wrap=not text, overflow="fold")
+    rows = []
     for e in episodes:
         speedup = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager else "-"
         solved = "yes" if e.solved else ("flagged" if e.task_flags else "no")
         tokens = e.totals.prompt_tokens + e.totals.completion_tokens
-        table.add_row(
-            str(e.id), e.task_id, e.status, e.exit_reason or "-", solved, speedup, str(e.totals.turns), str(tokens),
-            f"{e.totals.cost_usd:.4f}", f"{e.totals.gpu_seconds:.1f}",
-        )  # fmt: skip
-    console.print(table)
+        rows.append((str(e.id), e.task_id, e.status, e.exit_reason or "-", solved, speedup, str(e.totals.turns),
+                     str(tokens), f"{e.totals.cost_usd:.4f}", f"{e.totals.gpu_seconds:.1f}"))
+    columns = ("epi-\nsode", "task", "status", "exit", "solved", "best\nspeedup", "turns", "tokens", "cost\n$", "GPU\ns")
+    # Task ids and numbers never wrap (an id split inside a word reads as two); on a narrow terminal the outcome and
+    # the costs are two tables, each with the episode number, so that both fit whole.
+    parts = [range(len(columns))] if console.width >= 110 else [range(0, 6), [0, *range(6, len(columns))]]
+    for part in parts:
+        table = Table(box=box.SIMPLE_HEAD, collapse_padding=True)
+        for k in part:
+            text = columns[k] in ("task", "status", "exit", "solved")
+            table.add_column(columns[k], justify="left" if text else "right", no_wrap=columns[k] != "exit",
+                             overflow="fold")
+        for row in rows:
+            table.add_row(*(row[k] for k in part))
+        console.print(table)
     for e in episodes:
         if e.exit_detail and (e.status == "failed" or e.exit_reason.startswith("model")):
             console.print(f"[red]{e.task_id}[/red] {e.exit_reason}: {e.exit_detail}", highlight=False, soft_wrap=True)

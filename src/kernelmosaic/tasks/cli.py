@@ -93,15 +93,24 @@ def list_command(source: str = typer.Argument("builtin", help="builtin, a folder
         for t in tasks:
             typer.echo(json.dumps(t.to_dict()))
         return
-    table = Table(title=f"{len(tasks)} tasks from {source}", box=box.SIMPLE_HEAD, collapse_padding=True)
-    for col in ("id", "lvl", "category", "dtype", "forms", "review", "audit", "title"):
-        table.add_column(col, overflow="fold", no_wrap=col in ("lvl", "dtype", "audit"))  # folds, never cuts, at 80
+    # Identifiers never wrap (an id split inside a word reads as two); below 110 columns dtype, forms and audit give
+    # way so that id, category and review fit 80 columns whole, and only the title wraps.
+    wide = console.width >= 110
+    columns = ("id", "lvl", "category", *(("dtype", "forms") if wide else ()), "review", *(("audit",) if wide else ()),
+               "title")
+    caption = None if wide else "dtype, forms and audit: a terminal of 110 columns or more, or --json"
+    table = Table(title=f"{len(tasks)} tasks from {source}", box=box.SIMPLE_HEAD, collapse_padding=True,
+                  caption=caption)
+    for col in columns:
+        table.add_column(col, overflow="fold", no_wrap=col != "title")
     for t in tasks:
         forms = "nl+ref" + ("+spec" if t.has_spec else "")
         audit = "-" if t.audit is None else ("[green]pass" if t.audit.passed else "[red]fail")
         if t.audit is not None and t.audit.reference_hash != t.hashes.reference:
             audit = "[yellow]stale"  # audited before the reference last changed
-        table.add_row(t.id, str(t.level), t.category, t.dtype, forms, t.review.state, audit, t.title)
+        cells = {"id": t.id, "lvl": str(t.level), "category": t.category, "dtype": t.dtype, "forms": forms,
+                 "review": t.review.state, "audit": audit, "title": t.title}
+        table.add_row(*(cells[c] for c in columns))
     console.print(table)
 
 

@@ -161,8 +161,8 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
         from kernelmosaic.verify.task_rules import TASK_RULES
 
         table = Table(show_lines=explain)
-        for col in ("rule", "severity", "message", "rationale", "evidence"):
-            table.add_column(col, overflow="fold")
+        for col in ("rule", "severity", "message", "rationale", "evidence"):  # rule ids never wrap
+            table.add_column(col, overflow="fold", no_wrap=col in ("rule", "severity"))
         for f in verdict.findings:
             rationale = RULES[f.rule].rationale if f.rule in RULES else TASK_RULES[f.rule].rationale \
                 if f.rule in TASK_RULES else RUNTIME_RULES.get(f.rule, "")
