@@ -81,3 +81,37 @@ def test_a_candidate_wanting_more_than_the_device_is_its_resource_error(verifier
     assert verdict.status == Status.resource_error, verdict.message
     assert "the candidate ran out of device memory with the device held alone" in verdict.message
     assert "ran out of device memory with the device shared" in verdict.device_alone
+
+
+IDLE_HOLDER = r'''
+import sys, time
+import torch
+keep_gib, hold_s = float(sys.argv[1]), float(sys.argv[2])
+free, total = torch.cuda.mem_get_info()
+block = torch.empty(int(free - keep_gib * (1 << 30)), dtype=torch.uint8, device="cuda")
+block.fill_(1)
+torch.cuda.synchronize()
+print("holding", flush=True)
+time.sleep(hold_s)
+'''
+
+WANTS_30_GIB = gk.cuda_candidate("ext.add_relu(a, b) + 0 * torch.empty(30 * (1 << 30), dtype=torch.uint8, "
+                                 "device=a.device)[:1].float()")
+
+
+def test_a_device_crowded_by_another_process_judges_nothing(verifier, tmp_path):
+    """Another process (no verifier's: it takes no lock) holds all but 10 GiB of the device; a candidate whose 30 GiB
+    workspace fits the device but not beside it is not judged (`DeviceCrowded`), not rejected as `resource_error`."""
+    from kernelmosaic.verify.pool import DeviceCrowded
+
+    problem = kit.write(tmp_path, "problem.py", gk.PROBLEM_ADD_RELU)
+    candidate = kit.write(tmp_path, "candidate.py", WANTS_30_GIB)
+    verifier.compile(candidate)
+    holder = subprocess.Popen([sys.executable, "-c", IDLE_HOLDER, "10", "240"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(DeviceCrowded, match="the driver shows"):
+            verifier.verify(problem, candidate, timing=False, policy="kernelbench")
+    finally:
+        holder.kill()
+        holder.wait(60)
