@@ -30,7 +30,7 @@ def test_verify_rejects_a_baked_in_size_by_default_and_the_opt_out_accepts_it(en
     honest = kit.write(tmp_path, "honest.py", policy_kit.add_relu_candidate("add_relu"))
     res = _verify(str(problem), str(fixed))
     assert res.exit_code == 1, res.output
-    assert res.output.splitlines()[1].startswith("shape_mismatch")  # after the note on the problem's sizes
+    assert res.stdout.splitlines()[0].startswith("shape_mismatch")  # the summary (notes and progress: stderr)
     assert "alternatives: derived sizes n=256" in res.output and "alternative n=256: shape_mismatch" in res.output
     res = _verify(str(problem), str(honest), "--json")
     assert res.exit_code == 0, res.output

@@ -95,7 +95,8 @@ def list_command(source: str = typer.Argument("builtin", help="builtin, a folder
         return
     # Identifiers never wrap (an id split inside a word reads as two); below 110 columns dtype, forms and audit give
     # way so that id, category and review fit 80 columns whole, and only the title wraps.
-    wide = console.width >= 110
+    out = Console()  # the terminal's width now (the module's console keeps the width it was made with)
+    wide = out.width >= 110
     columns = ("id", "lvl", "category", *(("dtype", "forms") if wide else ()), "review", *(("audit",) if wide else ()),
                "title")
     caption = None if wide else "dtype, forms and audit: a terminal of 110 columns or more, or --json"
@@ -111,7 +112,7 @@ def list_command(source: str = typer.Argument("builtin", help="builtin, a folder
         cells = {"id": t.id, "lvl": str(t.level), "category": t.category, "dtype": t.dtype, "forms": forms,
                  "review": t.review.state, "audit": audit, "title": t.title}
         table.add_row(*(cells[c] for c in columns))
-    console.print(table)
+    out.print(table)
 
 
 @app.command("show")
