@@ -24,16 +24,13 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 GIB = 1 << 30
 PROBLEM_BIG = gk.PROBLEM_ADD_RELU.replace("n = 1 << 24", "n = 1 << 30")  # 4 GiB an input, 4 GiB the output
 
-NEIGHBOUR = r'''
+HOLD = r'''
 import fcntl, os, sys, time
 import torch
-from kernelmosaic.verify.devlock import lock_path
 
-cache, key, keep_gib, hold_s = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-path = lock_path(cache, key)
-path.parent.mkdir(parents=True, exist_ok=True)
-with open(path, "a+") as f:
-    fcntl.flock(f.fileno(), fcntl.LOCK_SH)
+
+def hold(keep_gib, hold_s):
+    """All but `keep_gib` GiB of the device's free memory, written to and held for `hold_s` seconds, then let go."""
     free, total = torch.cuda.mem_get_info()
     block = torch.empty(int(free - keep_gib * (1 << 30)), dtype=torch.uint8, device="cuda")
     block.fill_(1)
@@ -42,6 +39,17 @@ with open(path, "a+") as f:
     time.sleep(hold_s)
     del block
     torch.cuda.empty_cache()
+'''
+
+NEIGHBOUR = HOLD + r'''
+from kernelmosaic.verify.devlock import lock_path
+
+cache, key, keep_gib, hold_s = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+path = lock_path(cache, key)
+path.parent.mkdir(parents=True, exist_ok=True)
+with open(path, "a+") as f:
+    fcntl.flock(f.fileno(), fcntl.LOCK_SH)
+    hold(keep_gib, hold_s)
 '''
 
 WANTS_TOO_MUCH = gk.cuda_candidate("ext.add_relu(a, b) + 0 * torch.empty(200 * (1 << 30), dtype=torch.uint8, "
@@ -83,17 +91,7 @@ def test_a_candidate_wanting_more_than_the_device_is_its_resource_error(verifier
     assert "ran out of device memory with the device shared" in verdict.device_alone
 
 
-IDLE_HOLDER = r'''
-import sys, time
-import torch
-keep_gib, hold_s = float(sys.argv[1]), float(sys.argv[2])
-free, total = torch.cuda.mem_get_info()
-block = torch.empty(int(free - keep_gib * (1 << 30)), dtype=torch.uint8, device="cuda")
-block.fill_(1)
-torch.cuda.synchronize()
-print("holding", flush=True)
-time.sleep(hold_s)
-'''
+IDLE_HOLDER = HOLD + "hold(float(sys.argv[1]), float(sys.argv[2]))\n"  # no lock: not a verifier's process
 
 WANTS_30_GIB = gk.cuda_candidate("ext.add_relu(a, b) + 0 * torch.empty(30 * (1 << 30), dtype=torch.uint8, "
                                  "device=a.device)[:1].float()")

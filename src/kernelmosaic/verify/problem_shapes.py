@@ -52,13 +52,7 @@ def problem_at_shapes(problem: Path, config: VerifyConfig) -> ProblemAtShapes:
         return ProblemAtShapes(problem, f"{path.name}'s own sizes (not a known task's reference); on the CPU large "
                                         "sizes take minutes")
     source = found.task.problem_source("small")
-    folder = judge_dir(config.cache_dir) / "shapes"
-    folder.mkdir(parents=True, exist_ok=True)
-    out = folder / f"{problem_hash(source)[:24]}_{path.name}"
-    if not out.is_file():  # written beside, then renamed: a concurrent verdict never reads half a file
-        part = out.with_suffix(f".{os.getpid()}.part")
-        part.write_text(source, encoding="utf-8")
-        part.replace(out)
+    out = _judge_file(config, "shapes", source, f"_{path.name}")
     sizes = ", ".join(f"{k}={v}" for k, v in small.items())
     return ProblemAtShapes(out, f"small ({sizes}) of {found.how} {found.task.id} (verify.shapes = {config.shapes}; "
                                 "full runs its own sizes)")
@@ -87,14 +81,22 @@ def alternatives_to_judge(problem_src: str, given: Sequence[Alternative], config
     if not check.overrides:
         return [], f"no alternative sizes could be derived: {check.why}"
     source = apply_shape_overrides(problem_src, check.overrides)
-    folder = judge_dir(config.cache_dir) / "derived"  # the reference imports it: out of candidates' reach
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{problem_hash(source)[:24]}.py"
-    if not path.is_file():  # written beside, then renamed: a concurrent verdict never reads half a file
-        part = path.with_suffix(f".{os.getpid()}.part")
-        part.write_text(source, encoding="utf-8")
-        part.replace(path)
+    path = _judge_file(config, "derived", source, ".py")
     label = ", ".join(f"{n}={v}" for n, v in check.overrides.items())
     return [Alternative(label=label, problem=path)], (
         f"derived sizes {label} (the problem's input-size constants moved, their power-of-two factors kept); sizes "
         "the reference cannot run are not used")
+
+
+def _judge_file(config: VerifyConfig, kind: str, source: str, suffix: str) -> Path:
+    """`source` as a problem file beneath `<cache_dir>-judge/<kind>/`, named by its hash and `suffix`, written once
+    per content: the reference imports it, so it lies out of candidates' reach. Written beside, then renamed: a
+    concurrent verdict never reads half a file."""
+    folder = judge_dir(config.cache_dir) / kind
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{problem_hash(source)[:24]}{suffix}"
+    if not path.is_file():
+        part = path.with_suffix(f".{os.getpid()}.part")
+        part.write_text(source, encoding="utf-8")
+        part.replace(path)
+    return path
