@@ -34,6 +34,16 @@ class SlotPool:
             self._free.remove(best)
             return best
 
+    def release_idle(self, device: str) -> int:
+        """The idle slots of `device` give their reference workers up (their device memory with them; the next
+        judgement there sets its problem up again): a judgement that must hold the device alone (`verify/alone.py`).
+        Returns how many went."""
+        with self._changed:
+            idle = [s for s in self._free if s.device == device and s.ref is not None]
+            for slot in idle:
+                slot.release_reference()
+        return len(idle)
+
     def put(self, slot: DeviceSlot) -> None:
         with self._changed:
             self._free.append(slot)

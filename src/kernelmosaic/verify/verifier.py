@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kernelmosaic.paths import private_dir
 from kernelmosaic.scrub import scrub
+from kernelmosaic.verify.alone import AloneGate
 from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
 from kernelmosaic.verify.compile_stage import (
@@ -92,6 +93,7 @@ class Verifier:
             spares = Spares(self.config.spare_workers * per_device, per_device)
             self._all += [DeviceSlot(device, self.config, spares) for _ in range(per_device)]
         self._slots = SlotPool(self._all)
+        self._gates = {slot.device: AloneGate() for slot in self._all}
         # compiles happen before a device slot is taken, so they overlap with judging on the devices
         self._peaks: DevicePeaks | None = None
         self._compile_gate = threading.BoundedSemaphore(min(8, self.config.lookahead_slots()))
@@ -282,13 +284,16 @@ class Verifier:
             log.info("preparing %s ahead of its judgements: %s", job.problem, stop.message)
 
     @contextlib.contextmanager
-    def _on_slot(self, problem_sha: str) -> Iterator[tuple[DeviceSlot, DeviceHold | CpuHold]]:
+    def _on_slot(self, problem_sha: str, alone: bool = False) -> Iterator[tuple[DeviceSlot, DeviceHold | CpuHold]]:
         """The best free slot for `problem_sha` with the device held for it (`devlock.device_hold`; every worker call of the
         slot takes it shared); afterwards the slot's spares are topped up (after any timing: on the CPU a spare
-        loading torch would skew host timers) and the slot goes back to the pool."""
+        loading torch would skew host timers) and the slot goes back to the pool. `alone`: no other judgement of this
+        Verifier on the device meanwhile, and its idle slots' references gone from it (`verify/alone.py`)."""
         slot = self._slots.take(problem_sha)
         try:
-            with device_hold(slot.device, self.config) as hold:
+            with self._gates[slot.device].hold(exclusive=alone), device_hold(slot.device, self.config) as hold:
+                if alone and (n := self._slots.release_idle(slot.device)):
+                    log.info("%s held alone: %d idle slot(s) gave their reference workers up", slot.device, n)
                 slot.use_hold(hold)
                 yield slot, hold
         finally:
@@ -324,32 +329,38 @@ class Verifier:
     def _judge_on_slot(self, job: Job) -> DeviceSlot:
         """Everything of a judgement that needs the device slot (raises Stop); returns the slot it used. Out of device
         memory with the device shared: judged once more alone; alone: the problem's or the candidate's (device_memory)."""
-        alone = ""
+        alone, fresh = "", False
         while True:
             try:
-                return self._judge_attempt(job, alone)
+                return self._judge_attempt(job, alone, fresh)
+            except _GoAlone as go:  # its reference stays set up in the slot, which the next attempt takes first
+                alone, fresh = str(go), False
+                job.out.__init__(Correctness(), phase_seconds={"admission": job.out.phase_seconds.get("judge", 0.0)})
             except Stop as stop:
                 retry = "" if alone or job.out.device_alone else retry_reason(stop)
                 if not retry:
                     raise attribute(stop, job.out.reference_memory, lambda: device_usage(job.device)) from stop
                 log.info("%s: %s", job.candidate, alone := retry)  # the same Outcome, emptied (callers hold it)
+                fresh = True
                 job.out.__init__(Correctness(), phase_seconds={"oom_retry": job.out.phase_seconds.get("judge", 0.0)})
 
-    def _judge_attempt(self, job: Job, alone: str) -> DeviceSlot:
-        """One judgement on a slot; `alone`: why it holds the device alone from its start ("" = unless admitted so)."""
+    def _judge_attempt(self, job: Job, alone: str, fresh: bool) -> DeviceSlot:
+        """One judgement on a slot; `alone`: why it holds the device alone from its start ("" = it does not; raises
+        `_GoAlone` when it would not fit beside the others); `fresh`: its reference worker starts anew too."""
         verdict, out, config = job.verdict, job.out, job.config
-        with self._on_slot(verdict.problem_sha256) as (slot, hold), contextlib.ExitStack() as whole:
+        with self._on_slot(verdict.problem_sha256, alone=bool(alone)) as (slot, hold), contextlib.ExitStack() as whole:
             job.device = slot.device
             t = job.mark("judge")
             try:
-                if alone:  # the reference worker's allocator cache and kept problems go with it
-                    slot.release_reference()
+                if alone:
+                    if fresh:  # after an out-of-memory: the reference worker's allocator cache and kept problems go
+                        slot.release_reference()
                     go_alone(whole, hold, job.out, job.verdict, alone)
                 with out.phase("reference"):
                     refdata = slot.reference(str(job.problem), verdict.problem_sha256)
                 out.reference_memory = refdata.memory
                 if not hold.alone and (why := admission(refdata, free_bytes(slot))):
-                    go_alone(whole, hold, job.out, job.verdict, why)
+                    raise _GoAlone(why)
                 verdict.workers = WorkerReuse(reference_pid=slot.ref.proc.pid, reference_reused=slot.reference_reused,
                                               served_by=self.served_by)
                 out.findings += audit_reference(refdata, *self.config.tolerances())
@@ -387,6 +398,10 @@ class Verifier:
                 if "device_alone" in out.phase_started:
                     out.phase_seconds["device_alone"] = time.time() - out.phase_started["device_alone"]
         return slot
+
+
+class _GoAlone(Exception):
+    """The judgement does not fit beside the others: it starts again holding the device alone (the message: why)."""
 
 
 def _peaks_or_nominal(device: str, why: str) -> DevicePeaks:
