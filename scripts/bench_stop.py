@@ -142,7 +142,7 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1))
     today = datetime.date.today().isoformat()
-    print(f"\n| command | signal | date | load | exit | seconds from signal to exit | kmworker left | km-* left |\n"
+    print("\n| command | signal | date | load | exit | seconds from signal to exit | kmworker left | km-* left |\n"
           "|---|---|---|---|---|---|---|---|")
     for name in args.only.split(","):
         mine = [r for r in rows if r["command"] == name]
