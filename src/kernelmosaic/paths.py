@@ -13,7 +13,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["CONFIG_FILE", "PRIVATE_UMASK", "default_cache_dir", "judge_dir", "private_dir", "runtime_dir", "socket_path",
+__all__ = ["CONFIG_FILE", "PRIVATE_UMASK", "default_cache_dir", "judge_dir", "pch_dir", "private_dir", "runtime_dir", "socket_path",
            "not_private", "service_dir"]
 
 PRIVATE_UMASK = 0o077
@@ -37,6 +37,20 @@ def judge_dir(cache_dir: Path) -> Path:
     reference or a later verdict's numbers (docs/threat-model.md)."""
     cache = Path(cache_dir)
     return cache.with_name(cache.name + "-judge")
+
+
+def pch_dir(cache_dir: Path) -> Path:
+    """Where the precompiled torch headers live: written only by the verifier's own process, which compiles nothing
+    of a candidate's into them; read by every C++ build. `$KERNELMOSAIC_PCH`, else `~/.cache/kernelmosaic/pch`, one
+    store for every build cache of this user (a header depends only on the compiler, its flags and torch's headers,
+    so a new cache or run does not pay for it again). Beneath the judge folder instead when that store would lie
+    inside the build cache, which workers may write."""
+    env = os.environ.get("KERNELMOSAIC_PCH")
+    store = Path(env) if env else Path.home() / ".cache" / "kernelmosaic" / "pch"
+    cache, resolved = Path(cache_dir).resolve(), store.resolve()
+    if resolved == cache or cache in resolved.parents:
+        return judge_dir(cache_dir) / "pch"
+    return store
 
 
 def private_dir(path: Path) -> Path:

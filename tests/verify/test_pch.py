@@ -1,5 +1,7 @@
-"""The precompiled torch header (`kmworker.pch`): made by a compile worker of its own after the first plain C++ build of
-a flag set, used by later builds with those flags, and on a GPU made in the background so no judgement waits for it."""
+"""The precompiled torch header (`kmworker.pch`, `verify/pch_store.py`): made by the verifier's own process after the
+first plain C++ build of a flag set, into a store no worker can write, used by later builds with those flags, and on a
+GPU made in the background so no judgement waits for it. A build file whose flags are outside the known set (the
+candidate's process can rewrite it first) gets no header."""
 
 from __future__ import annotations
 
@@ -9,8 +11,7 @@ import pytest
 
 from kernelmosaic.verify import Verifier, VerifyConfig
 from kernelmosaic.verify.compile_stage import precompile_header
-from kernelmosaic.verify.pool import Worker, WorkerError
-from kernelmosaic.verify.slot import worker_limits
+from kernelmosaic.verify.pch_store import UnsafeFlags, header_flags, precompile
 from tests.cpp_kit import candidate, problem
 from tests.verify.kit import write
 
@@ -30,18 +31,26 @@ def _candidate(k: int) -> str:  # a distinct extension source each, the same com
     return candidate(f"km_pch_twice_{k}", CPP.format(k=k), [f"twice_{k}"], f"twice_{k}(x)")
 
 
-def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flags_uses(tmp_path):
+@pytest.fixture()
+def store(tmp_path, monkeypatch):
+    """A header store of this test's own (the default is one per user, shared by every build cache)."""
+    monkeypatch.setenv("KERNELMOSAIC_PCH", str(tmp_path / "pch"))
+    return tmp_path / "pch"
+
+
+def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flags_uses(tmp_path, store):
     """On the CPU device the header is made before the compile stage returns (no compiler beside a timed candidate);
-    with GPU settings (on any machine: the precompile itself runs on the CPU) the call returns at once and a compile
-    worker of its own indexes the header later."""
+    with GPU settings (on any machine: the precompile itself runs on the CPU) the call returns at once and the header
+    is indexed later, by a thread of the verifier's process."""
     config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache", trials=2, timing=False, compile_baseline=False)
     prob = write(tmp_path, "problem.py", problem("x * 2.0"))
     first, second = write(tmp_path, "c1.py", _candidate(1)), write(tmp_path, "c2.py", _candidate(2))
     with Verifier(config) as verifier:
         built = verifier.compile(first)
         assert built.ok, built.message
-        assert len(list((config.cache_dir / "pch").glob("*/km_torch_extension.h.gch"))) == 1
-        assert len(list((config.cache_dir / "pch" / "index").iterdir())) == 1
+        assert len(list(store.glob("*/km_torch_extension.h.gch"))) == 1
+        assert len(list((store / "index").iterdir())) == 1
+        assert not (config.cache_dir / "pch").exists()  # nothing of it where workers write
         assert "km_torch_extension.h" not in built.info.log  # the first build was plain
         verdict = verifier.verify(prob, second)
     assert verdict.accepted, verdict.message
@@ -50,8 +59,8 @@ def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flag
     [build_dir] = [d.name for d in config.cache_dir.iterdir() if d.name.startswith("km_pch_twice_1")]
     started = time.perf_counter()
     precompile_header("a" * 24, build_dir, config.model_copy(update={"device": "cuda"}))
-    assert time.perf_counter() - started < 0.5  # a worker takes longer than this to start
-    index = config.cache_dir / "pch" / "index" / ("a" * 24)
+    assert time.perf_counter() - started < 0.5  # the compiler alone takes longer than this
+    index = store / "index" / ("a" * 24)
     assert not index.exists()
     for _ in range(600):
         if index.exists():
@@ -60,25 +69,33 @@ def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flag
     assert index.read_text().endswith("km_torch_extension.h")
 
 
-def test_the_precompile_op_refuses_a_folder_outside_the_build_cache_and_a_key_that_is_no_name(tmp_path):
-    config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache")
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "elsewhere" / "build.ninja").write_text("cxx = c++\n")
-    worker = Worker("compile", "cpu", worker_limits(config, "cpu", "compile"))
-    try:
-        worker.start()
-        for where in ("../elsewhere", str(tmp_path / "elsewhere"), "missing"):
-            with pytest.raises(WorkerError) as refused:
-                worker.call("precompile", 60, cache_dir=str(config.cache_dir), build_dir=where, key="a" * 24)
-            assert "no build folder of the cache" in refused.value.error["message"]
-        (config.cache_dir / "km_x").mkdir(parents=True)
-        (config.cache_dir / "km_x" / "build.ninja").write_text("cxx = c++\n")
-        for key in ("../../outside", "A" * 24, "a" * 23):  # an index file name, never a path
-            with pytest.raises(WorkerError) as refused:
-                worker.call("precompile", 60, cache_dir=str(config.cache_dir), build_dir="km_x", key=key)
-            assert "no header index key" in refused.value.error["message"]
-    finally:
-        worker.kill()
+def test_a_header_is_made_only_from_a_build_file_whose_flags_are_all_known(tmp_path, store):
+    """The build file lies in the build cache, which a candidate's process may rewrite before the parent reads it:
+    a flag that would put anything of the candidate's into the header (an include of its own, a plugin, another
+    compiler, a folder of headers) means no header at all."""
+    from torch.utils import cpp_extension
+
+    torch_include = cpp_extension.include_paths()[0]
+    plain = f"cxx = c++\ncflags = -DTORCH_EXTENSION_NAME=km_x -DTORCH_API_INCLUDE_EXTENSION_H -isystem {torch_include} -fPIC -std=c++17 -O3\npost_cflags = \n"
+    (tmp_path / "plain.ninja").write_text(plain)
+    cxx, cflags, post = header_flags(tmp_path / "plain.ninja")
+    assert cxx == ["c++"] and "-O3" in cflags and not any(f.startswith("-DTORCH_EXTENSION_NAME") for f in cflags)
+    poisoned = {
+        "an include of its own": plain.replace("-O3", f"-O3 -include {tmp_path / 'evil.h'}"),
+        "a compiler plugin": plain.replace("-O3", "-O3 -fplugin=/tmp/evil.so"),
+        "a folder of headers": plain.replace("-O3", f"-O3 -I{tmp_path}"),
+        "another compiler": plain.replace("cxx = c++", f"cxx = {tmp_path / 'cc'}"),
+        "a flag after the source": plain.replace("post_cflags = ", "post_cflags = -B/tmp/x"),
+        "a macro of its own": plain.replace("-O3", "-O3 -Dfloat=double"),
+    }
+    for why, text in poisoned.items():
+        (tmp_path / "poisoned.ninja").write_text(text)
+        with pytest.raises(UnsafeFlags):
+            precompile(store, "b" * 24, tmp_path / "poisoned.ninja")
+        assert not (store / "index" / ("b" * 24)).exists(), why
+    for key in ("../../outside", "A" * 24, "a" * 23):  # an index file name, never a path
+        with pytest.raises(UnsafeFlags, match="no header index key"):
+            precompile(store, key, tmp_path / "plain.ninja")
 
 
 FORGED_WISH = '''\
@@ -102,7 +119,7 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_a_forged_header_wish_in_the_compile_reply_is_not_acted_on(tmp_path):
+def test_a_forged_header_wish_in_the_compile_reply_is_not_acted_on(tmp_path, store):
     """The compile worker runs the candidate's top level, which can rewrite what the worker reports: a wish whose key is
     a path, or that is no wish at all, starts no precompile and fails nothing."""
     from kernelmosaic.verify import compile_stage
@@ -112,4 +129,4 @@ def test_a_forged_header_wish_in_the_compile_reply_is_not_acted_on(tmp_path):
         built = verifier.compile(write(tmp_path, "forged.py", FORGED_WISH))
     assert built.ok, built.message
     assert not any(c == str(config.cache_dir) for c, _ in compile_stage._PCH_ASKED)
-    assert not (config.cache_dir / "pch").exists() and not list(tmp_path.rglob("escape*"))
+    assert not store.exists() and not list(tmp_path.rglob("escape*"))

@@ -10,6 +10,7 @@ import dataclasses
 import fcntl
 import json
 import logging
+import subprocess
 import sys
 import threading
 import time
@@ -17,10 +18,11 @@ from pathlib import Path
 
 import torch
 
-from kernelmosaic.paths import judge_dir
+from kernelmosaic.paths import judge_dir, pch_dir
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import status_of_death
+from kernelmosaic.verify.pch_store import UnsafeFlags, precompile
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.slot import worker_limits
@@ -95,7 +97,8 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
     info = CompileInfo()
     marker = _marker(source, config)
     try:
-        res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate, wait=wait)
+        res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate, wait=wait,
+                                 pch_dir=str(pch_dir(config.cache_dir)))
     except WorkerStartFailed:
         raise  # no compile ran: nothing about the candidate is known
     except WorkerDied as exc:
@@ -162,21 +165,25 @@ _PCH_LOCK = threading.Lock()
 
 
 def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
-    """Have a compile worker precompile the torch header with the flags of the plain build in `build_dir`, for
-    later C++ builds with those flags (`kmworker.pch`); once per flag set per process. On a GPU in the background:
-    no judgement waits for it (on the H200 it cost the first candidate of a flag set tens of seconds when the
-    compile worker did it before replying), at the niceness of a compile nobody waits on (`compile_nice`). On the CPU
-    device before returning: a compiler running beside a candidate timed on host timers would skew its numbers."""
+    """Precompile the torch header with the flags of the plain build in `build_dir` (a folder of the build cache),
+    for later C++ builds with those flags, in this process (`verify/pch_store.py`: no worker runs candidate code near
+    it); once per flag set per process. On a GPU in the background: no judgement waits for it (on the H200 it cost
+    the first candidate of a flag set tens of seconds when made before the compile stage replied). On the CPU device
+    before returning: a compiler running beside a candidate timed on host timers would skew its numbers."""
     with _PCH_LOCK:
         if (str(config.cache_dir), key) in _PCH_ASKED:
             return
         _PCH_ASKED.add((str(config.cache_dir), key))
+    folder = config.cache_dir / build_dir
+    if folder.parent != config.cache_dir or not pch.is_index_key(key):  # named from the candidate's process
+        log.warning("no torch header for %r: not a build folder of the cache", build_dir[:80])
+        return
 
     def run() -> None:
         try:
-            _in_compile_worker(config, "precompile", nice=config.compile_nice if config.device != "cpu" else 0,
-                               build_dir=build_dir, key=key)
-        except (WorkerDied, WorkerError) as exc:  # later builds stay plain; no verdict depends on it
+            precompile(pch_dir(config.cache_dir), key, folder / "build.ninja",
+                       nice=config.compile_nice if config.device != "cpu" else 0)
+        except (UnsafeFlags, subprocess.SubprocessError, OSError) as exc:  # later builds stay plain; no verdict needs it
             log.warning("could not precompile the torch header for builds like %s: %s", build_dir, exc)
 
     if config.device == "cpu":

@@ -142,9 +142,9 @@ def _make_role(name: str, device: str):
 
 def _dispatch(role, role_name: str, op: str, args: dict) -> dict:
     if role_name == "compile":
-        from .compiler import compile_candidate, precompile_header
+        from .compiler import compile_candidate
 
-        ops = {"compile": compile_candidate, "precompile": precompile_header}
+        ops = {"compile": compile_candidate}
         if op not in ops:
             raise ValueError(f"unknown op {op!r}")
         return ops[op](**args)

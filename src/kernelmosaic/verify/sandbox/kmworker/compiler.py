@@ -7,14 +7,15 @@ what lets compiles run on a CPU pool while the GPU judges something else.
 from __future__ import annotations
 
 from .common import describe_error
-from .loader import BuildRecorder, load_module, precompile_header
+from .loader import BuildRecorder, load_module
 
-__all__ = ["compile_candidate", "precompile_header"]
+__all__ = ["compile_candidate"]
 
 
-def compile_candidate(candidate: str, cache_dir: str, wait: bool = True) -> dict:
-    """`wait=False`: an extension another process is building is reported (`busy`), not waited for."""
-    recorder = BuildRecorder(cache_dir, wait=wait)
+def compile_candidate(candidate: str, cache_dir: str, wait: bool = True, pch_dir: str | None = None) -> dict:
+    """`wait=False`: an extension another process is building is reported (`busy`), not waited for. `pch_dir`: the
+    precompiled headers' store, read only (the verifier's process writes it, `verify/pch_store.py`)."""
+    recorder = BuildRecorder(cache_dir, wait=wait, pch_dir=pch_dir)
     import_error = None
     with recorder:
         try:

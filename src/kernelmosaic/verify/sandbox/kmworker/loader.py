@@ -113,8 +113,10 @@ def _build_dir_lock(build_dir: Path, wait: bool = True):
 class BuildRecorder:
     """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import."""
 
-    def __init__(self, cache_dir: str, wait: bool = True) -> None:
+    def __init__(self, cache_dir: str, wait: bool = True, pch_dir: str | None = None) -> None:
         self.cache_dir = Path(cache_dir)
+        self.pch_dir = Path(pch_dir) if pch_dir else None
+        """The precompiled headers' store (`paths.pch_dir`, read only here); None: new builds get none."""
         self.wait = wait
         """False: a build another process holds raises `BuildBusy` (recorded as `busy`) instead of waiting for it."""
         self.builds: list[dict] = []
@@ -203,8 +205,8 @@ class BuildRecorder:
         marker = build_dir / "km_pch"
         if cache_hit:
             return None, Path(marker.read_text()) if marker.is_file() else None
-        key = pch.index_key(kwargs)
-        header = pch.lookup(self.cache_dir / "pch", key) if key else None
+        key = pch.index_key(kwargs) if self.pch_dir is not None else None
+        header = pch.lookup(self.pch_dir, key) if key else None
         if header is not None:
             marker.write_text(str(header))
         else:
@@ -265,18 +267,3 @@ def _refuse_again(name: str, failed: Path) -> None:
         raise subprocess.CalledProcessError(1, ["ninja", "-v"])
     except subprocess.CalledProcessError as exc:
         raise RuntimeError(f"Error building extension '{name}' (recorded failure of the same inputs)") from exc
-
-
-def precompile_header(cache_dir: str, build_dir: str, key: str) -> dict:
-    """The compile role's `precompile`: the torch header precompiled with the flags of the plain build in
-    `build_dir` (a folder of the build cache) and indexed under `key` for later builds with those flags."""
-    root = Path(cache_dir)
-    folder = (root / build_dir).resolve()
-    if folder.parent != root.resolve() or not (folder / "build.ninja").is_file():
-        raise ValueError(f"precompile: {build_dir!r} is no build folder of the cache")
-    if not pch.is_index_key(key):
-        raise ValueError(f"precompile: {key[:40]!r} is no header index key")
-    start = time.perf_counter()
-    header = pch.ensure(root / "pch", folder / "build.ninja")
-    pch.record(root / "pch", key, header)
-    return {"header": str(header), "seconds": round(time.perf_counter() - start, 3)}

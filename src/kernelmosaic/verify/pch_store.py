@@ -1,0 +1,118 @@
+"""The precompiled torch headers, made by the verifier's own process (never a worker: workers run candidate code).
+
+After the first plain C++ build of a flag set, the compile stage asks for the torch header precompiled with that
+build's flags (`kmworker.pch`: later builds with the same flags get `-include <header>`). The flags are read from the
+build's `build.ninja`, a file in the build cache, which the candidate's process could rewrite first: so every flag
+must be one that `load_inline` itself writes or a plain optimisation or language choice (`_safe`), the compiler must
+be the one torch would call, and the header holds one line, `#include <torch/extension.h>`. A build file that asks
+for anything else (`-include`, `-fplugin=`, `-B`, an include folder of its own, another compiler) gets no header; its
+builds stay plain. What a later build receives is therefore torch's header compiled with flags of a known set: at
+worst (flags that do not match its own) GCC finds it unusable and reads the header itself (`-Winvalid-pch`).
+
+The headers live in `paths.pch_dir` (one store per user, outside the build cache, 0700), indexed by the key the
+worker computed from its build's arguments (`kmworker.pch.index_key`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shlex
+import subprocess
+import sysconfig
+from functools import cache
+from pathlib import Path
+
+from kernelmosaic.paths import private_dir
+from kernelmosaic.verify.sandbox.kmworker import pch
+
+__all__ = ["UnsafeFlags", "header_flags", "precompile"]
+
+_SIMPLE = re.compile(r"-(O[0-3sg]?|Ofast|fPIC|fpic|g|g[0-3]|w|Wall|Wextra|Wno-[a-z0-9-]+|std=(c|gnu)\+\+[0-9a-z]+|"
+                     r"fopenmp|ffast-math|funroll-loops|march=native|mtune=native|DNDEBUG|pthread|"
+                     r"D_GLIBCXX_USE_CXX11_ABI=[01]|DTORCH_API_INCLUDE_EXTENSION_H|DWITH_CUDA|"
+                     r"DPYBIND11_[A-Z_]+=[\"\\A-Za-z0-9_]*)")
+
+
+class UnsafeFlags(ValueError):
+    """A build file whose flags are not all of the known set: no header is made from it."""
+
+
+@cache
+def _include_folders() -> frozenset[str]:
+    """The folders `load_inline` itself passes with `-isystem`: torch's, Python's and CUDA's headers."""
+    from torch.utils import cpp_extension
+
+    folders = set(cpp_extension.include_paths())
+    try:
+        folders |= set(cpp_extension.include_paths("cuda"))
+    except (TypeError, OSError, RuntimeError):  # older signature, or no CUDA toolkit here
+        pass
+    folders |= {p for p in (sysconfig.get_path("include"), sysconfig.get_path("platinclude")) if p}
+    home = getattr(cpp_extension, "CUDA_HOME", None)
+    if home:
+        folders.add(os.path.join(home, "include"))
+    return frozenset(os.path.realpath(f) for f in folders)
+
+
+def _safe(flags: list[str]) -> None:
+    folders = _include_folders()
+    i = 0
+    while i < len(flags):
+        flag = flags[i]
+        if flag in ("-isystem", "-I") and i + 1 < len(flags) and os.path.realpath(flags[i + 1]) in folders:
+            i += 2
+            continue
+        if flag.startswith("-I") and os.path.realpath(flag[2:]) in folders:
+            i += 1
+            continue
+        if not _SIMPLE.fullmatch(flag):
+            raise UnsafeFlags(f"flag {flag!r} is not one a header is made with")
+        i += 1
+
+
+def header_flags(ninja_file: Path) -> tuple[list[str], list[str], list[str]]:
+    """(compiler, flags, flags after the source) of the C++ build `ninja_file` describes, less the extension's name;
+    raises `UnsafeFlags` when any of them is outside the known set, OSError when the file cannot be read."""
+    found: dict[str, str] = {}
+    for line in ninja_file.read_text().splitlines():
+        name, sep, value = line.partition(" = ")
+        if sep and name in ("cxx", "cflags", "post_cflags"):
+            found[name] = value
+    cxx = shlex.split(found.get("cxx", "c++"))
+    if cxx != shlex.split(os.environ.get("CXX", "c++")):
+        raise UnsafeFlags(f"compiler {cxx!r} is not the one torch calls here")
+    cflags = [f for f in shlex.split(found.get("cflags", "")) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    post = shlex.split(found.get("post_cflags", ""))
+    _safe(cflags)
+    _safe(post)
+    return cxx, cflags, post
+
+
+def precompile(store: Path, key: str, ninja_file: Path, nice: int = 0) -> Path:
+    """The header precompiled with the flags of the build `ninja_file` describes (once per flag set, under a file
+    lock, atomically) and indexed under `key`; the compiler runs at niceness `nice`. Raises `UnsafeFlags`,
+    `subprocess.CalledProcessError` or `OSError`."""
+    if not pch.is_index_key(key):
+        raise UnsafeFlags(f"{key[:40]!r} is no header index key")
+    cxx, cflags, post = header_flags(ninja_file)
+    sig = hashlib.sha256(json.dumps([cxx, cflags, post]).encode()).hexdigest()[:24]
+    folder = private_dir(store / sig)
+    header, gch = folder / pch.HEADER, folder / (pch.HEADER + ".gch")
+    with open(folder / "lock", "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        if not gch.is_file():
+            header.write_text("#include <torch/extension.h>\n")
+            tmp = folder / f".{os.getpid()}.gch"
+            cmd = [*(["nice", "-n", str(nice)] if nice > 0 else []), *cxx, *cflags, "-x", "c++-header", str(header),
+                   "-o", str(tmp), *post]
+            subprocess.run(cmd, check=True, capture_output=True, timeout=900, cwd=folder)
+            os.replace(tmp, gch)
+    index = private_dir(store / "index")
+    tmp = index / f".{key}.{os.getpid()}"
+    tmp.write_text(str(header))
+    os.replace(tmp, index / key)
+    return header
