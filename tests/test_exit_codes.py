@@ -4,6 +4,8 @@ nothing (the model's backend failed on every episode), 0 when the model answered
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 import torch
 from typer.testing import CliRunner
@@ -12,6 +14,7 @@ from kernelmosaic.cli import app
 from kernelmosaic.contracts.messages import Message
 from kernelmosaic.models.base import Timeout
 from kernelmosaic.models.scripted import register_script
+from kernelmosaic.store import open_store
 
 
 def _unreachable(messages):
@@ -91,6 +94,10 @@ def test_evaluate_whose_model_never_answered_is_exit_1(tmp_path, monkeypatch):
     assert res.exit_code == 1, res.output
     assert "nothing was judged in run 1" in res.output and "--resume 1" in res.output
     assert "no answer within 600 s" in res.output
+    db = shlex.quote(str(tmp_path / "km.db"))
+    assert f"evaluate --resume 1 --db {db}" in " ".join(res.output.split())  # the store it ran on, to copy
+    with open_store(str(tmp_path / "km.db")) as store:
+        assert store.latest_run().status == "failed", "`runs` must not show a run that ended as still running"
 
 
 def test_evaluate_of_a_model_that_writes_no_candidate_is_a_score_and_exit_0(tmp_path, monkeypatch):

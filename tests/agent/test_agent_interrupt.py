@@ -63,6 +63,7 @@ def test_ctrl_c_stops_generate_within_seconds_and_says_how_to_resume(tmp_path):
     assert proc.returncode == 130, out + err
     assert took < 10, f"Ctrl-C took {took:.1f} s"
     assert "interrupted" in err and "generate --resume 1" in err
+    assert f"generate --resume 1 --db {url}" in " ".join(err.split()), "the hint names the store the run is in"
     with open_store(url) as store:
         run = store.latest_run()
         assert run.status == "interrupted", "`runs` shows an interrupted run as such"

@@ -168,16 +168,23 @@ def test_export_writes_accepted_tasks_with_edits_and_decisions(tmp_path):
 
 
 def _serve(monkeypatch, tmp_path, *args: str) -> tuple[str, dict]:
-    """Run `review serve` up to the point it would listen; returns what it printed and what it would serve."""
+    """Run `review serve` up to the point it would listen, then stop it as Ctrl-C would; returns what it printed and
+    what it would have served."""
     served: dict = {}
-    monkeypatch.setattr("uvicorn.run", lambda app, host, port, log_level: served.update(app=app, port=port))
+
+    def listen_then_stop(server):
+        served.update(app=server.config.app, port=server.config.port)
+        server.started = True
+        raise KeyboardInterrupt  # what uvicorn raises after its graceful shutdown on Ctrl-C
+
+    monkeypatch.setattr("uvicorn.Server.run", listen_then_stop)
     source = tmp_path / "tasks"
     if not source.exists():
         for t in review_tasks():
             save_task_folder(t, source)
     result = CliRunner().invoke(cli, ["review", "serve", "--tasks", str(source), "--db",
                                       f"sqlite:///{tmp_path / 'review.db'}", *args])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 130, result.output
     return result.output, served
 
 
@@ -198,3 +205,35 @@ def test_serve_prints_a_fresh_token_or_uses_the_settings_one(monkeypatch, tmp_pa
     assert served["port"] == 9123
     client = TestClient(served["app"], base_url="http://127.0.0.1:9123")
     assert client.get("/", headers=AUTH).status_code == 200 and client.get("/").status_code == 401
+
+
+def test_review_serve_stopped_by_ctrl_c_exits_130(tmp_path):
+    """docs/cli.md: an interrupted command exits 130 (uvicorn alone would shut down gracefully and exit 0)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", "review", "serve", "--db", str(tmp_path / "r.db"),
+                             "--tasks", "builtin", "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    assert "interrupted" in err and "r.db" in err

@@ -28,6 +28,7 @@ from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.scale.cluster import portable_url
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
+from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.progress import DoneLines
@@ -199,7 +200,7 @@ def generate_command(
         view.on_done(info)
         _say_done(console, lines, info)
 
-    resume_line = f"`kernelmosaic generate --resume {rid}` continues it"
+    resume_line = f"`kernelmosaic generate --resume {rid}{db_option(db)}` continues it"
     try:
         with runner, display:
             work = runner.run_episodes(selected, store=store, store_url=portable_url(db), make_backend=make_backend,
@@ -215,7 +216,7 @@ def generate_command(
         raise typer.Exit(130) from None
     if live:
         console.line()
-    raise typer.Exit(_finish(console, store, rid, selected, infos, config))
+    raise typer.Exit(_finish(console, store, rid, selected, infos, config, db))
 
 
 def _new_sqlite_file(db: str | None) -> Path | None:
@@ -244,7 +245,7 @@ def _stopping(rid: int, display: Live | None) -> None:
 
 
 def _finish(console: Console, store: Store, rid: int, selected: list[Task], infos: list[EpisodeInfo],
-            config: GenerateConfig) -> int:
+            config: GenerateConfig, db: str | None) -> int:
     """Close the run, print its summary, and say how it ended: 0 when episodes ran, 1 when none could."""
     unusable = [i for i in infos if i.exit_reason == MODEL_UNUSABLE]
     ran = [i for i in infos if i.status == "done"]
@@ -262,7 +263,7 @@ def _finish(console: Console, store: Store, rid: int, selected: list[Task], info
                   f"trajectories in {config.out_dir / f'run-{rid}' / 'trajectories'}", highlight=False)
     if unusable:
         Console(stderr=True).print(f"[red]error:[/red] the model is unusable, run {rid} stopped and is marked failed: "
-                                   f"{escape(unusable[0].exit_detail)}. Fix it, then `kernelmosaic generate --resume {rid}`.",
+                                   f"{escape(unusable[0].exit_detail)}. Fix it, then `kernelmosaic generate --resume {rid}{escape(db_option(db))}`.",
                                    highlight=False)
         return 1
     if failed:

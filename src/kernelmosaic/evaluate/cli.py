@@ -27,6 +27,7 @@ from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.scale.cluster import portable_url
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
+from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
@@ -229,7 +230,7 @@ def evaluate_command(
             progress.stop()
             store.finish_run(run_id, "interrupted")  # `runs` says so; --resume sets it running again
             Console(stderr=True).print(f"interrupted: run {run_id} stopped; every finished episode is stored; resume: "
-                                       f"kernelmosaic evaluate --resume {run_id}", highlight=False, soft_wrap=True)
+                                       f"kernelmosaic evaluate --resume {run_id}{db_option(db)}", highlight=False, soft_wrap=True)
             raise typer.Exit(130) from None
     left = store.pending_tasks(run_id, ids, ("infra_error",))
     if not left:
@@ -237,12 +238,12 @@ def evaluate_command(
     record_baselines(store, run_id)
     summary = summarize_run(store, run_id)
     overall = summary.overall
-    pending = f"{len(left)} pending (resume: kernelmosaic evaluate --resume {run_id})" if left else "none pending"
+    pending = f"{len(left)} pending (resume: kernelmosaic evaluate --resume {run_id}{db_option(db)})" if left else "none pending"
     reviewed_out = sum(f.why.startswith("review: ") for f in summary.flagged)
     review = f"{reviewed_out} episode(s) reported apart by the review's decisions; " if reviewed_out else ""
     console.print(f"run {run_id}: correct {overall.correct.value:.0%} of {overall.episodes} episode(s), "
                   f"compile/interface {overall.gate1_compile.value:.0%}; "
-                  f"{review}{pending}; report: kernelmosaic report {run_id} --out DIR",
+                  f"{review}{pending}; report: kernelmosaic report {run_id}{db_option(db)} --out DIR",
                   highlight=False, soft_wrap=True)  # one line each in a log, for grep
     if summary.tasks and all(r.status == NO_CANDIDATE for r in summary.tasks):
         console.print(f"note: no episode of run {run_id} wrote a candidate; the model was measured and scored 0.",
@@ -253,8 +254,9 @@ def evaluate_command(
         why = (f" (first: {first.exit_reason}: {first.exit_detail})" if first else
                f" (first: {unjudged[0].status}{': ' + unjudged[0].model_failure if unjudged[0].model_failure else ''})"
                if unjudged else "")
+        store.finish_run(run_id, "failed")  # `runs` says so; --resume sets it running again
         Console(stderr=True).print(f"[red]error:[/red] nothing was judged in run {run_id}: no episode's answer "
                                    f"received a verdict{escape(why)}; fix the cause, then "
-                                   f"`kernelmosaic evaluate --resume {run_id}`.", highlight=False, soft_wrap=True,
+                                   f"`kernelmosaic evaluate --resume {run_id}{escape(db_option(db))}`.", highlight=False, soft_wrap=True,
                                    emoji=False)
         raise typer.Exit(1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from sqlalchemy.pool import StaticPool
 
 from kernelmosaic.store.errors import StoreError
 
-__all__ = ["DEFAULT_URL", "ENV_VAR", "BACKENDS", "register_backend", "default_url", "make_engine"]
+__all__ = ["DEFAULT_URL", "ENV_VAR", "BACKENDS", "register_backend", "default_url", "db_option", "make_engine"]
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,18 @@ def register_backend(scheme: str, factory: Callable[[str], Engine]) -> None:
 
 def default_url() -> str:
     return os.environ.get(ENV_VAR) or DEFAULT_URL
+
+
+def db_option(db: str | None) -> str:
+    """` --db URL` for a command line printed to the user (a resume or report hint), when the command ran on a store
+    named by `--db` or `$KERNELMOSAIC_DB`; "" for the default store. A password in the URL is shown as `***`."""
+    if not db:
+        return ""
+    try:
+        shown = make_url(as_url(db)).render_as_string(hide_password=True) if "://" in db else db
+    except ArgumentError:
+        shown = db
+    return f" --db {shlex.quote(shown)}"
 
 
 def as_url(url: str) -> str:

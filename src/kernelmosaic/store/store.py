@@ -147,10 +147,10 @@ class Store:
         self._write(finish)
 
     def reopen_run(self, run_id: int) -> None:
-        """A resumed run is `running` again (it may have been left `interrupted`)."""
+        """A resumed run is `running` again (it may have been left `interrupted`, or `failed` when nothing could run)."""
         def reopen(session: Session) -> None:
             row = ep.get_run_row(session, run_id)
-            if row.status == "interrupted":
+            if row.status in ("interrupted", "failed"):
                 row.status, row.finished = "running", None
 
         self._write(reopen)

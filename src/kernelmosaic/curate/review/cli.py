@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -116,7 +117,23 @@ def serve_command(
     link = f"{base}?token={config.token}" if not token_from else f"{base}?token=TOKEN (the token of {token_from})"
     console.print(f"reviewing {len(pool)} tasks from {tasks}; decisions go to {store.url}\nopen {link}",
                   highlight=False, soft_wrap=True, markup=False)
-    uvicorn.run(create_app(board, config), host=config.host, port=config.port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(create_app(board, config), host=config.host, port=config.port,
+                                           log_level="warning"))
+    def stopped(signum, frame):  # uvicorn shuts down gracefully, then raises the signal it caught again: here
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stopped)
+    try:
+        server.run()  # until Ctrl-C or SIGTERM
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if server.started:  # every decision is already in the store: it is written as it is made
+        Console(stderr=True).print(f"interrupted: the review page stopped; decisions are in {store.url}",
+                                   highlight=False, soft_wrap=True, markup=False)
+        raise typer.Exit(130)
+    raise typer.Exit(2)  # it never listened (the address is taken or not this machine's): uvicorn said why
 
 
 @app.command("export")
