@@ -225,6 +225,8 @@ def describe_error(exc: ValidationError, model: type[BaseModel], section: str, w
     first = exc.errors()[0]
     loc = tuple(first["loc"])
     key = ".".join(str(part) for part in loc)
+    if first["type"] == "extra_forbidden" and len(loc) == 1:  # an unknown key: the nearest known one, and the rest
+        return str(_unknown("key", key, model.model_fields, where, tuple(section.split("."))))
     return f"{where}: [{section}] {key}: {first['msg']} (got {first.get('input')!r}){_allowed(model, loc)}"
 
 

@@ -99,8 +99,11 @@ def test_generated_tool_call_text_becomes_a_tool_call(tiny_model_dir, monkeypatc
 def test_bad_paths_and_options_are_config_errors(tmp_path, tiny_model_dir):
     with pytest.raises(ModelConfigError, match="no config.json"):
         get_model(f"hf:{tmp_path}")
-    with pytest.raises(ModelConfigError, match="bad options"):
+    with pytest.raises(ModelConfigError, match=r"\[model\] max_new_tokens: .*greater than or equal to 1 \(got 0\)"):
         get_model(f"hf:{tiny_model_dir}", max_new_tokens=0)
+    with pytest.raises(ModelConfigError, match=r"unknown key `max_new_tokns` in \[model\] \(did you mean "
+                                               r"`max_new_tokens`\?\)"):
+        get_model(f"hf:{tiny_model_dir}", max_new_tokns=3)
     with pytest.raises(ModelConfigError, match="unknown dtype"):
         get_model(f"hf:{tiny_model_dir}", dtype="float7")
 

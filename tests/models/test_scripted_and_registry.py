@@ -85,7 +85,8 @@ def test_unknown_names_and_bad_specs_are_config_errors():
         get_model("gemini:pro")
     with pytest.raises(ModelConfigError, match="SCHEME:TARGET"):
         get_model("gpt-4o")
-    with pytest.raises(ModelConfigError, match="bad options"):
+    with pytest.raises(ModelConfigError, match=r"unknown key `max_concurency` in \[model\] \(did you mean "
+                                               r"`max_concurrency`\?\); known keys: .*base_url"):
         get_model("openai:m", base_url="http://127.0.0.1:9/v1", max_concurency=3)
     with pytest.raises(ModelConfigError, match="no API key"):
         get_model("openai:m", base_url=None, api_key="")

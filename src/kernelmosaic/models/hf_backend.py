@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kernelmosaic.config import describe_error
 from kernelmosaic.contracts.messages import Message, ModelReply, ToolSpec, Usage
 from kernelmosaic.models.base import ModelConfigError, ModelUnavailable
 from kernelmosaic.models.chat_format import to_template_messages
@@ -191,5 +192,5 @@ def hf_backend(path: str, **options: Any) -> HFBackend:
     try:
         config = HFConfig(path=path, **options)
     except ValidationError as exc:
-        raise ModelConfigError(f"hf:{path}: bad options: {exc}") from None
+        raise ModelConfigError(describe_error(exc, HFConfig, "model", f"hf:{path}")) from None
     return HFBackend(config)

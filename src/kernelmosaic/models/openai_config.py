@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kernelmosaic.config import describe_error
 from kernelmosaic.models.base import ModelConfigError
 
 __all__ = ["OpenAIConfig", "LOCAL_API_KEY"]
@@ -69,7 +70,7 @@ class OpenAIConfig(BaseModel):
         try:
             config = cls(**values)
         except ValidationError as exc:
-            raise ModelConfigError(f"openai:{model}: bad options: {exc}") from None
+            raise ModelConfigError(describe_error(exc, cls, "model", f"openai:{model}")) from None
         if not config.api_key:
             if config.base_url is None:
                 raise ModelConfigError(
