@@ -84,3 +84,18 @@ def test_speed_detail_gives_both_medians_on_device_and_host_time():
     assert speed_detail(None) == "untimed"
     timing.lead_short_calls, timing.lead_short_calls_eager = 40, 2
     assert speed_detail(timing).endswith("; calls past the lead 40 / 2)")
+    on_cpu = Timing(candidate=stat(2.0), eager=stat(1.0), speedup_vs_eager=0.5, timer="host",
+                    candidate_host=stat(2.0), eager_host=stat(1.0))
+    assert speed_detail(on_cpu) == "0.50x vs eager (2 / 1 ms)", "the CPU's one host time is no device time"
+
+
+def test_every_worker_request_has_a_name_a_person_reads():
+    """The progress line shows what a worker request means (`PHASES`); an op missing there showed as its internal
+    name (`burst_release`). Every public op of the candidate and reference roles has one."""
+    from kernelmosaic.verify.progress import PHASES
+    from kernelmosaic.verify.sandbox.kmworker.candidate import CandidateRole
+    from kernelmosaic.verify.sandbox.kmworker.reference import ReferenceRole
+
+    ops = {name for role in (CandidateRole, ReferenceRole) for name in dir(role)
+           if not name.startswith("_") and callable(getattr(role, name))}
+    assert ops and not ops - set(PHASES), sorted(ops - set(PHASES))

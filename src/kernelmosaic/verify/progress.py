@@ -27,7 +27,13 @@ PHASES = {
     "load": "loading the candidate", "init": "constructing ModelNew", "run": "checking correctness",
     "refill": "checking correctness on refilled buffers", "census": "counting kernels",
     "probe": "checking that the custom kernels' output is used", "prepare_compile": "building the torch.compile baseline",
-    "time": "timing", "eager": "timing", "burst": "timing", "burst_inputs": "timing", "burst_check": "timing", "compute": "checking timed calls",
+    "time": "timing", "eager": "timing", "burst": "timing", "burst_inputs": "timing", "burst_check": "timing", "burst_release": "timing",
+    "compute": "checking timed calls", "run_shared": "checking correctness", "refill_shared": "checking correctness",
+    "release_shared": "checking correctness", "device_memory": "reading the device's free memory",
+    "peak_memory": "measuring the candidate's memory", "check_given": "checking correctness",
+    "compare_held": "checking correctness", "release_held": "checking correctness", "large_trial": "running the reference",
+    "plan_large": "running the reference", "hold_probe": "checking that the custom kernels' output is used",
+    "compare_probe": "checking that the custom kernels' output is used",
     "check_calls": "checking timed calls", "peaks": "measuring device peaks",
 }
 """What a worker request means to a person; a request not named here shows as its op."""
@@ -139,9 +145,10 @@ def speed_detail(timing: Timing | None) -> str:
     if timing is None:
         return "untimed"
     caveat = read_speedup(timing.candidate, timing.eager).caveat()  # the number stays first, for a reader and grep
+    on_host = timing.timer == "host"  # the CPU: one host time, no device time beside it
     text = (f"{timing.speedup_vs_eager:.2f}x vs eager{', ' + caveat if caveat else ''} ("
-            f"{timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} ms device")
-    if timing.candidate_host is not None and timing.eager_host is not None:
+            f"{timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} ms{'' if on_host else ' device'}")
+    if timing.candidate_host is not None and timing.eager_host is not None and not on_host:
         text += f"; host {timing.candidate_host.median_ms:.4g} / {timing.eager_host.median_ms:.4g} ms"
     if timing.lead_short_calls or timing.lead_short_calls_eager:
         text += f"; calls past the lead {timing.lead_short_calls} / {timing.lead_short_calls_eager}"
