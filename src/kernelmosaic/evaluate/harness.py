@@ -20,9 +20,11 @@ __all__ = ["alternatives_for", "EvalVerifier", "for_evaluation"]
 log = logging.getLogger(__name__)
 
 
-def alternatives_for(problem: Path) -> list[Alternative]:
-    """One alternative per derived shape set (input sizes moved to nearby odd sizes), written beside the problem."""
-    source = Path(problem).read_text(encoding="utf-8")
+def alternatives_for(problem: Path, judged: Path | None = None) -> list[Alternative]:
+    """One alternative per derived shape set (input sizes moved to nearby odd sizes), written beside the problem.
+    `judged`: the problem file the verifier runs (its small form on the CPU, `problem_shapes.problem_at_shapes`),
+    whose sizes the alternatives move; default `problem`."""
+    source = Path(judged or problem).read_text(encoding="utf-8")
     try:
         derived = derive_alternatives(source)
     except (SyntaxError, ValueError) as exc:
@@ -46,7 +48,10 @@ class EvalVerifier:
                **options: Any) -> Verdict:
         timed = self.inner.config.timing if timing is None else timing
         if timed and self.alternatives and "alternatives" not in options:
-            options["alternatives"] = alternatives_for(problem)
+            from kernelmosaic.verify.problem_shapes import problem_at_shapes
+
+            judged = problem_at_shapes(Path(problem), self.inner.config).path  # small on the CPU: alternatives too
+            options["alternatives"] = alternatives_for(problem, judged)
         return self.inner.verify(problem, candidate, timing=timing, sanitize=sanitize, **options)
 
     def __getattr__(self, name: str) -> Any:  # compile, profile, device_peaks, config, close
