@@ -1,5 +1,5 @@
-"""At 80 columns the `runs` tables fold long names onto more lines and keep task ids whole; no cell is cut with an
-ellipsis."""
+"""At 80 columns the `runs` tables keep ids, names, times and statuses whole (a word split reads as two), leave the
+model and task source of `runs list` to `runs show` and to wide terminals, and cut no cell with an ellipsis."""
 
 from __future__ import annotations
 
@@ -42,7 +42,10 @@ def test_runs_list_and_show_fold_at_80_columns(tmp_path) -> None:
     listed = CliRunner().invoke(app, ["list", "--db", url], env={"COLUMNS": "80"})
     assert listed.exit_code == 0, listed.output
     _fits(listed.stdout)
-    assert _column(listed.stdout, "model", "tasks") == MODEL, "folded, every character kept"
+    assert _column(listed.stdout, "name", "created") == "first-hour-run-on-a-narrow-terminal", "folded, whole"
+    assert "running" in listed.stdout.split() and "100%" in listed.stdout.split(), listed.stdout
+    wide = CliRunner().invoke(app, ["list", "--db", url], env={"COLUMNS": "160"})
+    assert _column(wide.stdout, "model", "tasks") == MODEL, "whole on a wide terminal"
     shown = CliRunner().invoke(app, ["show", str(run_id), "--db", url], env={"COLUMNS": "80"})
     assert shown.exit_code == 0, shown.output
     _fits(shown.stdout)

@@ -48,18 +48,23 @@ def list_command(db: str | None = DbOption, as_json: bool = JsonOption) -> None:
     if as_json:
         typer.echo(json.dumps([s.model_dump(mode="json") for s in summaries], indent=1))
         return
+    console = Console()
+    wide = console.width >= 110  # narrower: the model and task source are left to `runs show` (a path folded into
+    # a column of a few letters reads as nothing), and nothing else is split inside a word
     table = Table(title=f"runs in {store.url}", box=box.SIMPLE_HEAD, collapse_padding=True)
-    for column in ("id", "name", "created", "model", "tasks", "status", "epi-\nsodes", "done", "solved", "pass\nrate"):
+    columns = ("id", "name", "created", "model", "tasks", "status", "epi-\nsodes", "done", "solved", "pass\nrate")
+    shown = [c for c in columns if wide or c not in ("model", "tasks", "done")]
+    for column in shown:
         numeric = column in ("id", "epi-\nsodes", "done", "solved", "pass\nrate")
-        # numbers keep their width; long names and paths fold onto more lines, never cut (80 columns)
-        table.add_column(column, justify="right" if numeric else "left", no_wrap=numeric, overflow="fold")
+        table.add_column(column, justify="right" if numeric else "left", no_wrap=column not in ("name", "model", "tasks"),
+                         overflow="fold")
     for s in summaries:
         run = s.run
-        table.add_row(
-            str(run.id), run.name, run.created.strftime("%Y-%m-%d %H:%M"), run.model, run.task_source, run.status,
-            str(s.episodes), str(s.done), str(s.solved), f"{s.pass_rate:.0%}",
-        )  # fmt: skip
-    Console().print(table)
+        cells = dict(zip(columns, (
+            str(run.id), run.name, run.created.strftime("%Y-%m-%d %H:%M" if wide else "%m-%d %H:%M"), run.model,
+            run.task_source, run.status, str(s.episodes), str(s.done), str(s.solved), f"{s.pass_rate:.0%}")))
+        table.add_row(*(cells[c] for c in shown))
+    console.print(table)
 
 
 def _elapsed(s: RunSummary) -> float:
