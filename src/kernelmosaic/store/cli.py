@@ -62,7 +62,7 @@ def list_command(db: str | None = DbOption, as_json: bool = JsonOption) -> None:
         run = s.run
         cells = dict(zip(columns, (
             str(run.id), run.name, run.created.strftime("%Y-%m-%d %H:%M" if wide else "%m-%d %H:%M"), run.model,
-            run.task_source, run.status, str(s.episodes), str(s.done), str(s.solved), f"{s.pass_rate:.0%}")))
+            run.task_source, run.status, str(s.episodes), str(s.done), str(s.solved), f"{s.pass_rate:.0%}"), strict=True))
         table.add_row(*(cells[c] for c in shown))
     console.print(table)
 
