@@ -72,7 +72,14 @@ def _sft_args(config: TrainConfig, bf16: bool) -> Any:
         gradient_checkpointing_kwargs={"use_reentrant": False}, logging_steps=config.logging_steps,
         save_steps=config.save_steps, save_total_limit=config.save_total_limit, seed=config.seed,
         report_to=config.report_to or "none", disable_tqdm=config.progress, include_num_input_tokens_seen="non_padding",
+        dataloader_pin_memory=_cuda(),  # pinned host memory only helps a copy to a GPU (a warning on the CPU)
     )
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _lora(config: TrainConfig) -> Any:
