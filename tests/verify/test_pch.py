@@ -56,13 +56,17 @@ def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flag
     assert verdict.accepted, verdict.message
     assert "-include" in verdict.compile.log and "km_torch_extension.h" in verdict.compile.log
 
-    [build_dir] = [d.name for d in config.cache_dir.iterdir() if d.name.startswith("km_pch_twice_1")]
+    [built_dir] = [d for d in config.cache_dir.iterdir() if d.name.startswith("km_pch_twice_1")]
+    other = config.cache_dir / "km_pch_other_flags"  # a flag set with no header yet: this one must be compiled
+    other.mkdir()
+    ninja = (built_dir / "build.ninja").read_text()
+    (other / "build.ninja").write_text(ninja.replace("\ncflags = ", "\ncflags = -O1 ", 1))
     started = time.perf_counter()
-    precompile_header("a" * 24, build_dir, config.model_copy(update={"device": "cuda"}))
+    precompile_header("a" * 24, other.name, config.model_copy(update={"device": "cuda"}))
     assert time.perf_counter() - started < 0.5  # the compiler alone takes longer than this
     index = store / "index" / ("a" * 24)
     assert not index.exists()
-    for _ in range(600):
+    for _ in range(1200):
         if index.exists():
             break
         time.sleep(0.1)
