@@ -3,7 +3,7 @@
 Usage: python scripts/bench_builds.py [--pairs 2] [--out bench_builds.json]
 
 Every build is a distinct source in a fresh build directory (no build cache), run one after another in this
-process. `pch` builds use `kmworker.pch` exactly as the verifier's workers do: the header is precompiled once, from
+process. `pch` builds use the header exactly as the verifier does: precompiled once by `verify/pch_store.py`, from
 the flags of the first plain build, and its cost is reported apart. Writes one JSON object and prints a table.
 """
 
@@ -19,9 +19,10 @@ import time
 from datetime import date
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src" / "kernelmosaic" / "verify" / "sandbox"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from kmworker import pch  # noqa: E402 - the worker package is put on the path above
+from kernelmosaic.verify.pch_store import precompile  # noqa: E402 - the source tree is put on the path above
+from kernelmosaic.verify.sandbox.kmworker import pch  # noqa: E402
 
 SOURCE = """
 torch::Tensor scale_{k}(torch::Tensor a) {{
@@ -61,7 +62,7 @@ def main() -> None:
         root = Path(tmp)
         first = build(root, 1, ["-O2"])
         t0 = time.perf_counter()
-        header = pch.ensure(root / "pch", root / "km_bench_build_1" / "build.ninja")
+        header = precompile(root / "pch", "0" * 24, root / "km_bench_build_1" / "build.ninja")
         pch_seconds = time.perf_counter() - t0
         plain, with_pch = [], []
         for i in range(args.pairs):  # alternate, so load on the shared machine falls on both
