@@ -185,3 +185,12 @@ def test_the_former_train_table_and_set_keys_are_named_with_their_new_form(tmp_p
     assert result.exit_code == 2 and "old.toml: the [train] table is now [sft.train]" in result.output
     result = CliRunner().invoke(app, ["sft", "train", str(path), "--set", "max_steps=3"])
     assert result.exit_code == 2 and "--set sft.train.max_steps=3" in result.output
+
+
+def test_a_bare_set_key_the_section_lacks_names_the_nearest_and_never_suggests_a_key_that_is_not_there(tmp_path):
+    """`sft export --set max_steps=5` suggested `--set sft.export.max_steps=5`, a key export does not have."""
+    result = CliRunner().invoke(app, ["sft", "export", "--out", str(tmp_path / "o"), "--set", "max_steps=5"])
+    assert result.exit_code == 2 and "[sft.export] has no key `max_steps`" in result.output
+    assert "sft.export.max_steps" not in result.output
+    result = CliRunner().invoke(app, ["sft", "export", "--out", str(tmp_path / "o"), "--set", "variant=full"])
+    assert result.exit_code == 2 and "did you mean `sft.export.variants`" in result.output

@@ -3,6 +3,7 @@ base model for showing the loop without real weights."""
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,21 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _unknown_key(key: str, model: type[BaseModel], section: str) -> ConfigError:
+    """A bare `--set KEY=...` whose key this command's section does not have: the nearest one and the rest."""
+    near = difflib.get_close_matches(key, list(model.model_fields), n=1, cutoff=0.6)
+    hint = f" (did you mean `{section}.{near[0]}`?)" if near else ""
+    return ConfigError(f"--set: [{section}] has no key `{key}`{hint}; known keys: {', '.join(sorted(model.model_fields))}")
+
+
 def _settings(model: type[BaseModel], section: str, path: Path | None, sets: list[str], flags: dict) -> Any:
     """`[section]` of the config file (./kernelmosaic.toml when present), then `--set section.KEY=VALUE`, then flags."""
     for item in sets:  # a bare key is this section's; a dotted one is checked by read_config against the schema
-        if "." not in item.partition("=")[0]:
-            raise ConfigError(f"--set {item!r}: this command reads [{section}]; name it, e.g. --set {section}.{item}")
+        key = item.partition("=")[0]
+        if "." not in key:
+            if key in model.model_fields:
+                raise ConfigError(f"--set {item!r}: this command reads [{section}]; name it: --set {section}.{item}")
+            raise _unknown_key(key, model, section)
     return build(model, read_config(path, sets, reads=(section,)), section, flags=flags)
 
 
