@@ -1,6 +1,6 @@
 """The Verdict: the one typed judgement the verifier returns for a (problem, candidate) pair.
 
-Its JSON form is the contract `kernelmosaic.verdict/1` described in DESIGN.md; every other stage
+Its JSON form is the contract `kernelmosaic.verdict/1` described in docs/architecture.md; every other stage
 (agent, store, sft, evaluate) reads this type and nothing else.
 """
 
