@@ -180,7 +180,8 @@ class BuildRecorder:
                         raise
                 record["ok"] = True
                 INTERCEPT.ops |= op_names() - ops_before  # operators the extension registered as it loaded
-                INTERCEPT.wrap_extension(module)
+                if isinstance(module, types.ModuleType):  # `is_python_module=False` returns the library's path: its
+                    INTERCEPT.wrap_extension(module)  # kernels are the operators just recorded, called via torch.ops
                 return module
             finally:
                 sys.stdout.flush()
