@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.verify.kit import PROBLEM_ADD_RELU, candidate, write  # noqa: E402
+from tests.verify.test_stopping_cpu import _cli, _workers  # noqa: E402 - one copy of the stopping test's helpers
+from tests.verify.test_stopping_cpu import _pairs as stop_kit_pairs  # noqa: E402
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -37,31 +39,8 @@ def _env(tmp: Path) -> dict[str, str]:
             "XDG_RUNTIME_DIR": str(runtime), "COLUMNS": "200", "PYTHONPATH": str(ROOT / "src")}
 
 
-def _workers(tmp: Path) -> list[int]:
-    mark = f"TMPDIR={tmp / 'tmp'}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if b"kmworker" in Path(f"/proc/{entry}/cmdline").read_bytes() and \
-                        mark in Path(f"/proc/{entry}/environ").read_bytes():
-                    found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 def _pairs(tmp: Path, n: int) -> Path:
-    for k in range(n):  # distinct sources: each its own build, so each judgement lasts long enough to interrupt
-        folder = tmp / "pairs" / f"p{k}"
-        folder.mkdir(parents=True)
-        write(folder, "problem.py", PROBLEM_ADD_RELU)
-        write(folder, "candidate.py", candidate(f"return ext.add_relu(a, b)  # variant {k} {time.time_ns()}"))
-    return tmp / "pairs"
-
-
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kernelmosaic.cli", *args]
+    return stop_kit_pairs(tmp, n, salt=f" {time.time_ns()}")
 
 
 def _command(name: str, tmp: Path) -> tuple[list[str], int]:

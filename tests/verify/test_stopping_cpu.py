@@ -76,12 +76,14 @@ def _nothing_left(tmp_path: Path) -> None:
     assert not list((tmp_path / "tmp").glob("km-*")), list((tmp_path / "tmp").iterdir())
 
 
-def _pairs(tmp_path: Path, n: int) -> Path:
+def _pairs(tmp_path: Path, n: int, salt: str = "") -> Path:
+    """`n` problem/candidate folders; `salt` in the sources keeps them out of an existing build cache
+    (scripts/bench_stop.py shares these helpers)."""
     for k in range(n):  # distinct sources: each its own build, so each judgement is long enough to interrupt
         folder = tmp_path / "pairs" / f"p{k}"
         folder.mkdir(parents=True)
         write(folder, "problem.py", PROBLEM_ADD_RELU)
-        write(folder, "candidate.py", candidate(f"return ext.add_relu(a, b)  # variant {k}"))
+        write(folder, "candidate.py", candidate(f"return ext.add_relu(a, b)  # variant {k}{salt}"))
     return tmp_path / "pairs"
 
 
