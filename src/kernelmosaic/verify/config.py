@@ -93,6 +93,11 @@ class VerifyConfig(BaseModel):
     """Build a candidate's CUDA unit with nvcc's host and device front ends side by side (the same commands nvcc
     runs, `kmworker/nvcc_split.py`): the unit's wall time falls from their sum to the longer of them. Off: nvcc as
     is. Either way the build directory is the same, so switching does not rebuild the cache."""
+    lean_cuda_units: bool = True
+    """Compile a candidate's CUDA unit against the torch declarations it names (`kmworker/lean_unit.py`: ATen's
+    tensor, the dispatch macros, the ATen operators it calls) instead of all of torch, which its front ends otherwise
+    parse three times; when that does not compile, the unit as written is built and only its output is reported.
+    Same build directory either way. Off: every unit as written."""
     timing_lead_us: float = Field(50.0, ge=0.0)
     """CUDA: before each timed call a spin kernel keeps the device busy for at least this long (µs), and for twice
     the host's measured enqueue time, so the window holds device time and not the host's launch latency, which

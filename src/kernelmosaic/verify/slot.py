@@ -17,7 +17,7 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.requests import InputError
-from kernelmosaic.verify.sandbox.kmworker import nvcc_split
+from kernelmosaic.verify.sandbox.kmworker import lean_unit, nvcc_split
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 from kernelmosaic.verify.verdict import Status
 
@@ -39,7 +39,8 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     # (an L3 model) built alone compiles them one after another, once per problem (the baseline is cached on disk).
     # The user's own setting wins.
     env = {"TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"),
-           nvcc_split.SWITCH: "1" if config.split_nvcc else "0"}
+           nvcc_split.SWITCH: "1" if config.split_nvcc else "0",
+           lean_unit.SWITCH: "1" if config.lean_cuda_units else "0"}
     if role == "compile":
         env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
         if config.device == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:

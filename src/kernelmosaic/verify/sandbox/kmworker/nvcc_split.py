@@ -32,6 +32,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+if __package__:  # imported (the worker, tests)
+    from . import lean_unit
+else:  # run by torch's ninja as `python -I nvcc_split.py` (isolated: its own folder is not on the path)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import lean_unit
+
 __all__ = ["main", "plan", "Step"]
 
 REAL_NVCC = "KM_REAL_NVCC"
@@ -39,6 +45,7 @@ REAL_NVCC = "KM_REAL_NVCC"
 SWITCH = "KM_NVCC_SPLIT"
 """`0`: run the real nvcc unchanged."""
 
+_HEADER = "source file name , phase name , phase input files , phase output file , arch , tool, metric , unit\n"
 _ENV_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _QUOTED_OUT = re.compile(r'\s-o\s+"([^"]+)"')
 _NOT_SPLIT = {"-E", "-M", "-MM", "--preprocess", "--generate-dependencies", "-dryrun", "--dryrun", "-run", "--run",
@@ -76,13 +83,51 @@ class Plan:
 def main(argv: list[str]) -> int:
     real = os.environ.get(REAL_NVCC) or "nvcc"
     args, table = _without_time(argv)
+    lean = lean_unit.lean_args(args) if os.environ.get(lean_unit.SWITCH, "1") != "0" else None
+    if lean is not None:  # the unit against the torch declarations it names; as written when that does not compile
+        code, out, err = _compile(real, lean, table, label="lean ")
+        if code == 0:
+            sys.stdout.buffer.write(out)
+            sys.stderr.buffer.write(err)
+            return 0
+        _keep_log(lean_unit.log_path(lean), out + err)
     if os.environ.get(SWITCH, "1") == "0" or not _plain_compile(args):
         os.execvp(real, [real, *argv])
     with tempfile.TemporaryDirectory(prefix="km-nvcc-") as keep:
         found = plan(real, args, Path(keep))
         if found is None:
             os.execvp(real, [real, *argv])
-        return _run(found, table)
+        code, out, err = _run(found, table)
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
+    return code
+
+
+def _keep_log(path: Path | None, text: bytes) -> None:
+    """Why the lean unit did not compile, kept beside it (the build reports the unit as written)."""
+    if path is not None:
+        try:
+            path.write_bytes(text[-20_000:])
+        except OSError:
+            pass
+
+
+def _compile(real: str, args: list[str], table: str | None, label: str) -> tuple[int, bytes, bytes]:
+    """Exit status, stdout and stderr of compiling `args` (split where it can be, else the real nvcc), its phases
+    appended to `table` named with `label` first."""
+    with tempfile.TemporaryDirectory(prefix="km-nvcc-") as keep:
+        own, inter = Path(keep) / "time.csv", Path(keep) / "i"
+        inter.mkdir()
+        found = plan(real, args, inter) if os.environ.get(SWITCH, "1") != "0" and _plain_compile(args) \
+            else None
+        if found is not None:
+            result = _run(found, str(own))
+        else:
+            done = subprocess.run([real, *args, "-time", str(own)], capture_output=True)
+            result = (done.returncode, done.stdout, done.stderr)
+        if table and own.is_file():
+            _append_rows(Path(table), own, label)
+    return result
 
 
 def _without_time(argv: list[str]) -> tuple[list[str], str | None]:
@@ -228,7 +273,8 @@ class _Chains:
                 return
 
 
-def _run(p: Plan, table: str | None) -> int:
+def _run(p: Plan, table: str | None) -> tuple[int, bytes, bytes]:
+    """Exit status, stdout and stderr as nvcc would have them (each command's output in nvcc's order)."""
     p.module_id[0].write_text(p.module_id[1])
     chains = _Chains()
     device = threading.Thread(target=chains.run, args=(p.env, p.device), daemon=True)
@@ -238,19 +284,30 @@ def _run(p: Plan, table: str | None) -> int:
     if chains.failed_at is None:
         chains.run(p.env, [p.final])
     ran = [s for s in p.steps if s.returncode is not None and (chains.failed_at is None or s.order <= chains.failed_at)]
-    for step in ran:
-        sys.stdout.buffer.write(step.output[0])
-        sys.stderr.buffer.write(step.output[1])
-    sys.stdout.flush()
+    out = b"".join(step.output[0] for step in ran)
+    err = b"".join(step.output[1] for step in ran)
     if table:
         _append_times(Path(table), p.source, ran)
     last = ran[-1] if ran else None
     if last is None or last.returncode == 0:
-        return 0 if last is not None else 1
+        return (0 if last is not None else 1), out, err
     if last.returncode < 0:
-        sys.stderr.write(f"nvcc error   : '{_tool(last.command)}' died due to signal {-last.returncode}\n")
-    sys.stderr.flush()
-    return last.returncode if last.returncode > 0 else 2
+        err += f"nvcc error   : '{_tool(last.command)}' died due to signal {-last.returncode}\n".encode()
+    return (last.returncode if last.returncode > 0 else 2), out, err
+
+
+def _append_rows(table: Path, rows: Path, label: str) -> None:
+    """`rows`' timing rows (nvcc's `-time` format) appended to `table`, each phase name prefixed with `label`."""
+    lines = rows.read_text(errors="replace").splitlines()[1:]
+    new = not table.exists()
+    with open(table, "a") as f:
+        if new:
+            f.write(_HEADER)
+        for line in lines:
+            cells = line.split(",")
+            if len(cells) >= 8:
+                cells[1] = f" {label}{cells[1].strip()} "
+                f.write(",".join(cells) + "\n")
 
 
 def _append_times(table: Path, source: str, ran: list[Step]) -> None:
@@ -258,8 +315,7 @@ def _append_times(table: Path, source: str, ran: list[Step]) -> None:
     new = not table.exists()
     with open(table, "a") as f:
         if new:
-            f.write("source file name , phase name , phase input files , phase output file , arch , tool, metric , "
-                    "unit\n")
+            f.write(_HEADER)
         for s in ran:
             f.write(f"{source} , {s.phase} ,  , {_output(s.command) or ''} ,  , nvcc , {s.seconds * 1e3:.4f} , ms\n")
 

@@ -1,0 +1,147 @@
+"""A candidate's CUDA unit compiled against the torch declarations it names, not all of torch. Standard library only.
+
+`load_inline` puts `#include <torch/types.h>` at the top of every CUDA unit and most model-written kernels add
+`<torch/extension.h>`: each of nvcc's front ends (the host preprocessor and compiler, cudafe++, cicc) then parses
+~400k lines of torch, pybind11 and Python headers (13-14 s each on the H200 host, ~60 s for the unit on 2 cores),
+while the unit itself uses a tensor type, a few factory functions, `TORCH_CHECK` and a dispatch macro.
+
+`rewrite` returns the unit with those umbrella headers replaced by a lean prelude: ATen's `Tensor` (its methods, the
+accessors, `TensorOptions`, the scalar types), the `AT_DISPATCH_*` macros, c10's checks, the per-operator header of
+every ATen operator whose name appears in the source, and the `torch::` names for them (`using namespace at`, the
+dtype aliases), which is what `torch/types.h` adds on top of ATen. A `#line` directive keeps every line number and
+file name of the source as written. `nvcc_split` compiles the lean unit first; when it does not compile, the unit as
+written is compiled and only its output is reported, so a build never fails, and never prints a diagnostic, because
+of the prelude. A lean prelude declares a subset of what the umbrella headers declare; the differences it can make
+to an object that compiles are documented in docs/threat-model.md (builds).
+
+Units the prelude cannot serve are left as written (`rewrite` returns None): no umbrella include, pybind11 or
+`TORCH_LIBRARY` registrations, torch's C++ frontend namespaces (`torch::nn`, `torch::autograd`, ...), and any mention
+of `requires_grad` (torch's own factory functions honour it; ATen's, which the prelude's `torch::` names resolve to,
+produce the same tensors otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+__all__ = ["SWITCH", "SUFFIX", "rewrite", "lean_args", "log_path"]
+
+SWITCH = "KM_NVCC_LEAN"
+"""`0`: compile every unit as written."""
+SUFFIX = ".km-lean.cu"
+"""The lean unit is written beside the source as `<stem>.km-lean.cu`."""
+
+UMBRELLAS = frozenset({"torch/types.h", "torch/extension.h", "torch/torch.h", "torch/all.h", "ATen/ATen.h"})
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"][^\n]*$', re.M)
+_FULL_ONLY = re.compile(r"PYBIND11_|pybind11|TORCH_LIBRARY|requires_grad|"
+                        r"\btorch::(?:nn|optim|autograd|jit|data|serialize|python|cuda|fft|linalg|special|nested|"
+                        r"sparse|indexing)\b")
+_WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_PRELUDE_HEAD = """#include <ATen/core/Tensor.h>
+#include <ATen/Dispatch.h>
+#include <c10/util/Exception.h>
+#include <c10/core/ScalarType.h>
+#include <optional>
+"""
+_TORCH_NAMES = """namespace torch {
+using namespace at;
+using std::nullopt;
+using std::optional;
+using Dtype = at::ScalarType;
+inline constexpr auto kUInt8 = at::kByte, kInt8 = at::kChar, kInt16 = at::kShort, kInt32 = at::kInt, kInt64 = at::kLong;
+inline constexpr auto kUInt16 = at::kUInt16, kUInt32 = at::kUInt32, kUInt64 = at::kUInt64;
+inline constexpr auto kFloat16 = at::kHalf, kFloat32 = at::kFloat, kFloat64 = at::kDouble;
+inline constexpr auto kU8 = kUInt8, kU16 = kUInt16, kU32 = kUInt32, kU64 = kUInt64;
+inline constexpr auto kI8 = kInt8, kI16 = kInt16, kI32 = kInt32, kI64 = kInt64;
+inline constexpr auto kF16 = kFloat16, kF32 = kFloat32, kF64 = kFloat64;
+}  // namespace torch
+"""
+
+
+def rewrite(source: str, ops: frozenset[str] | set[str], name: str) -> str | None:
+    """`source` (the unit as written, file `name`) with its umbrella torch includes replaced by the lean prelude;
+    `ops` are the ATen operators that have their own header (`ATen/ops/<op>.h`). None where the prelude cannot
+    serve the unit."""
+    if _FULL_ONLY.search(source):
+        return None
+    found = False
+
+    def blank(m: re.Match) -> str:
+        nonlocal found
+        if m.group(1) not in UMBRELLAS:
+            return m.group(0)
+        found = True
+        return ""  # the line stays, empty: the numbering of the rest is unchanged
+
+    body = _INCLUDE.sub(blank, source)
+    if not found:
+        return None
+    used = sorted(w for w in set(_WORD.findall(source)) if w in ops)
+    prelude = _PRELUDE_HEAD + "".join(f"#include <ATen/ops/{op}.h>\n" for op in used) + _TORCH_NAMES
+    return f'{prelude}#line 1 "{_escaped(name)}"\n{body}'
+
+
+def lean_args(args: list[str]) -> list[str] | None:
+    """nvcc's arguments with the unit's source replaced by its lean form (written beside it), or None when there is
+    none: not one `.cu` source, no torch include folder among `-I`/`-isystem`, or a unit `rewrite` leaves alone."""
+    sources = [i for i, a in enumerate(args) if a.endswith(".cu") and not a.startswith("-")]
+    if len(sources) != 1:
+        return None
+    where = Path(args[sources[0]])
+    ops = _ops(args)
+    if ops is None:
+        return None
+    try:
+        text = where.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    lean = rewrite(text, ops, str(where))
+    if lean is None:
+        return None
+    target = where.with_name(where.name[: -len(".cu")] + SUFFIX)
+    try:
+        tmp = target.with_name(f".{target.name}.{os.getpid()}")
+        tmp.write_text(lean)
+        os.replace(tmp, target)
+    except OSError:
+        return None
+    out = list(args)
+    out[sources[0]] = str(target)
+    return out
+
+
+def log_path(args: list[str]) -> Path | None:
+    """Where the lean unit named in `args` keeps the output of a compile that failed (`<stem>.km-lean.log`)."""
+    for a in args:
+        if a.endswith(SUFFIX) and not a.startswith("-"):
+            return Path(a[: -len(".cu")] + ".log")
+    return None
+
+
+def _ops(args: list[str]) -> frozenset[str] | None:
+    """The operators with a header in the torch include folder named by the arguments."""
+    for folder in _include_dirs(args):
+        ops = Path(folder) / "ATen" / "ops"
+        if (Path(folder) / "ATen" / "core" / "Tensor.h").is_file() and ops.is_dir():
+            try:
+                return frozenset(f[:-2] for f in os.listdir(ops) if f.endswith(".h"))
+            except OSError:
+                return None
+    return None
+
+
+def _include_dirs(args: list[str]) -> list[str]:
+    out: list[str] = []
+    for i, a in enumerate(args):
+        for flag in ("-isystem", "-I", "--include-path"):
+            if a == flag and i + 1 < len(args):
+                out.append(args[i + 1])
+            elif a.startswith(flag) and len(a) > len(flag):
+                out.append(a[len(flag):].lstrip("="))
+    return out
+
+
+def _escaped(name: str) -> str:
+    return name.replace("\\", "\\\\").replace('"', '\\"')
