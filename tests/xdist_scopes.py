@@ -27,6 +27,7 @@ LONG_FIRST = (
     "tests/verify_static/test_legit_fixtures_run.py",
     "tests/verify/test_call_checks_cpu.py",
     "tests/verify/test_throughput_cpu.py",
+    "tests/verify/test_lean_unit.py",
     "tests/verify/test_verify_cpu.py",
     "tests/sft",
     "tests/verify/test_numerics_budget.py",

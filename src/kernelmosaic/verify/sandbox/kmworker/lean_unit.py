@@ -35,7 +35,7 @@ SUFFIX = ".km-lean.cu"
 
 UMBRELLAS = frozenset({"torch/types.h", "torch/extension.h", "torch/torch.h", "torch/all.h", "ATen/ATen.h"})
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"][^\n]*$', re.M)
-_FULL_ONLY = re.compile(r"PYBIND11_|pybind11|TORCH_LIBRARY|requires_grad|"
+_FULL_ONLY = re.compile(r"PYBIND11_|pybind11|torch/python\.h|TORCH_LIBRARY|requires_grad|"
                         r"\btorch::(?:nn|optim|autograd|jit|data|serialize|python|cuda|fft|linalg|special|nested|"
                         r"sparse|indexing)\b")
 _WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")

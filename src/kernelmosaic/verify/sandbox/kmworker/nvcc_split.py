@@ -16,6 +16,10 @@ that nvcc would not have reached is stopped and its output dropped), and that co
 a signal is reported as nvcc reports it. Anything but a plain single-file compile, or a dry run whose commands are
 not of the expected shape, runs the real nvcc unchanged. `KM_NVCC_SPLIT=0` does too (the verify setting
 `split_nvcc`). `-time FILE` is kept: the phases are appended to FILE in nvcc's own format.
+
+Before any of that, a unit that includes torch's umbrella headers is first compiled in its lean form
+(`lean_unit.py`: the torch declarations it names; its phases are named `lean <phase>` in FILE): when that compiles,
+its object and output are the build's; otherwise the unit as written is compiled as above and reported alone.
 """
 
 from __future__ import annotations
