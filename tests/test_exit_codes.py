@@ -10,7 +10,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from kernelmosaic.cli import app
+from kernelmosaic.cli import _COMMANDS, app, stage_command
 from kernelmosaic.contracts.messages import Message
 from kernelmosaic.models.base import Timeout
 from kernelmosaic.models.scripted import register_script
@@ -121,3 +121,35 @@ def test_a_generate_that_cannot_start_leaves_no_store(tmp_path, monkeypatch):
     (tmp_path / "kernelmosaic.db").write_bytes(b"")  # a store that was there before is never removed
     assert _run(tmp_path, monkeypatch, "generate", "--device", "cpu", "--model", "scripted:x").exit_code == 2
     assert (tmp_path / "kernelmosaic.db").exists()
+
+
+def _takes_device() -> list[list[str]]:
+    """Every command and sub-command with a --device option, with a placeholder for each argument it requires."""
+    found = []
+
+    def walk(path: list[str], command) -> None:
+        if any("--device" in getattr(p, "opts", ()) for p in command.params):
+            found.append([*path, *("x" for p in command.params if p.param_type_name == "argument" and p.required)])
+        for name, sub in getattr(command, "commands", {}).items():
+            walk([*path, name], sub)
+
+    for name in _COMMANDS:
+        walk([name], stage_command(name))
+    return found
+
+
+DEVICE_COMMANDS = _takes_device()
+
+
+def test_every_command_with_a_device_option_is_checked():
+    assert {" ".join(a for a in c if a != "x") for c in DEVICE_COMMANDS} == {
+        "verify", "verify-batch", "verify-serve", "generate", "evaluate", "loop", "tasks audit"}
+
+
+@pytest.mark.parametrize("args", DEVICE_COMMANDS, ids=[" ".join(a) for a in DEVICE_COMMANDS])
+def test_a_device_no_command_takes_is_exit_2_in_one_wording(args, tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, *args, "--device", "tpu")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "Invalid value for '--device': 'tpu' is not one of 'cuda', 'cpu'" in res.stderr or (
+        "Invalid value for '--device': 'tpu' is not one of 'auto', 'cpu', 'cuda'" in res.stderr), res.stderr
+    assert "Value error" not in res.stderr

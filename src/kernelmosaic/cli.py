@@ -9,16 +9,19 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 import typer
 from rich.markup import escape
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from kernelmosaic import __version__
 from kernelmosaic.paths import PRIVATE_UMASK
 
-__all__ = ["app", "stage_command"]
+__all__ = ["app", "plain_usage_errors", "stage_command"]
 
 # name -> (module, attribute, kind, one-line help). kind: "command" (a function) or "group" (a typer.Typer).
 _COMMANDS: dict[str, tuple[str, str, str, str]] = {
@@ -60,6 +63,21 @@ class _LazyStages(TyperGroup):
         with formatter.section("Commands"):
             formatter.write_dl([(name, row[3]) for name, row in _COMMANDS.items()])
 
+    def invoke(self, ctx: click.Context) -> object:
+        with plain_usage_errors():  # a sub-command's options are parsed in here
+            return super().invoke(ctx)
+
+
+@contextmanager
+def plain_usage_errors() -> Iterator[None]:
+    """An option value typer refuses reads `Invalid value for '--device': 'tpu' is not one of 'cuda', 'cpu'.`:
+    typer checks choices inside pydantic, whose message would start `Value error, `."""
+    try:
+        yield
+    except typer.BadParameter as exc:
+        exc.message = exc.message.removeprefix("Value error, ")
+        raise
+
 
 def stage_command(name: str) -> click.Command:
     """The command (or group) `name` of `_COMMANDS`, built from its stage module; the verifier service builds
@@ -75,6 +93,7 @@ def stage_command(name: str) -> click.Command:
         command = typer.main.get_command(holder)
     command.name = name
     _escape_help(command)
+    _plain_types(command)
     return command
 
 
@@ -90,6 +109,20 @@ def _escape_help(command: click.Command) -> None:
             param.help = escape(param.help)  # type: ignore[attr-defined]
     for sub in getattr(command, "commands", {}).values():
         _escape_help(sub)
+
+
+def _plain_types(command: click.Command) -> None:
+    """typer's help shows a type beside every option: `<bool>` beside a flag, `<list[str]>` beside a repeatable option,
+    `<int range>` before the bounds. Here a flag shows none (its name says it: --timing/--no-timing), a repeatable
+    option the type of one value, a bounded number its type; every option of the command and its sub-commands."""
+    if getattr(command, "rich_markup_mode", None) is None:
+        return  # plain click help shows no type beside a flag
+    for param in command.get_params(command.context_class(command)):  # --help too: get_params builds it, and keeps it
+        if isinstance(param, TyperOption) and param.metavar is None:
+            shown = "" if param.is_flag else re.sub(r"^<list\[(.*)\]>$", r"<\1>", param.display_type(None))
+            param.metavar = shown.replace(" range>", ">").replace("<Path>", "<path>")
+    for sub in getattr(command, "commands", {}).values():
+        _plain_types(sub)
 
 
 app = typer.Typer(

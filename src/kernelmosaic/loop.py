@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.console import Console
@@ -33,7 +34,8 @@ def loop_command(
     tasks: str = typer.Option("builtin", "--tasks", help="Task source (builtin, a folder, kernelbench:PATH, ...)."),
     model: str = typer.Option("replay:bundled", "--model", help="Model spec (default: the bundled hand-written "
                               "demonstrations, replayed and verified again)."),
-    device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: the replay's, else CUDA when present)."),
+    device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: the replay's, "
+                                                         "else CUDA when present)."),
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store (default ./kernelmosaic.db)."),
     base: Path | None = typer.Option(None, "--base", help="Base model folder to fine-tune (Hugging Face format; default: "
                                      "a tiny random-weight model built here, which shows the step and learns nothing)."),

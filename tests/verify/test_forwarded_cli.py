@@ -91,3 +91,10 @@ def test_what_is_not_handed_over(tmp_path, monkeypatch):
     for argv in (["verify", "p.py", "c.py", "--json", "--set", "verify.cache_dir=x"], ["verify", "p.py", "c.py"],
                  ["verify", "p.py", "c.py", "--json", "--alt", "a.py"], ["tasks", "list"]):
         assert run_verify(argv, tmp_path, tmp_path / "no-service")["ok"] is False, argv
+
+
+def test_a_refused_option_value_reads_as_the_full_cli_words_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELMOSAIC_CACHE", str(tmp_path / "cache"))
+    reply = run_verify(["verify", "p.py", "c.py", "--json", "--device", "tpu"], tmp_path, tmp_path / "cache")
+    assert reply["ok"] and reply["code"] == 2 and reply["stdout"] == ""
+    assert "Invalid value for '--device': 'tpu' is not one of 'cuda', 'cpu'." in reply["stderr"], reply["stderr"]

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sys
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.console import Console
@@ -97,8 +98,8 @@ def generate_command(
                                      "scripted:NAME (default: replay:bundled, hand-written demonstrations)."),
     max_turns: int | None = typer.Option(None, "--max-turns", min=1, help=f"Model queries per episode (default {Budgets().max_turns})."),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Episodes running at once (default 4)."),
-    device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: a replay's recorded device, else cuda "
-                                      "when available)."),
+    device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: a replay's "
+                                                         "recorded device, else cuda when available)."),
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
     limit: int | None = typer.Option(None, "--limit", help="At most this many tasks (default 0: all)."),
     task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
@@ -132,8 +133,6 @@ def generate_command(
 
     if run_id is not None and not resume:
         raise _fail(f"a run id ({run_id}) is only accepted with --resume")
-    if device not in (None, "cuda", "cpu"):
-        raise _fail(f"--device must be cuda or cpu, not {device!r}")
     console = Console()
     notes: list[str] = []
     created = _new_sqlite_file(db)  # removed again if this command fails before its run exists

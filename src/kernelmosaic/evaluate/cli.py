@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from pydantic import ValidationError
@@ -109,7 +110,8 @@ def evaluate_command(
     samples: int = typer.Option(1, "--samples", min=1, help="Episodes per task (pass@k)."),
     max_turns: int = typer.Option(30, "--max-turns", min=1, help="Agent mode: model queries per episode."),
     policy: str = typer.Option("kernelbench", "--policy", help="kernelbench or strict (docs/threat-model.md)."),
-    device: str | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when available)."),
+    device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when "
+                                                         "available)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Generations: judge each candidate under this many seeds."),
     alternatives: bool = typer.Option(True, "--alternatives/--no-alternatives", help="Also judge timed verdicts on "
                                       "a derived alternative shape set."),
@@ -143,8 +145,6 @@ def evaluate_command(
         raise fail(f"--mode must be one-shot or agent, not {mode!r}")
     if policy not in ("kernelbench", "strict"):
         raise fail(f"--policy must be kernelbench or strict, not {policy!r}")
-    if device not in (None, "cuda", "cpu"):
-        raise fail(f"--device must be cuda or cpu, not {device!r}")
     if resume is None and (generations is None) == (model is None):
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
     if resume is not None and (config_file is not None or sets):

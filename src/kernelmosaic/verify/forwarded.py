@@ -79,7 +79,7 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
     {"ok": False, "declined": why} when the command would not see the settings it sees in the client."""
     import typer
 
-    from kernelmosaic.cli import stage_command
+    from kernelmosaic.cli import plain_usage_errors, stage_command
     from kernelmosaic.verify.service import ServiceUnavailable
 
     if not handed_over(argv):
@@ -95,7 +95,8 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
     code = 0
     with _captured() as (out, err):
         try:
-            ctx = command.make_context("kernelmosaic verify", list(argv[1:]))
+            with plain_usage_errors():  # as the full CLI words a refused option value
+                ctx = command.make_context("kernelmosaic verify", list(argv[1:]))
             for name, value in list(ctx.params.items()):  # paths are the client's, relative to its directory
                 if isinstance(value, Path) and not value.is_absolute():
                     ctx.params[name] = Path(cwd) / value
