@@ -1,5 +1,6 @@
 """Every command's `--help` shows the settings sections its help texts name (`[verify]`, `[ray] extra`): typer
-renders help as rich markup, which would take a bracketed word for a tag and drop it."""
+renders help as rich markup, which would take a bracketed word for a tag and drop it. Beside an option it shows the
+type of one value, and nothing beside a flag."""
 
 from __future__ import annotations
 
@@ -47,3 +48,12 @@ def test_help_keeps_every_bracketed_name(path, command):
     text = re.sub(r"\s+", " ", res.output)
     missing = sorted(s for s in _sections(command) if f"[{s}]" not in text)
     assert not missing, f"`kernelmosaic {' '.join(path)} --help` lost {missing}"
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_help_shows_plain_types(path, command):
+    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "2000", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    odd = sorted(set(re.findall(r"<bool>|<list\[[^>]*\]>|<\w+ range>", res.output)))
+    assert not odd, f"`kernelmosaic {' '.join(path)} --help` shows {odd}"
+    assert re.search(r"--help +Show this message", res.output), "a flag has no type beside it"
