@@ -120,9 +120,7 @@ def _isolation(verdict: Verdict, explain: bool, console: Console) -> None:
 def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
     color = "green" if verdict.accepted else "red"
     console.print(f"[bold {color}]{verdict.status.value}[/]  {verdict.message}")
-    console.print(f"policy: {verdict.policy}", highlight=False)
-    if verdict.shapes:
-        console.print(f"shapes: {verdict.shapes}", highlight=False, soft_wrap=True)
+    console.print(f"policy: {verdict.policy}", highlight=False)  # shapes: said on stderr before the judgement
     if verdict.custom is not None:
         share = "unavailable" if verdict.custom.share is None else \
             f"{100 * verdict.custom.share:.1f}% of {verdict.custom.share_basis.replace('_', ' ')}"
