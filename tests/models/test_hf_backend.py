@@ -117,3 +117,10 @@ def test_generation_failure_is_a_typed_error(tiny_model_dir, monkeypatch):
     monkeypatch.setattr(model.model, "generate", out_of_memory)
     with pytest.raises(ModelUnavailable, match="generation failed: RuntimeError: CUDA out of memory"):
         asyncio.run(model.complete([Message(role="user", content="compile it")], []))
+
+
+def test_loading_prints_no_progress_bar(tiny_model_dir, capfd):
+    transformers.utils.logging.enable_progress_bar()  # as a fresh process has it
+    get_model(f"hf:{tiny_model_dir}", max_new_tokens=1)
+    err = capfd.readouterr().err
+    assert "Loading weights" not in err and "it/s" not in err, err

@@ -106,6 +106,7 @@ class HFBackend:
             import transformers
         except ImportError as exc:
             raise ModelUnavailable(f"hf:{path}: transformers is not installed ({exc}); pip install transformers") from None
+        transformers.utils.logging.disable_progress_bar()  # a bar per weight load would cut into the run's own lines
         dtype = "auto" if self.config.dtype == "auto" else getattr(torch, self.config.dtype, None)
         if dtype is None:
             raise ModelConfigError(f"hf:{path}: unknown dtype {self.config.dtype!r}")

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kernelmosaic.config import DEFAULT_FILE, ConfigError, build, read_config
+from kernelmosaic.sft.quiet import quiet_libraries
 
 __all__ = ["app"]
 
@@ -72,7 +73,7 @@ def export_command(
              "filters": {"min_speedup": min_speedup, "max_tokens": max_tokens, "tokenizer": tokenizer}}
     try:
         settings: ExportConfig = _settings(ExportConfig, "sft.export", config, sets, flags)
-        with open_store(db) as store:
+        with open_store(db) as store, quiet_libraries():
             report = export_dataset(store, settings, out)
     except (ConfigError, ExportError, ConversationError, StoreError) as exc:
         raise _fail(str(exc)) from None
@@ -110,7 +111,8 @@ def train_command(
     except ImportError as exc:
         raise _fail(f"training needs the [train] extra ({exc.name} is missing): pip install -e '.[train]'") from None
     try:
-        result = train(settings)
+        with quiet_libraries():
+            result = train(settings)
     except ValueError as exc:
         raise _fail(f"{config or 'sft train'}: {exc}") from None
     console = Console()
@@ -132,7 +134,8 @@ def tiny_base_command(
     except ImportError as exc:
         raise _fail(f"the tiny base needs the [hf] extra ({exc.name} is missing): pip install -e '.[hf]'") from None
     try:
-        build_tiny_base(data, out, hidden=hidden, layers=layers)
+        with quiet_libraries():
+            build_tiny_base(data, out, hidden=hidden, layers=layers)
     except ValueError as exc:
         raise _fail(str(exc)) from None
     Console().print(f"random-weight base model in {out}: a demonstration of the loop, not a model that writes kernels",

@@ -71,7 +71,7 @@ def _sft_args(config: TrainConfig, bf16: bool) -> Any:
         max_grad_norm=config.max_grad_norm, bf16=bf16, gradient_checkpointing=config.gradient_checkpointing,
         gradient_checkpointing_kwargs={"use_reentrant": False}, logging_steps=config.logging_steps,
         save_steps=config.save_steps, save_total_limit=config.save_total_limit, seed=config.seed,
-        report_to=config.report_to or "none", disable_tqdm=config.progress, include_num_input_tokens_seen="non_padding",
+        report_to=config.report_to or "none", disable_tqdm=True, include_num_input_tokens_seen="non_padding",
         dataloader_pin_memory=_cuda(),  # pinned host memory only helps a copy to a GPU (a warning on the CPU)
     )
 
@@ -122,6 +122,8 @@ def build_trainer(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
     throughput = Throughput()
     trainer = SFTTrainer(model=model, args=_sft_args(config, bf16), train_dataset=rows, processing_class=tokenizer,
                          peft_config=_lora(config), callbacks=[throughput] + [RichProgress()] * config.progress)
+    if config.progress:  # the rich bar shows the loss; the trainer would also print every log as a dict
+        trainer.remove_callback(transformers.PrinterCallback)
     if len(trainer.train_dataset) == 0:  # TRL drops samples whose every assistant token was cut off
         raise ValueError(f"dataset {config.dataset}: no sample left to train on: {len(overlong)} of {len(lengths)} are "
                          f"longer than max_length {config.max_length} tokens (longest {max(lengths, default=0)}), and a "
