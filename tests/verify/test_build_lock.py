@@ -1,7 +1,7 @@
-"""A build killed half-way (a compile worker past its timeout) leaves torch's `lock` file in its build directory;
-every later load of that directory used to wait on it until the load timeout (seen 2026-12-01: a whole evaluation
-run of one extension ended as load errors). The loader holds its own flock around torch's build and removes a
-`lock` that no live builder can own."""
+"""A build killed half-way (a builder past its timeout) leaves torch's `lock` file in its build directory, and torch
+waits on that file forever (seen 2026-12-01: a whole evaluation run of one extension ended as load errors). The
+loader holds its own flock around torch's build and removes a `lock` that no live builder can own; a folder whose
+build never finished is not published, so nothing loads from it and the next builder builds it again."""
 
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ def test_a_lock_left_by_a_killed_build_does_not_stop_later_loads(build_cache, tm
         first = verifier.verify(problem, cand)
         assert first.accepted, first.message
         (build_dir,) = build_cache.glob("km_stale_lock_ext_*")
-        (build_dir / "lock").touch()  # what torch leaves when its builder is killed inside the build
+        (build_dir / "lock").touch()  # what torch leaves when its builder is killed inside the build...
+        (build_dir / "km_published").unlink()  # ...before the build was published
+        for built in build_dir.glob("*.so"):
+            built.unlink()
         again = verifier.verify(problem, cand)
     assert again.accepted, again.message  # before the fix: load_error after the 30 s load timeout
     assert not (build_dir / "lock").exists()
+    assert (build_dir / "km_published").is_file() and list(build_dir.glob("*.so"))  # built and published again

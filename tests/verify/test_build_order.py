@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from kernelmosaic.verify import Verifier, VerifyConfig, pool
 from kernelmosaic.verify.build_order import Start, build_signature, compile_plan
 from kernelmosaic.verify.compile_stage import spare_compile_worker
@@ -40,6 +42,15 @@ def _ext(tag: str, name: str = "shared", src: str = "int f() { return 1; }", log
          build: str = "False", compiling: str = "pass") -> str:
     """`compiling`: a statement the module runs in its compile worker (it does not change the build)."""
     return EXT.format(tag=tag, name=name, src=src, log=log, build=build, compiling=compiling)
+
+
+@pytest.fixture
+def shared_log(tmp_path: Path):
+    """A file every worker may append to: workers write only their scratch folder and /dev (/dev/shm included)."""
+    log = Path("/dev/shm") / f"km-build-order-{os.getpid()}-{tmp_path.name}.log"
+    log.unlink(missing_ok=True)
+    yield log
+    log.unlink(missing_ok=True)
 
 
 def _runs(log: Path) -> dict[str, tuple[int, float]]:
@@ -97,11 +108,10 @@ def test_a_compile_worker_runs_at_the_niceness_it_was_given(tmp_path):
         worker.kill()
 
 
-def test_verify_many_compiles_the_shared_build_at_normal_priority_and_the_others_niced(tmp_path):
+def test_verify_many_compiles_the_shared_build_at_normal_priority_and_the_others_niced(tmp_path, shared_log):
     """s0 leads the shared build at normal priority; s1 and s2 follow it niced; the lone build is niced."""
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
-    log = tmp_path / "cache" / "ran.log"  # workers write only to their scratch folder and the build cache
-    log.parent.mkdir()
+    log = shared_log
     names = {"s0": "shared", "s1": "shared", "lone": "lone", "s2": "shared"}
     pairs = [(problem, write(tmp_path, f"{tag}.py", _ext(tag, name=name, log=str(log),
                                                      compiling="time.sleep(3)" if tag == "s0" else "pass")))
@@ -121,10 +131,9 @@ def test_verify_many_compiles_the_shared_build_at_normal_priority_and_the_others
     assert runs["lone"][1] < runs["s0"][1] + 3  # an unshared build does not wait on it
 
 
-def test_followers_compile_and_are_judged_on_their_own_when_their_leader_fails(tmp_path):
+def test_followers_compile_and_are_judged_on_their_own_when_their_leader_fails(tmp_path, shared_log):
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
-    log = tmp_path / "cache" / "ran.log"  # workers write only to their scratch folder and the build cache
-    log.parent.mkdir()
+    log = shared_log
     leader = write(tmp_path, "s0.py", _ext("s0", log=str(log), compiling="os._exit(3)"))
     followers = [write(tmp_path, f"s{k}.py", _ext(f"s{k}", log=str(log))) for k in (1, 2)]
     config = VerifyConfig(device="cpu", trials=1, cache_dir=tmp_path / "cache", static_checks=False, timing=False,

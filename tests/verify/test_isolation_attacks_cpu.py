@@ -146,6 +146,37 @@ def test_no_write_outside_the_scratch_folder(open_verifier, tmp_path):
     assert not any(Path(p).name == "triton.py" for p in _scan_reference_scratch())
 
 
+@NEEDS_LANDLOCK
+def test_no_write_into_the_build_cache_from_a_candidates_process(open_verifier, build_cache, tmp_path):
+    """A candidate that knows the build cache (the worst case: its path given) tries, from its top level (the
+    compile worker, then the candidate worker), to replace a published extension's library and mark, plant a folder
+    for an extension another candidate will ask for, and write the cache's root. Every write is refused, and the
+    honest candidate judged next loads the library its own source built."""
+    problem = write(tmp_path, "p.py", PROBLEM_ADD_RELU)
+    honest = write(tmp_path, "honest.py",
+                   candidate("return ext.add_relu(a, b)").replace("km_test_ext", "km_victim_ext"))
+    first = open_verifier.verify(problem, honest)
+    assert first.accepted, first.message
+    (victim,) = build_cache.glob("km_victim_ext_*")
+    library = next(victim.glob("*.so"))
+    before = library.read_bytes()
+    targets = [str(library), str(victim / "km_published"), str(victim / "planted.txt"),
+               str(build_cache / ("km_future_ext_" + "0" * 16)) + "/km_future_ext.so", str(build_cache / "root.txt")]
+    prelude = (f"    try:\n        _os.makedirs({targets[3].rsplit('/', 1)[0]!r})\n        print('cache: wrote a folder')\n"
+               f"    except OSError as e:\n        print(f'cache: refused a folder {{type(e).__name__}}')\n")
+    extra = _planter("cache", repr(targets), prelude=prelude)
+    verdict = open_verifier.verify(problem, write(tmp_path, "c.py", candidate("return ext.add_only(a, b)",
+                                                                              extra=extra)))
+    assert not verdict.accepted
+    log = _log(verdict)
+    assert "cache: refused" in log and "cache: wrote" not in log, log[-2000:]
+    assert library.read_bytes() == before
+    assert not (victim / "planted.txt").exists() and not (build_cache / "root.txt").exists()
+    assert not (build_cache / ("km_future_ext_" + "0" * 16)).exists()
+    again = open_verifier.verify(problem, honest)
+    assert again.accepted, again.message
+
+
 def _scan_reference_scratch() -> list[str]:
     import glob
     import tempfile
@@ -192,10 +223,10 @@ _peek()
 
 
 @NEEDS_LANDLOCK
-def test_what_judges_is_out_of_reach_though_the_build_cache_is_writable(open_verifier, build_cache, tmp_path):
-    """The build cache is writable by candidate workers (they build there); what judges lives beside it
-    (`paths.judge_dir`): derived problems the reference imports, cached baselines, compile records, device locks.
-    The candidate finds the cache the way any could, from its own command line, and goes for its neighbour."""
+def test_what_judges_is_out_of_reach_of_a_candidate_that_finds_the_cache(open_verifier, build_cache, tmp_path):
+    """What judges lives beside the build cache (`paths.judge_dir`): derived problems the reference imports, cached
+    baselines, compile records, device locks. The candidate finds the cache the way any could, from where its own
+    extension was loaded, and goes for its neighbour."""
     from kernelmosaic.paths import judge_dir
 
     planted = judge_dir(build_cache) / "derived" / "0000_test_planted.py"
@@ -204,8 +235,7 @@ def test_what_judges_is_out_of_reach_though_the_build_cache_is_writable(open_ver
     extra = '''
 import os as _os
 def _reach():
-    argv = open("/proc/self/cmdline", "rb").read().split(b"\\0")
-    caches = [argv[i + 1].decode() for i, a in enumerate(argv[:-1]) if a == b"--writable"]
+    caches = [_os.path.dirname(_os.path.dirname(ext.__file__))]
     tried, wrote = 0, []
     for cache in caches:
         judge = cache.rstrip("/") + "-judge"
@@ -237,7 +267,8 @@ _reach()
 @NEEDS_LANDLOCK
 def test_the_users_triton_and_inductor_caches_are_out_of_reach(open_verifier, build_cache, tmp_path):
     """The reference and the torch.compile baseline load compiled code from this user's Inductor and Triton caches;
-    candidate processes get caches of their own beneath the build cache (`isolation.candidate_caches`)."""
+    candidate processes get caches of their own in their scratch folder (`isolation.candidate_caches`), which no
+    other process reads."""
     import getpass
 
     inductor = Path("/tmp") / f"torchinductor_{getpass.getuser()}"
@@ -252,5 +283,10 @@ def test_the_users_triton_and_inductor_caches_are_out_of_reach(open_verifier, bu
     assert not verdict.accepted
     log = _log(verdict)
     assert "seed: refused" in log and "seed: wrote" not in log, log[-3000:]
-    assert f"caches: {build_cache}/inductor {build_cache}/triton" in log, log[-3000:]
+    lines = [ln.split()[1:] for ln in log.splitlines() if ln.startswith("caches: ")]
+    assert lines, log[-3000:]
+    for inductor_dir, triton_dir in lines:  # the worker's own scratch folder, not the shared build cache
+        assert "/km-candidate-" in inductor_dir and inductor_dir.endswith("/tmp/inductor"), inductor_dir
+        assert triton_dir == inductor_dir[: -len("inductor")] + "triton", triton_dir
+        assert not inductor_dir.startswith(str(build_cache)), inductor_dir
     assert not (inductor / "planted_by_candidate.py").exists() and not (triton / "planted_by_candidate.py").exists()

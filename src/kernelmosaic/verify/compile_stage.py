@@ -1,5 +1,6 @@
-"""The compile stage: a candidate's extensions built in a fresh CPU-only compile worker, its result kept per source
-and toolchain (beneath the judge folder, out of candidates' reach), the torch header precompiled for later builds.
+"""The compile stage: a candidate's extensions asked for by its import in a fresh CPU-only compile worker and built by
+builders that run none of its code, its result kept per source and toolchain (beneath the judge folder, out of
+candidates' reach), the torch header precompiled for later builds.
 
 A worker that never comes up (`WorkerStartFailed`) is no compile result: nothing about the candidate is known.
 """
@@ -10,6 +11,7 @@ import dataclasses
 import fcntl
 import json
 import logging
+import re
 import subprocess
 import sys
 import threading
@@ -25,6 +27,7 @@ from kernelmosaic.verify.judge import status_of_death
 from kernelmosaic.verify.pch_store import UnsafeFlags, precompile
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.sandbox.kmworker import pch
+from kernelmosaic.verify.sandbox.kmworker.published import PUBLISHED
 from kernelmosaic.verify.slot import worker_limits
 from kernelmosaic.verify.stopping import stop_requested
 from kernelmosaic.verify.verdict import CompileInfo, Status
@@ -54,7 +57,7 @@ def cached_compile(source: str, config: VerifyConfig) -> tuple[Status, str, Comp
     done = CompileInfo.model_validate(record["info"]).model_copy(update={"cache_hit": True, "seconds": 0.0})
     if record.get("error"):  # the compiler rejected this exact source before: it will again
         return Status.compile_error, record["error"], done
-    if all((config.cache_dir / d).is_dir() for d in record["dirs"]):
+    if all((config.cache_dir / d / PUBLISHED).is_file() for d in record["dirs"]):
         return Status.accepted, "", done
     return None
 
@@ -86,32 +89,53 @@ def wait_for_build(build_dir: Path, timeout_s: float) -> None:
 
 def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool = True,
                   worker: Worker | None = None, nice: int = 0) -> tuple[Status, str, CompileInfo]:
-    """Build the candidate's extensions in a CPU-only worker; returns (status, message, info). `wait=False`: raises
-    `BuildBusy` when an extension is being built by another process, instead of waiting inside the worker. `worker`:
-    a compile worker launched ahead (`spare_compile_worker`) to use instead of a new one; it goes either way. `nice`:
-    the new worker's CPU niceness (`build_order`)."""
+    """Build the candidate's extensions; returns (status, message, info). A CPU-only compile worker imports the
+    candidate and reports the extensions it asks for that are not built yet; each is built by a builder, a worker
+    that runs none of the candidate's code and may write only that extension's folder (`kmworker/published.py`);
+    while the import stopped at an extension that was not built, it runs again. `wait=False`: raises `BuildBusy`
+    when an extension is being built by another process, instead of waiting for it. `worker`: a compile worker
+    launched ahead (`spare_compile_worker`) for the first import; it goes either way. `nice`: the new workers' CPU
+    niceness (`build_order`)."""
     if (done := cached_compile(source, config)) is not None:
         if worker is not None:
             worker.kill()
         return done
     info = CompileInfo()
     marker = _marker(source, config)
-    try:
-        res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate, wait=wait,
-                                 pch_dir=str(pch_dir(config.cache_dir)))
-    except WorkerStartFailed:
-        raise  # no compile ran: nothing about the candidate is known
-    except WorkerDied as exc:
-        return status_of_death(exc), f"compiling: {exc.detail}", info
-    except WorkerError as exc:
-        return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
-    builds = res["builds"]
+    builds: list[dict] = []
+    res: dict = {}
+    for _ in range(_ROUNDS):
+        try:
+            res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate)
+        except WorkerStartFailed:
+            raise  # no compile ran: nothing about the candidate is known
+        except WorkerDied as exc:
+            return status_of_death(exc), f"compiling: {exc.detail}", info
+        except WorkerError as exc:
+            return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
+        worker = None
+        builds += res["builds"]
+        for wanted in res.get("wanted") or []:
+            try:
+                built = _build(config, wanted, wait, nice)
+            except _Refused as exc:
+                return Status.compile_error, str(exc), info
+            except WorkerDied as exc:
+                return status_of_death(exc), f"compiling: {exc.detail}", info
+            builds += built
+            if not all(b["ok"] for b in built):
+                break
+        if not res.get("stopped") or not res.get("wanted") or not all(b["ok"] for b in builds):
+            break
+    else:
+        return Status.compile_error, f"the candidate's import still needed an unbuilt extension after {_ROUNDS} rounds " \
+                                     "of building", info
     for b in [] if wait else [b for b in builds if b.get("busy") and b.get("name")]:
         folder = config.cache_dir / f"{b['name']}_{str(b.get('key', ''))[:16]}"
-        if folder.parent == config.cache_dir and (folder / "km.lock").is_file():  # from the candidate's process
+        if folder.parent == config.cache_dir and (folder / "km.lock").is_file():
             raise BuildBusy(folder)
     info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
-                       extensions=[b["name"] for b in builds], log="\n".join(b["log"] for b in builds)[-200_000:],
+                       extensions=list(dict.fromkeys(b["name"] for b in builds)), log="\n".join(b["log"] for b in builds)[-200_000:],
                        steps={f"{b['name']}:{k}": v for b in builds for k, v in b.get("steps", {}).items()})
     failed = [b for b in builds if not b["ok"]]
     marker.parent.mkdir(parents=True, exist_ok=True)
@@ -120,16 +144,54 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
         if failed[0].get("diagnosed"):  # the build ran to completion and the compiler said no: it will again
             marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": [], "error": message}))
         return Status.compile_error, message, info
-    err = res["import_error"]
+    err = res.get("import_error")
     if err and err["type"] in ("SyntaxError", "IndentationError", "TabError"):
         return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
-    dirs = [f"{b['name']}_{b['key'][:16]}" for b in builds]
+    dirs = sorted({f"{b['name']}_{b['key'][:16]}" for b in builds})
     marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
     for wanted in [b.get("pch_wanted") for b in builds]:
         if isinstance(wanted, dict) and pch.is_index_key(wanted.get("key")) and \
-                isinstance(wanted.get("build_dir"), str):  # data from the candidate's process: only a well-formed wish
+                isinstance(wanted.get("build_dir"), str):  # a well-formed wish only
             precompile_header(wanted["key"], wanted["build_dir"], config)
     return Status.accepted, "", info
+
+
+_ROUNDS = 4
+"""Imports of one candidate at most: each may stop at an extension its top level uses before it is built."""
+_FOLDER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,200}_[0-9a-f]{16}")
+
+
+class _Refused(Exception):
+    """The compile worker asked for a build the verifier will not run (its message is the verdict's)."""
+
+
+def _build(config: VerifyConfig, wanted: dict, wait: bool, nice: int) -> list[dict]:
+    """Build one extension the compile worker asked for (data from the candidate's process: its folder name must be
+    one of the cache's) in a builder whose only writable folder is the extension's; its build records."""
+    spec, key = wanted.get("spec"), wanted.get("key")
+    if not isinstance(spec, dict) or not isinstance(key, str) or not re.fullmatch(r"[0-9a-f]{64}", key) \
+            or not isinstance(spec.get("name"), str):
+        raise _Refused("compiling: the candidate's process asked for a malformed build")
+    folder = config.cache_dir / f"{spec['name']}_{key[:16]}"
+    if not _FOLDER.fullmatch(folder.name) or folder.parent != config.cache_dir:
+        raise _Refused(f"compiling: `{spec['name'][:80]}` is not an extension name the verifier builds")
+    folder.mkdir(parents=True, exist_ok=True)
+    limits = dataclasses.replace(worker_limits(config, "cpu", "compile"), nice=nice, writable=(str(folder),))
+    builder = Worker("compile", "cpu", limits, keep_scratch=config.keep_scratch)
+    try:
+        builder.start()
+        res = builder.call("build", config.compile_timeout_s, spec=spec, key=key, cache_dir=str(config.cache_dir),
+                           wait=wait, pch_dir=str(pch_dir(config.cache_dir)))
+    except WorkerError as exc:
+        raise _Refused(f"compiling: {exc.error.get('message', '')[:500]}") from None
+    finally:
+        builder.kill()
+    builds = res["builds"]
+    if not builds:  # the arguments failed before any build started (e.g. a wrong keyword)
+        err = res.get("error") or {}
+        raise _Refused(f"compiling: load_inline({spec['name'][:80]!r}, ...): {err.get('type', '')}: "
+                       f"{str(err.get('message', ''))[:400]}")
+    return builds
 
 
 def spare_compile_worker(config: VerifyConfig, nice: int = 0) -> Worker:

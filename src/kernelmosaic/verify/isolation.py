@@ -172,22 +172,20 @@ def namespace_prefix(device: str) -> list[str]:
 
 
 def candidate_caches(root: str) -> dict[str, str]:
-    """The Triton, Inductor and CUDA JIT caches of processes that run candidate code: beneath `root` (the build cache,
-    which they write anyway), never this user's own, which the reference worker and the torch.compile baseline load
-    compiled code from. A candidate that could write there could plant code the reference runs, or slow the
-    baseline it is compared with."""
+    """The Triton, Inductor, CuPy and CUDA JIT caches of a process that runs candidate code: beneath `root`, its own
+    scratch folder. Never this user's own, which the reference worker and the torch.compile baseline load compiled
+    code from, and never a folder another candidate's process reads: a candidate that could write either could plant
+    code the reference runs, or a kernel binary another candidate is judged on."""
     base = Path(root)
     return {"TRITON_CACHE_DIR": str(base / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(base / "inductor"),
-            "CUDA_CACHE_PATH": str(base / "nv")}
+            "CUDA_CACHE_PATH": str(base / "nv"), "CUPY_CACHE_DIR": str(base / "cupy")}
 
 
 def writable_paths(extra: tuple[str, ...]) -> list[str]:
     """Where a confined worker may write besides its scratch folder (its working directory, which the worker adds
-    itself so that no argument names it): what the caller names (the build cache, which holds the candidates' own
-    Triton, Inductor and CUDA JIT caches: `candidate_caches`), and device nodes and /dev/shm; the same for every
-    device type."""
-    folders = [*extra, *(candidate_caches(extra[0]).values() if extra else ())]
-    for folder in folders:
+    itself so that no argument names it): what the caller names (a builder: its extension's folder), and device
+    nodes and /dev/shm; the same for every device type."""
+    for folder in extra:
         Path(folder).mkdir(parents=True, exist_ok=True)
     return [*extra, "/dev"]
 

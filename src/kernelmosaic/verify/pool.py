@@ -85,7 +85,7 @@ class WorkerLimits:
     nice: int = 0
     """Added to the worker's CPU niceness at its start (its children inherit it): a compile nobody waits on first."""
     writable: tuple[str, ...] = ()
-    """Folders besides its scratch folder a confined worker may write into (the build cache)."""
+    """Folders besides its scratch folder a confined worker may write into (a builder: its extension's folder)."""
 
 
 def _preexec(limits: WorkerLimits):
@@ -144,12 +144,12 @@ def tool_command(problem: Path, candidate: Path, device: str, build_cache: Path,
     """The confined command for `kmworker.profile_one` under a tool; `scratch` must exist (the caller removes it)."""
     plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
     flags = plan.worker_args()
-    for path in isolation.writable_paths((str(build_cache),)):
+    for path in isolation.writable_paths(()):
         flags += ["--writable", path]
     tmp = scratch / "tmp"
     tmp.mkdir(exist_ok=True)
     env = worker_env({**(env_extra or {}), "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp),
-                      **isolation.candidate_caches(str(build_cache))})
+                      **isolation.candidate_caches(str(tmp))})
     target = [sys.executable, *SAFE_PATH, "-m", "kmworker.profile_one", *flags, str(problem), str(candidate),
               "cuda" if device.startswith("cuda") else device, str(build_cache)]
     return ToolCommand(list(plan.prefix), target, env, scratch, tool_layers(device))
@@ -237,7 +237,7 @@ class Worker:
             tmp = self.scratch / "tmp"  # compilers and tempfile write here, inside what it may write
             tmp.mkdir(exist_ok=True)
             env.update(TMPDIR=str(tmp))
-            env.update(isolation.candidate_caches(self.limits.writable[0] if self.limits.writable else str(tmp)))
+            env.update(isolation.candidate_caches(str(tmp)))
         self._pid = 0
         with open(self.log_path, "wb") as out:
             self.proc = subprocess.Popen(

@@ -23,7 +23,7 @@ from kernelmosaic.verify.verdict import Timing
 __all__ = ["PHASES", "DoneLines", "phase_progress", "time_line", "speed_detail"]
 
 PHASES = {
-    "compile": "compiling the candidate", "setup": "setting up the reference", "trials": "running the reference",
+    "compile": "compiling the candidate", "build": "compiling the candidate", "setup": "setting up the reference", "trials": "running the reference",
     "load": "loading the candidate", "init": "constructing ModelNew", "run": "checking correctness",
     "refill": "checking correctness on refilled buffers", "census": "counting kernels",
     "probe": "checking that the custom kernels' output is used", "prepare_compile": "building the torch.compile baseline",

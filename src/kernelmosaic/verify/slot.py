@@ -45,12 +45,11 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
         env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
         if config.device == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:
             env.update(arch_env())  # ...so they are told which architecture to build for
-    if role == "candidate":
-        env["CUPY_CACHE_DIR"] = str(config.cache_dir / "cupy")  # fast-form NVRTC builds, shared across workers
+    # Processes that run candidate code write only their scratch folder (their JIT caches are there too): the build
+    # cache is written by builders alone (`compile_stage._build`, which names the one folder a builder may write).
     if device == "cpu" or role == "compile":
-        return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env,
-                            writable=(str(config.cache_dir),))
-    return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env, writable=(str(config.cache_dir),))
+        return WorkerLimits(address_space_bytes=int(config.memory_limit_gb * gib), extra_env=env)
+    return WorkerLimits(rss_bytes=int(config.host_rss_limit_gb * gib), extra_env=env)
 
 
 def nvidia_smi(field: str, device: str = "cuda") -> str:

@@ -142,9 +142,9 @@ def _make_role(name: str, device: str):
 
 def _dispatch(role, role_name: str, op: str, args: dict) -> dict:
     if role_name == "compile":
-        from .compiler import compile_candidate
+        from .compiler import build_one, compile_candidate
 
-        ops = {"compile": compile_candidate}
+        ops = {"compile": compile_candidate, "build": build_one}
         if op not in ops:
             raise ValueError(f"unknown op {op!r}")
         return ops[op](**args)

@@ -26,10 +26,10 @@ import time
 import types
 from pathlib import Path
 
-from . import build_steps, nvcc_split, pch
+from . import build_steps, nvcc_split, pch, published
 from .intercept import INTERCEPT, op_names
 
-__all__ = ["load_module", "BuildBusy", "BuildRecorder", "diagnosed_failure"]
+__all__ = ["load_module", "BuildBusy", "BuildRecorder", "build_key", "diagnosed_failure"]
 
 _STARVED = ("Killed", "killed", "signal", "internal compiler error", "out of memory", "memory exhausted",
             "Cannot allocate memory", "No space left", "interrupted")
@@ -69,7 +69,8 @@ def load_module(path: str, prefix: str) -> types.ModuleType:
     return module
 
 
-def _build_key(kwargs: dict) -> str:
+def build_key(kwargs: dict) -> str:
+    """The content hash naming an extension's folder: its `load_inline` arguments and the toolchain."""
     import torch
 
     def norm(v):
@@ -111,15 +112,25 @@ def _build_dir_lock(build_dir: Path, wait: bool = True):
 
 
 class BuildRecorder:
-    """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import."""
+    """Wraps `torch.utils.cpp_extension.load_inline` for the lifetime of one import. `mode` (`published.py`):
+    `build`, the builder's: build into the shared cache, load nothing, mark the folder published; `capture`, the
+    compile worker's: load what is published, record the rest in `wanted` and hand back a stand-in; `load`, a
+    candidate worker's: load what is published, build the rest in `private` (its own scratch folder)."""
 
-    def __init__(self, cache_dir: str, wait: bool = True, pch_dir: str | None = None) -> None:
+    def __init__(self, cache_dir: str, wait: bool = True, pch_dir: str | None = None, mode: str = "load",
+                 private: str | None = None) -> None:
+        if mode not in ("build", "capture", "load"):
+            raise ValueError(f"unknown build mode {mode!r}")
         self.cache_dir = Path(cache_dir)
         self.pch_dir = Path(pch_dir) if pch_dir else None
         """The precompiled headers' store (`paths.pch_dir`, read only here); None: new builds get none."""
         self.wait = wait
         """False: a build another process holds raises `BuildBusy` (recorded as `busy`) instead of waiting for it."""
+        self.mode = mode
+        self.private = Path(private) if private else Path.cwd() / "ext"
         self.builds: list[dict] = []
+        self.wanted: list[dict] = []
+        """`capture`: the extensions the candidate asked for that are not published ({"spec", "key"})."""
         self._orig = None
 
     def __enter__(self) -> BuildRecorder:
@@ -142,8 +153,15 @@ class BuildRecorder:
     def _build(self, name, cpp_sources, cuda_sources, args, kwargs):
         if args:
             raise TypeError("load_inline: pass arguments after cuda_sources by keyword")
-        key = _build_key({"name": name, "cpp_sources": cpp_sources, "cuda_sources": cuda_sources, **kwargs})
+        key = build_key({"name": name, "cpp_sources": cpp_sources, "cuda_sources": cuda_sources, **kwargs})
         build_dir = self.cache_dir / f"{name}_{key[:16]}"
+        if self.mode != "build" or published.is_published(build_dir, name):
+            if published.is_published(build_dir, name):
+                return self._published(build_dir, name, key, kwargs)
+            if self.mode == "capture":
+                self.wanted.append({"spec": published.spec_of(name, cpp_sources, cuda_sources, kwargs), "key": key})
+                return published.Unbuilt(name)
+            build_dir = self.private / f"{name}_{key[:16]}"  # asked for after the compile stage: for this worker alone
         build_dir.mkdir(parents=True, exist_ok=True)
         cache_hit = (build_dir / f"{name}.so").exists()
         pch_key, header = self._pch_choice(build_dir, cache_hit, {"cuda_sources": cuda_sources, **kwargs})
@@ -173,11 +191,13 @@ class BuildRecorder:
                     if built_here:  # nvcc appends to its table: this build's phases only
                         (build_dir / build_steps.NVCC_TIME).unlink(missing_ok=True)
                     try:
-                        with _split_nvcc(bool(cuda_sources)):
+                        with _split_nvcc(bool(cuda_sources)), _loading(self.mode != "build"):
                             module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
                     except Exception as exc:
                         _keep_failure(build_dir, log, exc)
                         raise
+                    if self.mode == "build":
+                        (build_dir / published.PUBLISHED).write_text(key)
                 record["ok"] = True
                 INTERCEPT.ops |= op_names() - ops_before  # operators the extension registered as it loaded
                 if isinstance(module, types.ModuleType):  # `is_python_module=False` returns the library's path: its
@@ -200,6 +220,22 @@ class BuildRecorder:
                 elif pch_key and header is None and not cache_hit:  # the parent has it precompiled (compile_stage.py)
                     record["pch_wanted"] = {"key": pch_key, "build_dir": build_dir.name}
 
+    def _published(self, build_dir: Path, name: str, key: str, kwargs: dict):
+        """A published extension, loaded (the builder's mode: left alone) and recorded as a cache hit."""
+        record = {"name": name, "key": key, "cache_hit": True, "seconds": 0.0, "log": "", "ok": False,
+                  "pch": (build_dir / "km_pch").is_file()}
+        self.builds.append(record)
+        if self.mode == "build":
+            record["ok"] = True
+            return None
+        start, ops_before = time.perf_counter(), op_names()
+        module = published.load(build_dir, name, kwargs.get("is_python_module", True))
+        record["ok"], record["seconds"] = True, time.perf_counter() - start
+        INTERCEPT.ops |= op_names() - ops_before
+        if isinstance(module, types.ModuleType):
+            INTERCEPT.wrap_extension(module)
+        return module
+
     def _pch_choice(self, build_dir: Path, cache_hit: bool, kwargs: dict) -> tuple[str | None, Path | None]:
         """(index key, header) for this build: a built directory keeps the choice it was built with (`km_pch`); a
         new one takes the precompiled header of its flag set when there is one."""
@@ -213,6 +249,23 @@ class BuildRecorder:
         else:
             marker.unlink(missing_ok=True)
         return key, header
+
+
+@contextlib.contextmanager
+def _loading(load: bool):
+    """The builder's `load_inline` builds and stops there: what it built is never loaded into a process that judges
+    nothing (its static initializers are the candidate's code)."""
+    if load:
+        yield
+        return
+    from torch.utils import cpp_extension
+
+    saved = cpp_extension._import_module_from_library
+    cpp_extension._import_module_from_library = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        cpp_extension._import_module_from_library = saved
 
 
 @contextlib.contextmanager
