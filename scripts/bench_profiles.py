@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_eval_kit  # noqa: E402
 from throughput_cases import EXPECTED, write_cases  # noqa: E402
 
+from kernelmosaic.contracts.verdict import Verdict  # noqa: E402
 from kernelmosaic.verify import Verifier, VerifyConfig  # noqa: E402
-from kernelmosaic.verify.verdict import Verdict  # noqa: E402
 
 PROFILES = ("quick", "full")
 

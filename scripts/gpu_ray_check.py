@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput_cases import _candidate, write_cases  # noqa: E402
 
-from kernelmosaic.verify.verdict import Verdict  # noqa: E402
+from kernelmosaic.contracts.verdict import Verdict  # noqa: E402
 
 ILLEGAL = "if (i < n) { po[i + (1LL << 40)] = 0.f; "
 

@@ -7,14 +7,23 @@ import json
 import threading
 from pathlib import Path
 
+from kernelmosaic.contracts.isolation import MINIMUM
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
+from kernelmosaic.contracts.verdict import (
+    CompileInfo,
+    Correctness,
+    Env,
+    Finding,
+    Stat,
+    Status,
+    Timing,
+    Verdict,
+)
 from kernelmosaic.tasks.schema import Forms, Shapes, Task
-from kernelmosaic.verify.isolation import MINIMUM
-from kernelmosaic.verify.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
-from kernelmosaic.verify.verdict import CompileInfo, Correctness, Env, Finding, Stat, Status, Timing, Verdict
 
 ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0]})
-"""Layers meeting the documented minimum (`isolation.MINIMUM`), as the real verifier records them on this machine."""
+"""Layers meeting the documented minimum (`contracts.isolation.MINIMUM`), as the real verifier records them on this machine."""
 
 REFERENCE = '''\
 import torch

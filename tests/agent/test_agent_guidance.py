@@ -7,10 +7,10 @@ import pytest
 from kernelmosaic.agent.feedback import test_feedback as format_test_feedback
 from kernelmosaic.agent.feedback import trim_compile_log
 from kernelmosaic.agent.guidance import GuidanceError, GuidanceLibrary
-from kernelmosaic.agent.specs import TOOL_NAMES, argument_error
 from kernelmosaic.contracts.messages import ToolCall
+from kernelmosaic.contracts.tool_specs import TOOL_NAMES, argument_error
+from kernelmosaic.contracts.verdict import Status, Verdict
 from kernelmosaic.tasks.schema import CATEGORIES
-from kernelmosaic.verify.verdict import Status, Verdict
 
 LIB = GuidanceLibrary.load()
 

@@ -63,7 +63,7 @@ def test_interrupted_step_is_completed_without_asking_the_model_again(store, fak
 def test_state_rebuilt_from_events_matches_the_live_episode(run_one):
     from agent_kit import call, candidate
 
-    from kernelmosaic.agent.state import EpisodeState
+    from kernelmosaic.contracts.episode_state import EpisodeState
     from kernelmosaic.contracts.messages import Message
 
     text_only = Message(role="assistant", content="thinking")

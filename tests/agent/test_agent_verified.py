@@ -177,8 +177,8 @@ def test_resume_refuses_conflicting_options_and_says_what_it_uses(fake_verifiers
 
 
 def test_phase_is_write_until_a_verdict_then_repair_then_optimize():
-    from kernelmosaic.agent.state import EpisodeState
-    from kernelmosaic.verify.verdict import Correctness, Env, Status, Verdict
+    from kernelmosaic.contracts.episode_state import EpisodeState
+    from kernelmosaic.contracts.verdict import Correctness, Env, Status, Verdict
 
     state = EpisodeState()
     assert state.phase == "write"

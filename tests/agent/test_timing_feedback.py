@@ -4,7 +4,7 @@ call time, each with its speedups, and which is which."""
 from __future__ import annotations
 
 from kernelmosaic.agent.feedback import timing_feedback
-from kernelmosaic.verify.verdict import Stat, Status, Timing, Verdict
+from kernelmosaic.contracts.verdict import Stat, Status, Timing, Verdict
 
 
 def _stat(ms: float) -> Stat:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.verify import VerifyConfig
 from kernelmosaic.verify.static import analyze_candidate
-from kernelmosaic.verify.verdict import Finding
 
 from .corpus import PROBLEMS, CorpusCase, CorpusError, load_corpus, parse_case, policies
 

@@ -9,6 +9,7 @@ import pytest
 from test_metrics_by_hand import _episode, _verdict
 
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
+from kernelmosaic.contracts.verdict import Stat, Status
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.records import TaskMeta
@@ -16,7 +17,6 @@ from kernelmosaic.evaluate.report import plots
 from kernelmosaic.evaluate.report.writer import write_report
 from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.store import open_store
-from kernelmosaic.verify.verdict import Stat, Status
 
 
 def test_read_speedup_reliable_only_within_the_spread():

@@ -7,8 +7,10 @@ import math
 import numpy as np
 import pytest
 
+from kernelmosaic.contracts.isolation import MINIMUM
 from kernelmosaic.contracts.messages import ToolCall
 from kernelmosaic.contracts.trajectory import Solution, ToolCallEvent, ToolResultEvent, Totals
+from kernelmosaic.contracts.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.records import TaskMeta
@@ -16,11 +18,9 @@ from kernelmosaic.evaluate.report.rows import fast
 from kernelmosaic.evaluate.stats import pass_at_k_estimate, rate
 from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.store import open_store
-from kernelmosaic.verify.isolation import MINIMUM
-from kernelmosaic.verify.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
 
 _ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0]})
-"""Layers meeting the documented minimum (`isolation.MINIMUM`), so an accepted, timed verdict counts as verified."""
+"""Layers meeting the documented minimum (`contracts.isolation.MINIMUM`), so an accepted, timed verdict counts as verified."""
 
 
 def _verdict(status: Status, speedup: float = 0.0, compile_speedup: float | None = None, seed: int = 1,
@@ -150,7 +150,7 @@ def test_pass_at_k_and_rate_helpers():
 def test_peak_memory_is_the_candidate_over_reference_ratio_of_correct_answers(tmp_path):
     """Verdicts judged on CUDA carry each forward's peak memory (verify/judge.py); the metric is their ratio's
     distribution over correct answers only (a wrong answer's memory says nothing)."""
-    from kernelmosaic.verify.verdict import MemoryUse
+    from kernelmosaic.contracts.verdict import MemoryUse
 
     def with_memory(v: Verdict, cand: int, ref: int) -> Verdict:
         return v.model_copy(update={"memory": MemoryUse(candidate_peak_bytes=cand, reference_peak_bytes=ref,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from kernelmosaic.contracts.isolation import MINIMUM
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
 from kernelmosaic.contracts.trajectory import GuidanceEvent, MessageEvent, ToolCallEvent, ToolResultEvent
-from kernelmosaic.verify.isolation import MINIMUM
-from kernelmosaic.verify.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
+from kernelmosaic.contracts.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
 
 ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0]})
-"""Layers meeting the documented minimum (`isolation.MINIMUM`), as a real verdict on this machine records them."""
+"""Layers meeting the documented minimum (`contracts.isolation.MINIMUM`), as a real verdict on this machine records them."""
 
 CANDIDATE = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass  # kernel goes here\n"
 

@@ -9,9 +9,9 @@ from sqlalchemy import create_engine, text
 from store_helpers import CANDIDATE, accepted_verdict, rejected_verdict
 
 from kernelmosaic.contracts.trajectory import Solution, Totals
+from kernelmosaic.contracts.verdict import Finding, Status
 from kernelmosaic.contracts.verified import AUDIT_FAILED, check_candidate
 from kernelmosaic.store import Store, open_store
-from kernelmosaic.verify.verdict import Finding, Status
 
 
 def _episode(store: Store, task: str = "t", flags: list[str] | None = None) -> int:

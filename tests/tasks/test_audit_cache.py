@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kernelmosaic.agent.runner import GenerateConfig, audit_failure, plan_tasks
-from kernelmosaic.tasks.audit.cache import audit_cache_dir, audit_key, cached_audit, save_audit
+from kernelmosaic.agent.runner import GenerateConfig, plan_tasks
+from kernelmosaic.contracts.task_rules import task_finding
+from kernelmosaic.tasks.audit.cache import audit_cache_dir, audit_failure, audit_key, cached_audit, save_audit
 from kernelmosaic.tasks.audit.runner import AuditConfig
 from kernelmosaic.tasks.cli import app
 from kernelmosaic.tasks.folder import save_task_folder
 from kernelmosaic.tasks.schema import AuditReport, Shapes, Task
 from kernelmosaic.tasks.sources import load_tasks
-from kernelmosaic.verify.task_rules import task_finding
 
 from .conftest import make_task
 

@@ -75,4 +75,4 @@ def test_an_unusable_path_exits_2_naming_it(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "nope" in missing.stderr
     (tmp_path / "empty").mkdir()
     empty = _run([str(tmp_path / "empty")], tmp_path)
-    assert empty.returncode == 2 and "not a KernelBench checkout" in empty.stderr.replace("\n", " ")
+    assert empty.returncode == 2 and "not a KernelBench checkout" in " ".join(empty.stderr.split())

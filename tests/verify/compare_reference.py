@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import torch
 
+from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.compare import REF_FACTOR, TERM_FACTOR, UNIT_ROUNDOFF, Comparison, _tensor
-from kernelmosaic.verify.verdict import Status
 
 __all__ = ["reference_compare_outputs"]
 

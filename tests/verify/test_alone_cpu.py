@@ -11,9 +11,9 @@ import time
 
 import pytest
 
+from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.verify import Verifier, VerifyConfig
 from kernelmosaic.verify.alone import AloneGate
-from kernelmosaic.verify.hashing import problem_hash
 
 from . import kit
 

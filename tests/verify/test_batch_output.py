@@ -8,10 +8,10 @@ import json
 import pytest
 
 import kernelmosaic.verify.verifier as verifier_module
+from kernelmosaic.contracts.verdict import Env, Status, Verdict
 from kernelmosaic.verify.batch import Pair, run_batch
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import WorkerDied
-from kernelmosaic.verify.verdict import Env, Status, Verdict
 
 
 class _Verifier:

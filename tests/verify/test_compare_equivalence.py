@@ -10,10 +10,10 @@ import random
 import pytest
 import torch
 
+from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify import compare
 from kernelmosaic.verify.compare import Comparison, compare_outputs
 from kernelmosaic.verify.sandbox.kmworker.common import package_outputs
-from kernelmosaic.verify.verdict import Status
 
 from .compare_reference import reference_compare_outputs
 

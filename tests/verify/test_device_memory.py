@@ -10,6 +10,7 @@ import time
 import pytest
 import torch
 
+from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.device_memory import (
     ADMIT_SHARE,
     DeviceCrowded,
@@ -21,7 +22,6 @@ from kernelmosaic.verify.device_memory import (
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold, lock_path
 from kernelmosaic.verify.judge import ReferenceData, Stop, check_reported, device_oom
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
-from kernelmosaic.verify.verdict import Status
 
 GIB = 1 << 30
 MEMORY = {"weight_bytes": 1 * GIB, "input_bytes": 2 * GIB, "output_bytes": 1 * GIB, "peak_bytes": 3 * GIB}

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from kernelmosaic.contracts.isolation import missing
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
-from kernelmosaic.verify.isolation import missing, plan_for
+from kernelmosaic.verify.isolation import plan_for
 
 from .kit import PROBLEM_ADD_RELU, candidate, write
 

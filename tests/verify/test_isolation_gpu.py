@@ -11,8 +11,9 @@ import socket
 import pytest
 import torch
 
+from kernelmosaic.contracts.isolation import missing
 from kernelmosaic.verify import Verifier, VerifyConfig
-from kernelmosaic.verify.isolation import missing, plan_for
+from kernelmosaic.verify.isolation import plan_for
 
 from . import gpu_kit as gk
 from . import kit

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kernelmosaic.contracts.precision import TOLERANCES
 from kernelmosaic.verify.compare import compare_outputs
-from kernelmosaic.verify.config import TOLERANCES
 from kernelmosaic.verify.sandbox.kmworker.common import package_outputs
 from kernelmosaic.verify.sandbox.kmworker.oracle import Oracle
 

@@ -147,7 +147,8 @@ def test_shared_memory_is_found_in_the_source_and_names_its_line():
 
 
 def test_the_plan_says_which_tools_run_or_why_none():
-    from kernelmosaic.verify.sanitize import RACE_TOOLS, TOOLS, sanitizer_plan
+    from kernelmosaic.contracts.sanitizer import TOOLS
+    from kernelmosaic.verify.sanitize import RACE_TOOLS, sanitizer_plan
 
     shared = "__global__ void k() { __shared__ float s[32]; }"
     assert sanitizer_plan("cpu", True, True, shared) == ((), "not run: the cpu device runs no CUDA kernels")
@@ -161,9 +162,9 @@ def test_the_plan_says_which_tools_run_or_why_none():
 
 
 def test_the_race_check_runs_racecheck_and_synccheck_only(tmp_path, monkeypatch):
+    from kernelmosaic.contracts.verdict import Status, Verdict
     from kernelmosaic.contracts.verified import sanitizer_passed
     from kernelmosaic.verify.sanitize import RACE_TOOLS, run_sanitizer
-    from kernelmosaic.verify.verdict import Status, Verdict
 
     _stand_in(tmp_path, monkeypatch, f'echo "$2" >> {tmp_path}/tools\n'
                                      'case "$2" in\n'
@@ -207,8 +208,8 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_synccheck_error_fails_the_sanitizer_gate():
+    from kernelmosaic.contracts.verdict import Status, Verdict
     from kernelmosaic.contracts.verified import SANITIZER_GATES, sanitizer_passed
-    from kernelmosaic.verify.verdict import Status, Verdict
 
     assert SANITIZER_GATES == ("memcheck", "racecheck", "synccheck")
     ok = {"errors": 0, "exit": 0}

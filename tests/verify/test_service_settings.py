@@ -13,15 +13,15 @@ import threading
 
 import pytest
 
+from kernelmosaic.contracts.isolation import MINIMUM
+from kernelmosaic.contracts.verdict import Correctness, Env, SettingsUsed, Stat, Status, Timing, Verdict
 from kernelmosaic.contracts.verified import check_candidate
 from kernelmosaic.paths import socket_path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.forwarded import run_verify
-from kernelmosaic.verify.isolation import MINIMUM
 from kernelmosaic.verify.service import ServiceDeclined, remote_verify, serve
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.strength import service_view, settings_used
-from kernelmosaic.verify.verdict import Correctness, Env, SettingsUsed, Stat, Status, Timing, Verdict
 
 from .kit import PROBLEM_ADD_RELU, write
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.verify import Verifier
-from kernelmosaic.verify.hashing import problem_hash
 from kernelmosaic.verify.slot import DeviceSlot
 from kernelmosaic.verify.slot_pool import SlotPool
 from tests.verify.kit import PROBLEM_ADD_RELU, write

@@ -71,7 +71,7 @@ def test_task_flags_come_from_the_one_task_rule_registry():
 
     import kernelmosaic.tasks.audit
     import kernelmosaic.verify
-    from kernelmosaic.verify.task_rules import AUDIT_SEVERITIES, TASK_RULES
+    from kernelmosaic.contracts.task_rules import AUDIT_SEVERITIES, TASK_RULES
 
     verify_src = (pathlib.Path(kernelmosaic.verify.__file__).parent / "task_audit.py").read_text()
     flagged = set(re.findall(r'flag\("(task-[a-z-]+)"', verify_src))

@@ -89,8 +89,8 @@ def test_device_picked_small_shapes_on_cpu_and_no_scratch_left(env, tmp_path, mo
 
     import torch
 
+    from kernelmosaic.contracts.hashing import problem_hash
     from kernelmosaic.tasks.folder import load_task_folder
-    from kernelmosaic.verify.hashing import problem_hash
 
     problem = _task_folder(tmp_path, small=96)
     good = kit.write(tmp_path, "good.py", kit.candidate("return ext.add_relu(a, b)"))
@@ -116,9 +116,9 @@ def test_device_picked_small_shapes_on_cpu_and_no_scratch_left(env, tmp_path, mo
 def test_one_shape_rule_for_the_python_api_and_verify_batch(env, tmp_path):
     """A task's reference on the CPU is judged at its small shapes whichever way it is asked for: the Python API and
     `verify-batch` as `verify` does (`verify.shapes = auto`), and `--shapes full` / `shapes="full"` at its own."""
+    from kernelmosaic.contracts.hashing import problem_hash
     from kernelmosaic.tasks.folder import load_task_folder
     from kernelmosaic.verify import Verifier, VerifyConfig
-    from kernelmosaic.verify.hashing import problem_hash
 
     problem = _task_folder(tmp_path, small=96)
     small_sha = problem_hash(load_task_folder(problem.parent).problem_source("small"))

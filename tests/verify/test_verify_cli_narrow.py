@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from kernelmosaic.contracts.verdict import Correctness, Env, Finding, Status, Verdict
 from kernelmosaic.verify.cli import _summary
-from kernelmosaic.verify.verdict import Correctness, Env, Finding, Status, Verdict
 
 EVIDENCE = "candidate.py:42: torch.nn.functional.scaled_dot_product_attention(q, k, v) inside ModelNew.forward"
 

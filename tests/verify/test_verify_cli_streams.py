@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import kernelmosaic.verify.cli as verify_cli
 from kernelmosaic.cli import app
-from kernelmosaic.verify.verdict import Correctness, Env, Status, Verdict
+from kernelmosaic.contracts.verdict import Correctness, Env, Status, Verdict
 
 from . import kit
 

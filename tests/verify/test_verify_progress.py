@@ -8,9 +8,9 @@ import logging
 
 from rich.console import Console
 
+from kernelmosaic.contracts.verdict import Stat, Timing
 from kernelmosaic.verify.pool import calls_log
 from kernelmosaic.verify.progress import DoneLines, phase_progress, speed_detail, time_line
-from kernelmosaic.verify.verdict import Stat, Timing
 
 
 def test_the_line_names_the_phase_and_logging_is_restored():

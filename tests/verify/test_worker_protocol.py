@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kernelmosaic.contracts.verdict import Census
 from kernelmosaic.verify.pool import Worker, WorkerError, WorkerLimits
-from kernelmosaic.verify.verdict import Census
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 from static_fixtures import FIXTURES, load
 
+from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.verify.static import RULES, Rule, StaticPolicy, analyze_candidate
-from kernelmosaic.verify.verdict import Finding
 
 
 def _run(name: str, **policy) -> set[tuple[str, str]]:

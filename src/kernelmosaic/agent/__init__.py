@@ -15,22 +15,17 @@ from kernelmosaic.agent.exits import (
 )
 from kernelmosaic.agent.loop import Agent
 from kernelmosaic.agent.runner import GenerateConfig, run_tasks, select_tasks, start_or_resume_run
-from kernelmosaic.agent.specs import TOOL_NAMES, TOOL_SPECS
-from kernelmosaic.agent.state import EpisodeState
 
 __all__ = [
     "AgentConfig",
     "Budgets",
     "Agent",
-    "EpisodeState",
     "EpisodeContext",
     "run_episode",
     "GenerateConfig",
     "run_tasks",
     "select_tasks",
     "start_or_resume_run",
-    "TOOL_SPECS",
-    "TOOL_NAMES",
     "EpisodeEnd",
     "Submitted",
     "BudgetExhausted",

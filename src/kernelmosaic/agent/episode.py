@@ -14,17 +14,17 @@ from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.loop import Agent
 from kernelmosaic.agent.prompts import system_prompt, task_prompt
 from kernelmosaic.agent.recorder import Recorder
-from kernelmosaic.agent.specs import TOOL_SPECS
-from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.tools import Toolbox
+from kernelmosaic.contracts.episode_state import EpisodeState
+from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.contracts.messages import Message
+from kernelmosaic.contracts.results import DevicePeaks
+from kernelmosaic.contracts.tool_specs import TOOL_SPECS
 from kernelmosaic.contracts.trajectory import Event, GuidanceEvent, MessageEvent, Trajectory
 from kernelmosaic.models.base import ModelBackend, ModelError
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
-from kernelmosaic.verify.hashing import problem_hash
-from kernelmosaic.verify.results import DevicePeaks
 from kernelmosaic.verify.stopping import Stopped, stop_requested
 
 if TYPE_CHECKING:

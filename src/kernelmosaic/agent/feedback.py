@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kernelmosaic.verify.verdict import KernelStat, Stat, Status, Verdict
+from kernelmosaic.contracts.verdict import KernelStat, Stat, Status, Verdict
 
 __all__ = ["trim_compile_log", "test_feedback", "timing_feedback", "profile_feedback", "clip_lines", "short_paths"]
 

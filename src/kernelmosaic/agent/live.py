@@ -10,7 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from kernelmosaic.agent.state import EpisodeState
+from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.store.records import EpisodeInfo
 
 __all__ = ["RunView"]

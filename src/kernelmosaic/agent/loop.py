@@ -13,9 +13,9 @@ from kernelmosaic.agent.exits import (
 )
 from kernelmosaic.agent.prompts import NO_TOOL_CALL
 from kernelmosaic.agent.recorder import Recorder
-from kernelmosaic.agent.specs import TOOL_SPECS
 from kernelmosaic.agent.tools import Toolbox, ToolOutput
 from kernelmosaic.contracts.messages import Message, ToolCall
+from kernelmosaic.contracts.tool_specs import TOOL_SPECS
 from kernelmosaic.models.base import ModelBackend
 
 _AFTER_SUBMIT = "Not run: the episode ended at submit()."

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.tools import ToolOutput
+from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
 from kernelmosaic.contracts.trajectory import (
     Event,
@@ -22,10 +22,10 @@ from kernelmosaic.contracts.trajectory import (
     Totals,
     Trajectory,
 )
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.scrub import scrub
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["Recorder"]
 

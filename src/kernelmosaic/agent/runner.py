@@ -13,12 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.episode import INFRA_ERROR, MODEL_UNUSABLE, EpisodeContext, run_episode
 from kernelmosaic.agent.guidance import GuidanceLibrary
-from kernelmosaic.agent.state import EpisodeState
+from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.trajectory import Trajectory
 from kernelmosaic.contracts.verified import AUDIT_FAILED
 from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.tasks.audit.cache import audit_failure
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.config import VerifyConfig, run_timing
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["GenerateConfig", "without_secrets", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
-           "start_or_resume_run", "audit_failure", "task_flags", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
+           "start_or_resume_run", "task_flags", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
            "spec_problem"]
 
 log = logging.getLogger(__name__)
@@ -115,22 +116,6 @@ def recorded_models(model: str) -> str:
     """For `replay:`, the model(s) that wrote the recordings, comma-separated; "" for other models."""
     recordings = _recordings(model)
     return ", ".join(sorted({t.origin_model or t.model for t in recordings or []}))
-
-
-def audit_failure(task: Task) -> str:
-    """Why the task's audit failed ("" when it passed, was never run, or is stale: audited before an edit).
-
-    The audit is the task's own (`audit.json`) when it is of the current reference, else the one `tasks audit`
-    cached for the task's current content (a file read; a stale cache entry is never found)."""
-    from kernelmosaic.tasks.audit.cache import cached_audit
-
-    audit = task.audit
-    if audit is None or audit.reference_hash != task.hashes.reference:
-        audit = cached_audit(task)
-    if audit is None or audit.passed:
-        return ""
-    rules = sorted({f.rule for f in audit.findings if f.severity == "reject"}) or ["failed"]
-    return "audit failed: " + ", ".join(rules)
 
 
 def task_flags(task: Task) -> list[str]:

@@ -23,14 +23,14 @@ from kernelmosaic.agent.feedback import (
 )
 from kernelmosaic.agent.guidance import GuidanceItem, GuidanceLibrary
 from kernelmosaic.agent.prompts import PHASE_TWO
-from kernelmosaic.agent.specs import argument_error
-from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.workload import estimate_workload, roofline_text
+from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.messages import ToolCall
+from kernelmosaic.contracts.results import DevicePeaks
+from kernelmosaic.contracts.tool_specs import argument_error
 from kernelmosaic.contracts.trajectory import Solution
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.tasks.schema import Task
-from kernelmosaic.verify.results import DevicePeaks
-from kernelmosaic.verify.verdict import Verdict
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from kernelmosaic.contracts.results import DevicePeaks
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.results import DevicePeaks
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.verify.results import DevicePeaks
+from kernelmosaic.contracts.results import DevicePeaks
 
 __all__ = ["Workload", "estimate_workload", "roofline_text"]
 

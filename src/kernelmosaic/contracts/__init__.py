@@ -18,8 +18,8 @@ from kernelmosaic.contracts.trajectory import (
     Trajectory,
     parse_trajectory,
 )
+from kernelmosaic.contracts.verdict import Finding, Status, Verdict
 from kernelmosaic.contracts.verified import AUDIT_FAILED, Verification, check_candidate, rank, task_flags_of
-from kernelmosaic.verify.verdict import Finding, Status, Verdict
 
 __all__ = [
     "Message", "ModelReply", "ToolCall", "ToolSpec", "Usage",

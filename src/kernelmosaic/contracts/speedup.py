@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.verify.verdict import Stat
+from kernelmosaic.contracts.verdict import Stat
 
 __all__ = ["MAX_SPREAD", "SpeedupReading", "read_speedup"]
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.contracts.messages import Message, ToolCall, ToolSpec, Usage
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verified import Verification
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = [
     "TRAJECTORY_SCHEMA",

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelmosaic.verify.isolation import missing as missing_isolation
-from kernelmosaic.verify.sanitize import TOOLS, tool_passed
-from kernelmosaic.verify.verdict import Verdict
+from kernelmosaic.contracts.isolation import missing as missing_isolation
+from kernelmosaic.contracts.sanitizer import TOOLS, tool_passed
+from kernelmosaic.contracts.verdict import Verdict
 
 __all__ = ["Verification", "TASK_FLAG_PREFIX", "sanitizer_passed", "SANITIZER_GATES", "AUDIT_FAILED", "task_flags_of", "passed_every_trial", "check_candidate",
            "rank"]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.verify.config import default_cache_dir
-from kernelmosaic.verify.verdict import Stat, Verdict
+from kernelmosaic.contracts.verdict import Stat, Verdict
+from kernelmosaic.paths import default_cache_dir
 
 __all__ = ["BaselineEntry", "BaselineCache", "baseline_key", "default_baseline_path"]
 

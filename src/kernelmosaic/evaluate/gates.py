@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from kernelmosaic.contracts.speedup import SpeedupReading, read_speedup
+from kernelmosaic.contracts.verdict import Status, Timing, Verdict
 from kernelmosaic.contracts.verified import sanitizer_passed
 from kernelmosaic.evaluate.metrics import TaskRow
 from kernelmosaic.evaluate.records import EpisodeRecord
-from kernelmosaic.verify.verdict import Status, Timing, Verdict
 
 __all__ = ["GATE_OF_STATUS", "NO_CANDIDATE", "NOT_JUDGED", "MODEL_FAILED", "MODEL_FAILURE_EXITS", "model_failure",
            "passes_gate1", "first_compile", "repair_rounds",

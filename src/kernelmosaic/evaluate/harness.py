@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.tasks.shapes import apply_shape_overrides, derive_alternatives
 from kernelmosaic.verify.robustness import Alternative
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["alternatives_for", "EvalVerifier", "for_evaluation"]
 

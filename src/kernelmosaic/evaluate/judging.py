@@ -12,15 +12,15 @@ from pathlib import Path
 
 from kernelmosaic.agent.episode import run_dir, task_sha256
 from kernelmosaic.agent.recorder import Recorder
-from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.tools import ToolOutput
+from kernelmosaic.contracts.episode_state import EpisodeState
+from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.contracts.messages import ToolCall
 from kernelmosaic.contracts.trajectory import Trajectory
 from kernelmosaic.evaluate.generations import Generation
 from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
-from kernelmosaic.verify.hashing import problem_hash
 from kernelmosaic.verify.stopping import Stopped, stop_requested
 
 __all__ = ["judge_generation"]

@@ -12,15 +12,15 @@ import logging
 from kernelmosaic.agent.episode import EpisodeContext, run_dir, task_sha256
 from kernelmosaic.agent.prompts import system_prompt, task_prompt
 from kernelmosaic.agent.recorder import Recorder
-from kernelmosaic.agent.specs import TOOL_SPECS, argument_error
-from kernelmosaic.agent.state import EpisodeState
 from kernelmosaic.agent.tools import ToolOutput
+from kernelmosaic.contracts.episode_state import EpisodeState
+from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.contracts.messages import Message, ToolCall
+from kernelmosaic.contracts.tool_specs import TOOL_SPECS, argument_error
 from kernelmosaic.contracts.trajectory import MessageEvent, Trajectory
 from kernelmosaic.models.base import ModelError
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
-from kernelmosaic.verify.hashing import problem_hash
 from kernelmosaic.verify.stopping import Stopped, stop_requested
 
 __all__ = ["ONE_SHOT_NOTE", "WRITE_ONLY", "run_one_shot"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.contracts.trajectory import ToolCallEvent, ToolResultEvent, Totals
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verified import Verification, check_candidate
 from kernelmosaic.evaluate.samples import split_sample
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo, RunInfo
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["Judged", "TaskMeta", "EpisodeRecord", "episode_record", "load_records", "task_meta_of"]
 

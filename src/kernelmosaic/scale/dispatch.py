@@ -14,12 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernelmosaic.contracts.results import CompileResult, DevicePeaks, ProfileReport
+from kernelmosaic.contracts.verdict import Status, Verdict
 from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.scale.inputs import Sources
 from kernelmosaic.scale.judges import Prepared, compile_only, prepare
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
-from kernelmosaic.verify.verdict import Status, Verdict
 
 __all__ = ["Dispatcher", "JobLost"]
 

@@ -13,7 +13,7 @@ from kernelmosaic.verify.executor import LocalVerifyExecutor, VerifyExecutor
 
 if TYPE_CHECKING:
     from kernelmosaic.agent.runner import GenerateConfig
-    from kernelmosaic.agent.state import EpisodeState
+    from kernelmosaic.contracts.episode_state import EpisodeState
     from kernelmosaic.models.base import ModelBackend
     from kernelmosaic.store import Store
     from kernelmosaic.store.records import EpisodeInfo

@@ -10,15 +10,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.scale.cluster import alive_nodes, check_store_for_nodes, connect, gpu_total
 from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.scale.placement import plan_placement
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.verdict import Verdict
 
 if TYPE_CHECKING:  # the agent side is imported only when episodes run (verify-batch stays on the verifier's side)
     from kernelmosaic.agent.runner import GenerateConfig
-    from kernelmosaic.agent.state import EpisodeState
+    from kernelmosaic.contracts.episode_state import EpisodeState
     from kernelmosaic.models.base import ModelBackend
     from kernelmosaic.store import Store
     from kernelmosaic.store.records import EpisodeInfo

@@ -8,12 +8,12 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernelmosaic.contracts.results import CompileResult, DevicePeaks, ProfileReport
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.scale.dispatch import Dispatcher
 from kernelmosaic.scale.inputs import read_sources
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
-from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.robustness import Alternative
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["RayVerifier", "RayVerifierSet"]
 

@@ -7,11 +7,11 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kernelmosaic.agent.runner import audit_failure
 from kernelmosaic.contracts.trajectory import Trajectory
 from kernelmosaic.curate.review.gate import ReviewExclusion, review_exclusions
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import RunInfo
+from kernelmosaic.tasks.audit.cache import audit_failure
 from kernelmosaic.tasks.schema import Task
 
 __all__ = ["ExportError", "Candidate", "Collected", "collect_verified"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelmosaic.agent.state import EpisodeState
+from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.messages import Message, ToolSpec
 from kernelmosaic.contracts.trajectory import Trajectory
 

@@ -11,9 +11,9 @@ from typing import Literal
 
 from kernelmosaic.contracts.messages import Message
 from kernelmosaic.contracts.trajectory import FinalCheckEvent, ToolCallEvent, ToolResultEvent, Trajectory
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verified import check_candidate, passed_every_trial
 from kernelmosaic.sft.conversation import ConversationError, episode_messages
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["Variant", "VARIANTS", "NoVerifiedCut", "first_timed_pass_event", "variant_messages"]
 

@@ -12,9 +12,9 @@ import logging
 from sqlalchemy import inspect, select, text
 from sqlalchemy.orm import Session
 
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verified import task_flags_of
 from kernelmosaic.store.schema import CandidateRow, EpisodeRow, VerdictRow
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["migrate_v1"]
 

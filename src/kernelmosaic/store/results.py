@@ -16,12 +16,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from kernelmosaic.contracts.trajectory import Solution
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verified import Verification, check_candidate, task_flags_of
 from kernelmosaic.scrub import scrub_json
 from kernelmosaic.store.episodes import check_json_clean, get_episode_row
 from kernelmosaic.store.errors import NotFoundError, StoreError
 from kernelmosaic.store.schema import CandidateRow, EpisodeRow, SolutionRow, VerdictRow
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = [
     "candidate_sha256",

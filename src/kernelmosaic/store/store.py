@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from kernelmosaic.contracts.trajectory import TRAJECTORY_SCHEMA, Event, Solution, Totals, Trajectory
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.store import episodes as ep
 from kernelmosaic.store import results as res
 from kernelmosaic.store.backends import default_url, make_engine, sqlite_file
@@ -28,7 +29,6 @@ from kernelmosaic.store.migrate import migrate_v1
 from kernelmosaic.store.records import Episode, EpisodeInfo, RunInfo, RunSummary
 from kernelmosaic.store.schema import SCHEMA_VERSION, Base, EpisodeRow, MetaRow, RunRow, utcnow
 from kernelmosaic.store.summary import episode_info, run_info, run_summary
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["Store", "open_store"]
 

@@ -1,4 +1,4 @@
-"""Which task a problem file is the reference of, so `kernelmosaic verify` can use the task's small shapes.
+"""Which task a problem file is the reference of, so the `verify` command can use the task's small shapes.
 
 A problem file belongs to a task when it sits in that task's folder (`reference.py` beside `task.toml`) or when its
 text is a bundled task's reference up to comments and whitespace (`tasks show ID --form reference > problem.py`).

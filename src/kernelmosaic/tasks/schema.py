@@ -10,9 +10,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
+from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.tasks.hashing import source_hash, text_hash
 from kernelmosaic.tasks.shapes import apply_shape_overrides
-from kernelmosaic.verify.verdict import Finding
 
 __all__ = [
     "TASK_SCHEMA",
@@ -184,7 +184,7 @@ class Task(_Model):
         return apply_shape_overrides(self.forms.reference, overrides)
 
     def write_problem(self, path: Path, shapes: Literal["default", "small"] | int = "default") -> Path:
-        """Write the KernelBench-format problem file (for `kernelmosaic verify PROBLEM ...`) and return its path."""
+        """Write the KernelBench-format problem file (for the `verify` command: `verify PROBLEM ...`) and return its path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.problem_source(shapes), encoding="utf-8")

@@ -20,10 +20,10 @@ _WHERE = {
 }
 
 if TYPE_CHECKING:
+    from kernelmosaic.contracts.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
+    from kernelmosaic.contracts.verdict import Finding, Status, Verdict
     from kernelmosaic.verify.config import VerifyConfig
     from kernelmosaic.verify.requests import Alternative, InputError
-    from kernelmosaic.verify.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
-    from kernelmosaic.verify.verdict import Finding, Status, Verdict
     from kernelmosaic.verify.verifier import Verifier
 
 

@@ -11,9 +11,9 @@ from typing import TextIO
 
 from pydantic import BaseModel, ConfigDict
 
+from kernelmosaic.contracts.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.executor import LocalVerifyExecutor, VerifyExecutor
-from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.verifier import InputError
 
 __all__ = ["Pair", "discover_pairs", "run_batch", "settings_key"]

@@ -9,8 +9,8 @@ import math
 import random
 from typing import NamedTuple
 
+from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.verify.runclock import RunClock
-from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
            "WallBounds", "pick_calls", "fingerprint_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",

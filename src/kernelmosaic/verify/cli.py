@@ -18,6 +18,7 @@ from rich.table import Table
 
 from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
+from kernelmosaic.contracts.verdict import Status, Verdict
 from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError, WorkerStartFailed
@@ -26,7 +27,6 @@ from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
 from kernelmosaic.verify.stopping import Stopped, stop_on_signal, stop_requested
-from kernelmosaic.verify.verdict import Status, Verdict
 
 __all__ = ["verify_command", "verify_batch_command", "verify_serve_command"]
 
@@ -106,7 +106,8 @@ def _check_problem_parses(problem: Path) -> None:
 def _isolation(verdict: Verdict, explain: bool, console: Console) -> None:
     """The OS isolation layers the candidate's processes ran in; with --explain, what each stops and what of the
     documented minimum is missing (a verdict without it is never *verified*)."""
-    from kernelmosaic.verify.isolation import describe, missing
+    from kernelmosaic.contracts.isolation import missing
+    from kernelmosaic.verify.isolation import describe
 
     layers = verdict.env.isolation
     short = missing(layers)
@@ -154,9 +155,9 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
     console.print(f"compile: {verdict.compile.seconds:.1f}s{' (cache hit)' if verdict.compile.cache_hit else ''}{env}")
     _isolation(verdict, explain, console)
     if verdict.findings and (explain or not verdict.accepted):
+        from kernelmosaic.contracts.task_rules import TASK_RULES
         from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
         from kernelmosaic.verify.static import RULES
-        from kernelmosaic.verify.task_rules import TASK_RULES
 
         table = Table(show_lines=explain)
         for col in ("rule", "severity", "message", "rationale", "evidence"):  # rule ids never wrap

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.sandbox.kmworker.compare_core import (
     CHUNK,
     REF_FACTOR,
@@ -20,7 +21,6 @@ from kernelmosaic.verify.sandbox.kmworker.compare_core import (
 from kernelmosaic.verify.sandbox.kmworker.compare_core import (
     _tensor as _tensor,  # for tests/verify/compare_reference.py, which checks the chunked scan against it
 )
-from kernelmosaic.verify.verdict import Status
 
 __all__ = ["Comparison", "compare_outputs", "from_core", "output_nbytes", "UNIT_ROUNDOFF", "TERM_FACTOR", "REF_FACTOR",
            "CHUNK"]

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import torch
 
+from kernelmosaic.contracts.hashing import candidate_hash
+from kernelmosaic.contracts.verdict import CompileInfo, Status
 from kernelmosaic.paths import judge_dir, pch_dir
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.hashing import candidate_hash
 from kernelmosaic.verify.judge import status_of_death
 from kernelmosaic.verify.pch_store import UnsafeFlags, precompile
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
@@ -30,7 +31,6 @@ from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.sandbox.kmworker.published import PUBLISHED
 from kernelmosaic.verify.slot import worker_limits
 from kernelmosaic.verify.stopping import stop_requested
-from kernelmosaic.verify.verdict import CompileInfo, Status
 
 __all__ = ["BuildBusy", "cached_compile", "compile_stage", "precompile_header", "spare_compile_worker", "wait_for_build"]
 

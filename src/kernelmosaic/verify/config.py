@@ -9,25 +9,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic.contracts.precision import TOLERANCES, Precision
 from kernelmosaic.paths import default_cache_dir
 from kernelmosaic.verify.static.policy import StaticPolicy
 
-__all__ = ["VerifyConfig", "Precision", "Policy", "TimingProfile", "TOLERANCES", "default_cache_dir", "run_timing"]
+__all__ = ["VerifyConfig", "Policy", "TimingProfile", "run_timing"]
 
-Precision = Literal["fp32", "fp16", "bf16"]
 Policy = Literal["strict", "kernelbench"]
 TimingProfile = Literal["quick", "full"]
 """`strict`: every operation of forward runs in the candidate's own kernels. `kernelbench`: some operators may
 stay in PyTorch (as KernelBench allows), but a custom kernel must run and its output must reach the result."""
-
-# (atol, rtol) per precision. fp32 is tight enough that a kernel silently computing in TF32 or
-# half precision fails on inputs of non-trivial magnitude (see threat-model.md, precision honesty).
-TOLERANCES: dict[str, tuple[float, float]] = {
-    "fp32": (1e-4, 1e-4),
-    "fp16": (1e-2, 1e-2),
-    "bf16": (2e-2, 2e-2),
-}
-
 
 def run_timing(device: str) -> dict[str, float | int]:
     """Timing settings a generate or evaluate run starts from: host timing on the CPU is only indicative, so a run

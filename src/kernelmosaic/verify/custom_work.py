@@ -16,12 +16,12 @@ with the same comparison; only its numbers come back.
 
 from __future__ import annotations
 
+from kernelmosaic.contracts.verdict import CustomWork, Finding, KernelUse, Status
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import ReferenceData, Stop, _call, _integrity
 from kernelmosaic.verify.large import compare_probe_outputs, hold_probe_outputs, let_go_probes
 from kernelmosaic.verify.pool import Worker
-from kernelmosaic.verify.verdict import CustomWork, Finding, KernelUse, Status
 
 __all__ = ["check_custom_work", "custom_share"]
 

@@ -30,12 +30,12 @@ import re
 import time
 from collections.abc import Callable
 
+from kernelmosaic.contracts.verdict import Status, Verdict
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold
 from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop
 from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 from kernelmosaic.verify.slot import DeviceSlot, nvidia_smi
-from kernelmosaic.verify.verdict import Status, Verdict
 
 __all__ = ["ADMIT_SHARE", "DeviceCrowded", "crowded_by_others", "device_usage", "judgement_bytes", "admission", "attribute", "retry_reason", "go_alone", "free_bytes"]
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["VerifyExecutor", "LocalVerifyExecutor"]
 

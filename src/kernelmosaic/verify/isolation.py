@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LAYERS", "MINIMUM", "Plan", "plan_for", "missing", "describe", "children", "descendants", "kill_tree", "writable_paths", "candidate_caches", "host_support",
+__all__ = ["LAYERS", "Plan", "plan_for", "describe", "children", "descendants", "kill_tree", "writable_paths", "candidate_caches", "host_support",
            "namespace_prefix"]
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ LAYERS = {
     "userns": "own user namespace: no capability over the host's processes or files beyond its uid's",
     "netns": "own network namespace: no interface but a down loopback, no route to any listener",
     "pidns": "own PID namespace and /proc: sees and signals only its own processes, all die with the worker",
-    "landlock-fs": "Landlock: writes only beneath its scratch folder, the build cache and /dev; no mount, no ptrace "
+    "landlock-fs": "Landlock: writes only beneath its scratch folder and /dev; no mount, no ptrace "
                    "attach, /proc/PID/mem or cwd of a process outside its domain",
     "landlock-net": "Landlock: no TCP bind or connect",
     "landlock-scope": "Landlock: no signal and no abstract unix socket to a process outside its domain",
@@ -47,17 +47,6 @@ LAYERS = {
     "reference-nondumpable": "reference worker is not dumpable: its /proc files and memory need CAP_SYS_PTRACE",
 }
 """Every layer a verdict can record, and what it stops."""
-
-MINIMUM: dict[str, tuple[frozenset[str], ...]] = {
-    "no network": (frozenset({"netns"}), frozenset({"landlock-net"})),
-    "every process ends with the judgement": (frozenset({"pidns"}), frozenset({"subreaper"})),
-    "writes only to its scratch folder and the build cache": (frozenset({"landlock-fs"}),),
-    "reference out of reach (no /proc read, ptrace or signal)": (
-        frozenset({"pidns", "landlock-fs", "reference-nondumpable"}),
-        frozenset({"userns", "landlock-fs", "landlock-scope", "reference-nondumpable"}),
-        frozenset({"no-capabilities", "landlock-fs", "landlock-scope", "reference-nondumpable"})),
-}
-"""The documented minimum (docs/threat-model.md): each property, and the layer sets any one of which provides it."""
 
 _DEFAULTS = {
     "cpu": ("userns", "netns", "pidns", "landlock-fs", "landlock-net", "landlock-scope", "subreaper",
@@ -188,12 +177,6 @@ def writable_paths(extra: tuple[str, ...]) -> list[str]:
     for folder in extra:
         Path(folder).mkdir(parents=True, exist_ok=True)
     return [*extra, "/dev"]
-
-
-def missing(layers: list[str] | tuple[str, ...]) -> list[str]:
-    """The properties of the documented minimum that `layers` do not provide (empty: the minimum is met)."""
-    have = set(layers)
-    return [prop for prop, options in MINIMUM.items() if not any(option <= have for option in options)]
 
 
 def describe(layers: list[str] | tuple[str, ...]) -> list[str]:

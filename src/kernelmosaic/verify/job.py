@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelmosaic.contracts.verdict import Census, Correctness, Finding, Status, Verdict, WeightCopy
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Outcome, Stop
 from kernelmosaic.verify.robustness import Alternative
-from kernelmosaic.verify.verdict import Census, Correctness, Finding, Status, Verdict, WeightCopy
 
 __all__ = ["Job", "finish", "accepted_message"]
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import torch
 
+from kernelmosaic.contracts.verdict import Correctness, Finding, MemoryUse, Status, Timing
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
-from kernelmosaic.verify.verdict import Correctness, Finding, MemoryUse, Status, Timing
 
 __all__ = ["Stop", "ReferenceData", "Exclusive", "judge_candidate", "status_of_death", "status_of_error", "device_oom",
            "call_on_candidate_data", "check_reported"]

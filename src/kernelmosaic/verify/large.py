@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 
+from kernelmosaic.contracts.verdict import Finding, Status
 from kernelmosaic.verify.compare import Comparison, compare_outputs, from_core, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity, call_on_candidate_data
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
-from kernelmosaic.verify.verdict import Finding, Status
 
 __all__ = ["alternative_comparisons", "compare_probe_outputs", "compare_timed_call", "hold_probe_outputs",
            "judge_large_trials", "let_go_probes"]

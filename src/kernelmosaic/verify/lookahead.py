@@ -23,10 +23,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.verify.build_order import Start, compile_plan
 from kernelmosaic.verify.compile_stage import spare_compile_worker
 from kernelmosaic.verify.job import Job, finish
-from kernelmosaic.verify.verdict import Verdict
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.pool import Worker

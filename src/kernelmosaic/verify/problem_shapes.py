@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.paths import judge_dir
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.hashing import problem_hash
 from kernelmosaic.verify.requests import Alternative, InputError
 
 __all__ = ["Shapes", "ProblemAtShapes", "problem_at_shapes", "alternatives_to_judge"]

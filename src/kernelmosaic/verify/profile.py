@@ -11,9 +11,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from kernelmosaic.contracts.results import KernelStat
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.verify.pool import tool_command
-from kernelmosaic.verify.results import KernelStat
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["NCU_METRICS", "ncu_digest", "report_from_verdict"]
 

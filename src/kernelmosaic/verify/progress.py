@@ -17,8 +17,8 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelmosaic.contracts.speedup import read_speedup
+from kernelmosaic.contracts.verdict import Timing
 from kernelmosaic.verify.pool import calls_log
-from kernelmosaic.verify.verdict import Timing
 
 __all__ = ["PHASES", "DoneLines", "phase_progress", "time_line", "speed_detail"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.verify.config import Precision
+from kernelmosaic.contracts.precision import Precision
 
 __all__ = ["Alternative", "InputError", "read_input"]
 

@@ -7,6 +7,7 @@ An alternative the reference itself cannot run is reported (`bad_problem`) and n
 
 from __future__ import annotations
 
+from kernelmosaic.contracts.verdict import AlternativeResult, Finding, Robustness, Status
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import Stop, status_of_death, status_of_error
@@ -14,7 +15,6 @@ from kernelmosaic.verify.large import alternative_comparisons
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.requests import Alternative
 from kernelmosaic.verify.slot import DeviceSlot
-from kernelmosaic.verify.verdict import AlternativeResult, Finding, Robustness, Status
 
 __all__ = ["Alternative", "check_robustness"]
 

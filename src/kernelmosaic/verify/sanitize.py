@@ -34,14 +34,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from kernelmosaic.contracts.sanitizer import TOOLS, tool_passed
+from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
 from kernelmosaic.verify.pool import ToolCommand, tool_command, tool_layers
-from kernelmosaic.verify.verdict import Finding
 
-__all__ = ["TOOLS", "RACE_TOOLS", "run_sanitizer", "parse_summary", "tool_passed", "shared_memory_evidence",
+__all__ = ["RACE_TOOLS", "run_sanitizer", "parse_summary", "shared_memory_evidence",
            "sanitizer_plan"]
 
-TOOLS = {"memcheck": "reject", "racecheck": "reject", "synccheck": "reject", "initcheck": "flag"}
 RACE_TOOLS = ("racecheck", "synccheck")
 """The race check: shared-memory hazards (racecheck) and barriers used wrongly (synccheck)."""
 # `__shared__` arrays, and launches that ask for dynamic shared memory: a third launch argument other than 0
@@ -160,13 +160,6 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
                                         "claims nothing (the verdict is the plain run's; not verified on CUDA until a "
                                         "full sanitizer run passes)", evidence=why[:300]))
     return findings, report
-
-
-def tool_passed(name: str, result: dict | None) -> bool:
-    """One tool's report: it finished the forward (its summary read, exit status 0) and, where its errors reject
-    (`TOOLS`), found none. The one rule for a clean run here and for a pass in `contracts.verified`."""
-    return isinstance(result, dict) and result.get("exit") == 0 and result.get("errors") is not None \
-        and (TOOLS[name] != "reject" or result["errors"] == 0)
 
 
 def _clean(results: dict[str, tuple[list[Finding], dict]]) -> bool:

@@ -29,10 +29,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.paths import not_private, service_dir, socket_path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.requests import Alternative, InputError
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["socket_path", "serve", "service_available", "service_device", "ServiceUnavailable", "ServiceError",
            "ServiceDeclined", "ServiceUntrusted", "remote_verify", "remote_verify_many"]

@@ -13,13 +13,13 @@ import subprocess
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker import lean_unit, nvcc_split
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
-from kernelmosaic.verify.verdict import Status
 
 __all__ = ["DeviceSlot", "Spares", "InputError", "close_all", "side_by_side", "worker_limits", "gpu_arch",
            "driver_version", "arch_env", "nvidia_smi"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 
-from kernelmosaic.verify.verdict import Stat
+from kernelmosaic.contracts.verdict import Stat
 
 __all__ = ["summarize"]
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from kernelmosaic.contracts.verdict import SettingsUsed
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.verdict import SettingsUsed
 
 __all__ = ["CHECKS", "SERVICE_OWNED", "VERIFIED_MIN_TRIALS", "weaker", "settings_used", "service_view"]
 

@@ -3,17 +3,17 @@
 A task whose reference is stochastic, constant, or matched by a trivial output (zeros, the mean, an input
 returned unchanged) lets a cheating kernel pass; verdicts on such tasks carry a `task-*` flag so they are not
 mistaken for evidence. These checks are cheap: they reuse the trials' inputs and reference outputs. Rule ids and
-rationales come from the one task-rule registry (verify/task_rules.py) that `tasks audit` uses too.
+rationales come from the one task-rule registry (contracts/task_rules.py) that `tasks audit` uses too.
 """
 
 from __future__ import annotations
 
 import torch
 
+from kernelmosaic.contracts.task_rules import task_finding
+from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.judge import ReferenceData
-from kernelmosaic.verify.task_rules import task_finding
-from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["audit_reference"]
 

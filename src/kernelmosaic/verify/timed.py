@@ -15,6 +15,7 @@ import statistics
 import time
 from typing import NamedTuple
 
+from kernelmosaic.contracts.verdict import Finding, Status, Timing
 from kernelmosaic.verify.baseline_run import ROUND_SEEDS, compile_baseline
 from kernelmosaic.verify.call_checks import (
     Burst,
@@ -43,7 +44,6 @@ from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.runclock import run_clock, snapshot
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS, burst_seed
 from kernelmosaic.verify.stats import summarize
-from kernelmosaic.verify.verdict import Finding, Status, Timing
 
 __all__ = ["time_candidate"]
 

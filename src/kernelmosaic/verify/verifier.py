@@ -14,6 +14,9 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from kernelmosaic.contracts.hashing import candidate_hash, problem_hash
+from kernelmosaic.contracts.results import CompileResult, DevicePeaks, ProfileReport
+from kernelmosaic.contracts.verdict import Correctness, Env, Robustness, Status, Verdict, WorkerReuse
 from kernelmosaic.paths import private_dir
 from kernelmosaic.scrub import scrub
 from kernelmosaic.verify.alone import AloneGate
@@ -37,7 +40,6 @@ from kernelmosaic.verify.device_memory import (
     retry_reason,
 )
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold, device_hold
-from kernelmosaic.verify.hashing import candidate_hash, problem_hash
 from kernelmosaic.verify.job import Job, accepted_message, finish
 from kernelmosaic.verify.judge import Stop, judge_candidate
 from kernelmosaic.verify.physics import check_speed_of_light
@@ -45,7 +47,6 @@ from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import alternatives_to_judge, problem_at_shapes
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
 from kernelmosaic.verify.requests import read_input
-from kernelmosaic.verify.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer, sanitizer_plan
 from kernelmosaic.verify.scratch import sweep_stale_scratch
@@ -62,7 +63,6 @@ from kernelmosaic.verify.slot_pool import SlotPool
 from kernelmosaic.verify.stopping import raise_if_stopped
 from kernelmosaic.verify.strength import settings_used
 from kernelmosaic.verify.task_audit import audit_reference
-from kernelmosaic.verify.verdict import Correctness, Env, Robustness, Status, Verdict, WorkerReuse
 
 __all__ = ["Verifier", "InputError", "visible_devices"]
 

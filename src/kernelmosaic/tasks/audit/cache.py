@@ -21,12 +21,12 @@ from pathlib import Path
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kernelmosaic.contracts.task_rules import TASK_RULES
+from kernelmosaic.paths import default_cache_dir
 from kernelmosaic.tasks.audit.runner import AuditConfig, derived_shapes
 from kernelmosaic.tasks.schema import AuditReport, Task
-from kernelmosaic.verify.config import default_cache_dir
-from kernelmosaic.verify.task_rules import TASK_RULES
 
-__all__ = ["CACHE_SCHEMA", "audit_cache_dir", "audit_key", "cached_audit", "save_audit"]
+__all__ = ["CACHE_SCHEMA", "audit_cache_dir", "audit_key", "audit_failure", "cached_audit", "save_audit"]
 
 log = logging.getLogger(__name__)
 CACHE_SCHEMA = "kernelmosaic.audit-cache/1"
@@ -107,3 +107,17 @@ def save_audit(task: Task, report: AuditReport, config: AuditConfig | None = Non
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def audit_failure(task: Task) -> str:
+    """Why the task's audit failed ("" when it passed, was never run, or is stale: audited before an edit).
+
+    The audit is the task's own (`audit.json`) when it is of the current reference, else the one `tasks audit`
+    cached for the task's current content (a file read; a stale cache entry is never found)."""
+    audit = task.audit
+    if audit is None or audit.reference_hash != task.hashes.reference:
+        audit = cached_audit(task)
+    if audit is None or audit.passed:
+        return ""
+    rules = sorted({f.rule for f in audit.findings if f.severity == "reject"}) or ["failed"]
+    return "audit failed: " + ", ".join(rules)

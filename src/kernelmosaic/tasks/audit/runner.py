@@ -22,6 +22,8 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 import kernelmosaic
+from kernelmosaic.contracts.precision import TOLERANCES
+from kernelmosaic.contracts.task_rules import task_finding
 from kernelmosaic.tasks.schema import AuditReport, Finding, Task
 from kernelmosaic.tasks.shapes import (
     ShapeOverrideError,
@@ -32,8 +34,6 @@ from kernelmosaic.tasks.shapes import (
 from kernelmosaic.tasks.spec import SpecError, parse_spec
 from kernelmosaic.tasks.spec.compiler import compile_program
 from kernelmosaic.tasks.spec.nodes import DTYPES, Program
-from kernelmosaic.verify.config import TOLERANCES
-from kernelmosaic.verify.task_rules import task_finding
 
 __all__ = ["AuditConfig", "audit_tasks", "build_job", "default_jobs", "derived_shapes", "host_memory_gb", "worker_gpu"]
 

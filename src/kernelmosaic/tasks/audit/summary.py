@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic.contracts.task_rules import TASK_RULES
 from kernelmosaic.tasks.schema import AuditReport, Task
-from kernelmosaic.verify.task_rules import TASK_RULES
 
 __all__ = ["AuditSummary", "FailedProblem", "LevelCounts", "summarize_audits", "write_summary"]
 

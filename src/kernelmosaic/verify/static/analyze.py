@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 
+from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.verify.static.cuda import check_extension
 from kernelmosaic.verify.static.fastform import check_cupy, find_raw_sources
 from kernelmosaic.verify.static.forward import check_forward
@@ -13,7 +14,6 @@ from kernelmosaic.verify.static.module_rules import check_module
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
 from kernelmosaic.verify.static.sources import find_extensions
-from kernelmosaic.verify.verdict import Finding
 
 __all__ = ["analyze_candidate"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.verify.verdict import Severity
+from kernelmosaic.contracts.verdict import Severity
 
 __all__ = ["Rule", "RULES"]
 

@@ -23,7 +23,7 @@ __all__ = ["CoreComparison", "compare_packaged", "chunk_for", "UNIT_ROUNDOFF", "
            "DEVICE_CHUNK", "ACCEPTED", "SHAPE_MISMATCH", "DTYPE_MISMATCH", "OUTPUT_MISMATCH"]
 
 ACCEPTED, SHAPE_MISMATCH, DTYPE_MISMATCH, OUTPUT_MISMATCH = "accepted", "shape_mismatch", "dtype_mismatch", "output_mismatch"
-"""The `Status` values a comparison can end in (verify/verdict.py names them; the parent maps them back)."""
+"""The `Status` values a comparison can end in (contracts/verdict.py names them; the parent maps them back)."""
 
 
 @dataclass

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from kernelmosaic.agent.specs import argument_error
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.tool_specs import argument_error
 from kernelmosaic.contracts.trajectory import (
     Event,
     FinalCheckEvent,
@@ -21,8 +21,8 @@ from kernelmosaic.contracts.trajectory import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verified import check_candidate, rank, task_flags_of
-from kernelmosaic.verify.verdict import Verdict
 
 __all__ = ["EpisodeState", "sha256_text"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernelmosaic.verify.verdict import CompileInfo, KernelStat, Status
+from kernelmosaic.contracts.verdict import CompileInfo, KernelStat, Status
 
 __all__ = ["CompileResult", "KernelStat", "ProfileReport", "DevicePeaks"]
 

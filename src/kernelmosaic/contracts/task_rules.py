@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.verify.verdict import Finding, Severity
+from kernelmosaic.contracts.verdict import Finding, Severity
 
 __all__ = ["TaskRule", "RuleKind", "TASK_RULES", "task_finding", "AUDIT_SEVERITIES"]
 
