@@ -9,26 +9,23 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import click
 import typer
-from rich.markup import escape
-from typer.core import TyperGroup, TyperOption
+from typer.core import TyperGroup
 
 from kernelmosaic import __version__
+from kernelmosaic.commands import build_command, plain_usage_errors
 from kernelmosaic.paths import PRIVATE_UMASK
 
-__all__ = ["app", "plain_usage_errors", "stage_command"]
+__all__ = ["app", "stage_command"]
 
 # name -> (module, attribute, kind, one-line help). kind: "command" (a function) or "group" (a typer.Typer).
 _COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "verify": ("kernelmosaic.verify.cli", "verify_command", "command", "Judge one candidate against one problem."),
     "verify-batch": ("kernelmosaic.verify.cli", "verify_batch_command", "command",
                      "Judge many pairs on all visible GPUs (or the CPU), resumably."),
-    "verify-serve": ("kernelmosaic.verify.cli", "verify_serve_command", "command",
+    "verify-serve": ("kernelmosaic.verify.serve_cli", "verify_serve_command", "command",
                      "Run the local verifier service until interrupted."),
     "generate": ("kernelmosaic.agent.cli", "generate_command", "command", "Run agent episodes over a task set and record them in the store."),
     "evaluate": ("kernelmosaic.evaluate.cli", "evaluate_command", "command", "Evaluate a model or judge existing "
@@ -68,61 +65,10 @@ class _LazyStages(TyperGroup):
             return super().invoke(ctx)
 
 
-@contextmanager
-def plain_usage_errors() -> Iterator[None]:
-    """An option value typer refuses reads `Invalid value for '--device': 'tpu' is not one of 'cuda', 'cpu'.`:
-    typer checks choices inside pydantic, whose message would start `Value error, `."""
-    try:
-        yield
-    except typer.BadParameter as exc:
-        exc.message = exc.message.removeprefix("Value error, ")
-        raise
-
-
 def stage_command(name: str) -> click.Command:
-    """The command (or group) `name` of `_COMMANDS`, built from its stage module; the verifier service builds
-    `verify` with it for a handed-over client (verify/forwarded.py)."""
+    """The command (or group) `name` of `_COMMANDS`, built from its stage module."""
     module, attr, kind, short = _COMMANDS[name]
-    target = getattr(importlib.import_module(module), attr)
-    if kind == "group":
-        command = typer.main.get_group(target)
-        command.help = command.help or short
-    else:
-        holder = typer.Typer(pretty_exceptions_enable=False)
-        holder.command(name)(target)
-        command = typer.main.get_command(holder)
-    command.name = name
-    _escape_help(command)
-    _plain_types(command)
-    return command
-
-
-def _escape_help(command: click.Command) -> None:
-    """Help texts name settings sections (`[verify]`, `[ray] extra`); typer renders help as rich markup, which
-    would take them for tags and drop them, so every help text of the command, its options and its sub-commands
-    is escaped once, here, and written in the source as plain text."""
-    if getattr(command, "rich_markup_mode", None) is None:
-        return  # plain click help: brackets print as written
-    command.help = escape(command.help) if command.help else command.help
-    for param in command.params:
-        if getattr(param, "help", None):
-            param.help = escape(param.help)  # type: ignore[attr-defined]
-    for sub in getattr(command, "commands", {}).values():
-        _escape_help(sub)
-
-
-def _plain_types(command: click.Command) -> None:
-    """typer's help shows a type beside every option: `<bool>` beside a flag, `<list[str]>` beside a repeatable option,
-    `<int range>` before the bounds. Here a flag shows none (its name says it: --timing/--no-timing), a repeatable
-    option the type of one value, a bounded number its type; every option of the command and its sub-commands."""
-    if getattr(command, "rich_markup_mode", None) is None:
-        return  # plain click help shows no type beside a flag
-    for param in command.get_params(command.context_class(command)):  # --help too: get_params builds it, and keeps it
-        if isinstance(param, TyperOption) and param.metavar is None:
-            shown = "" if param.is_flag else re.sub(r"^<list\[(.*)\]>$", r"<\1>", param.display_type(None))
-            param.metavar = shown.replace(" range>", ">").replace("<Path>", "<path>")
-    for sub in getattr(command, "commands", {}).values():
-        _plain_types(sub)
+    return build_command(getattr(importlib.import_module(module), attr), name, kind, short)
 
 
 app = typer.Typer(

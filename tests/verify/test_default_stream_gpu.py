@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
-from kernelmosaic.verify.judge import ESCAPED_FLOOR_MS
+from kernelmosaic.verify.judgement import ESCAPED_FLOOR_MS
 
 from . import gpu_kit as gk
 from . import kit

@@ -20,7 +20,7 @@ from kernelmosaic.verify.device_memory import (
     retry_reason,
 )
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold, lock_path
-from kernelmosaic.verify.judge import ReferenceData, Stop, check_reported, device_oom
+from kernelmosaic.verify.judgement import ReferenceData, Stop, check_reported, device_oom
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 
 GIB = 1 << 30

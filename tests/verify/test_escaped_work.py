@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelmosaic.verify.judge import ESCAPED_FLOOR_MS, escaped_work
+from kernelmosaic.verify.judgement import ESCAPED_FLOOR_MS, escaped_work
 
 
 def test_an_honest_kernel_whose_stream_covers_its_work_passes():

@@ -7,7 +7,7 @@ import torch
 
 from kernelmosaic.contracts.results import DevicePeaks
 from kernelmosaic.contracts.verdict import Stat, Status, Timing
-from kernelmosaic.verify.judge import ReferenceData, Stop
+from kernelmosaic.verify.judgement import ReferenceData, Stop
 from kernelmosaic.verify.physics import check_speed_of_light, floor_ms
 
 N = 1 << 24  # two 64 MiB inputs, one 64 MiB output: 201 MB must move

@@ -19,7 +19,9 @@ from kernelmosaic.contracts.verified import check_candidate
 from kernelmosaic.paths import socket_path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.forwarded import run_verify
-from kernelmosaic.verify.service import ServiceDeclined, remote_verify, serve
+from kernelmosaic.verify.service import serve
+from kernelmosaic.verify.service_client import remote_verify
+from kernelmosaic.verify.service_errors import ServiceDeclined
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.strength import service_view, settings_used
 

@@ -24,7 +24,9 @@ from kernelmosaic.launch import forward
 from kernelmosaic.paths import runtime_dir, socket_path
 from kernelmosaic.verify import Verifier, VerifyConfig
 from kernelmosaic.verify.peer import peer_refusal
-from kernelmosaic.verify.service import ServiceUntrusted, remote_verify, serve, service_available
+from kernelmosaic.verify.service import serve
+from kernelmosaic.verify.service_client import remote_verify, service_available
+from kernelmosaic.verify.service_errors import ServiceUntrusted
 
 from .kit import PROBLEM_ADD_RELU, candidate, write
 

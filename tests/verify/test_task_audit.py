@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kernelmosaic.verify.judge import ReferenceData
+from kernelmosaic.verify.judgement import ReferenceData
 from kernelmosaic.verify.sandbox.kmworker.common import package_outputs
 from kernelmosaic.verify.task_audit import audit_reference
 

@@ -16,7 +16,8 @@ from kernelmosaic.verify import Verifier, VerifyConfig, pool
 from kernelmosaic.verify.baselines import CompileBaseline, baseline_key, load_baseline, save_baseline
 from kernelmosaic.verify.batch import Pair, run_batch
 from kernelmosaic.verify.compile_stage import compile_stage, spare_compile_worker
-from kernelmosaic.verify.service import remote_verify, serve, service_available
+from kernelmosaic.verify.service import serve
+from kernelmosaic.verify.service_client import remote_verify, service_available
 from tests.verify.kit import PROBLEM_ADD_RELU, write
 
 # A module with nothing to build but the word load_inline, so the compile stage runs a real compile worker.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.baselines import CompileBaseline, load_baseline, save_baseline
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import Exclusive, Stop
+from kernelmosaic.verify.judgement import Exclusive, Stop
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 
 __all__ = ["ROUND_SEEDS", "CompileBaselineRun", "baseline_call", "compile_baseline"]

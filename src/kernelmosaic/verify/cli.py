@@ -1,4 +1,4 @@
-"""`kernelmosaic verify`, `kernelmosaic verify-batch` and `kernelmosaic verify-serve`.
+"""`kernelmosaic verify` and `kernelmosaic verify-batch` (`verify-serve` is verify/serve_cli.py).
 
 The verifier itself (torch, workers) is imported inside the commands, only when they judge in this process: a
 `verify` that a running service answers stays a light client.
@@ -28,7 +28,7 @@ from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
 from kernelmosaic.verify.stopping import Stopped, stop_on_signal, stop_requested
 
-__all__ = ["verify_command", "verify_batch_command", "verify_serve_command"]
+__all__ = ["verify_command", "verify_batch_command", "fail", "cli_settings"]
 
 
 # The options' choices are VerifyConfig's own Literal types, so an error lists exactly the values it allows.
@@ -69,7 +69,7 @@ def _could_not_run(exc: BaseException, device: str) -> str:
     return f"the verifier could not run on {device}: {exc}"
 
 
-def _fail(message: str) -> typer.Exit:
+def fail(message: str) -> typer.Exit:
     Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     return typer.Exit(2)
 
@@ -77,7 +77,7 @@ def _fail(message: str) -> typer.Exit:
 def _device_seen(config: VerifyConfig) -> str:
     """The device a running verifier service sees (no torch import here), else what torch in this process sees."""
     if config.use_service:
-        from kernelmosaic.verify.service import service_device
+        from kernelmosaic.verify.service_client import service_device
 
         seen = service_device(config.cache_dir)
         if seen is not None:
@@ -85,12 +85,12 @@ def _device_seen(config: VerifyConfig) -> str:
     return default_device()
 
 
-def _settings(config_file: Path | None, sets: list[str], **flags) -> VerifyConfig:
+def cli_settings(config_file: Path | None, sets: list[str], **flags) -> VerifyConfig:
     """Defaults, then the file's [verify] section, then --set, then the flags given; exit 2 naming a bad value."""
     try:
         return verify_settings(read_config(config_file, sets, reads=_READS), flags, probe=_device_seen)
     except (ConfigError, DeviceUnavailable) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _check_problem_parses(problem: Path) -> None:
@@ -98,9 +98,9 @@ def _check_problem_parses(problem: Path) -> None:
     try:
         ast.parse(problem.read_text(encoding="utf-8"), filename=str(problem))
     except SyntaxError as exc:
-        raise _fail(f"problem {problem}:{exc.lineno or 0}: {exc.msg} (not valid Python)") from None
+        raise fail(f"problem {problem}:{exc.lineno or 0}: {exc.msg} (not valid Python)") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(f"problem {problem}: cannot be read ({exc})") from None
+        raise fail(f"problem {problem}: cannot be read ({exc})") from None
 
 
 def _isolation(verdict: Verdict, explain: bool, console: Console) -> None:
@@ -215,28 +215,28 @@ def verify_command(
     console, err = Console(), Console(stderr=True)
     for path, what in [(problem, "problem"), (candidate, "candidate")] + [(a, "--alt") for a in alt]:
         if not path.is_file():
-            raise _fail(f"{what} {path}: no such file")
+            raise fail(f"{what} {path}: no such file")
     _check_problem_parses(problem)
-    config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
+    config = cli_settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
                        sanitize=sanitize, policy=policy, derive_alt=derive_alt, shapes=shapes)
     try:
         # said before the judgement (the verifier applies the same rule and records it in the verdict)
         err.print(f"shapes: {problem_at_shapes(problem, config).note}", highlight=False, soft_wrap=True)
         verdict = _judge_one(config, problem, candidate, _alternatives(alt), _seeded(config_file, sets), err)
     except InputError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except (KeyboardInterrupt, Stopped, WorkerDied, WorkerError, DeviceCrowded) as exc:
         if isinstance(exc, KeyboardInterrupt) or stop_requested():  # Ctrl-C: the worker died because we stopped
             err.print("interrupted: nothing was judged; run the same command again.", highlight=False)
             raise typer.Exit(130) from None
-        raise _fail(_could_not_run(exc, config.device)) from None
+        raise fail(_could_not_run(exc, config.device)) from None
     if json_out:
         typer.echo(verdict.to_json())
     else:
         _summary(verdict, explain, console)
     if verdict.status == Status.bad_problem:  # the problem, not the candidate, is at fault: unusable input
         hint = " (time limits are settings, e.g. --set verify.run_timeout_s=600)" if "exceeded" in verdict.message else ""
-        raise _fail(f"problem {problem} is unusable: {verdict.message}{hint}")
+        raise fail(f"problem {problem} is unusable: {verdict.message}{hint}")
     raise typer.Exit(0 if verdict.accepted else 1)
 
 
@@ -249,7 +249,7 @@ def _executor(config_file: Path | None, sets: list[str], name: str | None, addre
     try:
         return open_executor(scale_settings(read_config(config_file, sets, reads=_READS), name, address), device=device)
     except (ConfigError, RayUnavailable, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _seeded(config_file: Path | None, sets: list[str]) -> bool:
@@ -261,12 +261,12 @@ def _seeded(config_file: Path | None, sets: list[str]) -> bool:
 def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternatives: list[Alternative], seeded: bool,
                err: Console) -> Verdict:
     """Through the local verifier service when one answers (warm workers), else in a Verifier of this process."""
-    from kernelmosaic.verify.service import (
+    from kernelmosaic.verify.service_client import remote_verify
+    from kernelmosaic.verify.service_errors import (
         ServiceDeclined,
         ServiceError,
         ServiceUnavailable,
         ServiceUntrusted,
-        remote_verify,
     )
 
     if config.use_service:
@@ -278,37 +278,13 @@ def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternative
             if isinstance(exc, ServiceDeclined | ServiceUntrusted):
                 err.print(f"note: {escape(str(exc))}", highlight=False, soft_wrap=True)
         except ServiceError as exc:
-            raise _fail(f"the verifier service could not judge: {exc}") from None
+            raise fail(f"the verifier service could not judge: {exc}") from None
     from kernelmosaic.verify.progress import phase_progress
     from kernelmosaic.verify.verifier import Verifier
 
     with stop_on_signal(), Verifier(config) as verifier, \
             phase_progress(err, f"verifying {candidate.name} on {config.device}"):
         return verifier.verify(problem, candidate, alternatives=alternatives)
-
-
-def verify_serve_command(
-    device: Device = None,
-    config_file: ConfigFile = None,
-    sets: Sets = [],  # noqa: B006 - typer reads the default, never mutates it
-) -> None:
-    """Run the local verifier service until interrupted: `verify` and `verify-batch` with the same build cache
-    hand their work to it, and reuse its warm workers. One per machine (per cache); it owns the devices."""
-    import logging
-
-    from kernelmosaic.verify.service import serve, socket_path
-
-    config = _settings(config_file, sets, device=device)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    Console(stderr=True).print(f"verifier service on {socket_path(config.cache_dir)} (Ctrl-C stops it)")
-    try:
-        with stop_on_signal():  # SIGINT or SIGTERM: requests in flight end, workers killed, socket removed
-            serve(config.cache_dir, settings=config)
-    except RuntimeError as exc:
-        raise _fail(str(exc)) from None
-    except KeyboardInterrupt:
-        Console(stderr=True).print("verifier service stopped")
-        raise typer.Exit(130) from None
 
 
 def _say_verdict(lines: DoneLines, item: str, verdict: Verdict) -> None:
@@ -341,10 +317,10 @@ def verify_batch_command(
     try:
         pairs = discover_pairs(source)
     except InputError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if not out.parent.is_dir():
-        raise _fail(f"--out {out}: the folder {out.parent} does not exist")
-    config = _settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
+        raise fail(f"--out {out}: the folder {out.parent} does not exist")
+    config = cli_settings(config_file, sets, device=device, precision=precision, trials=trials, timing=timing,
                        policy=policy, derive_alt=derive_alt, shapes=shapes)
     runner = _executor(config_file, sets, executor, ray_address, config.device)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
@@ -380,14 +356,14 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
                                executor=runner):
                 pass
         except InputError as exc:
-            raise _fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
+            raise fail(f"{exc} (verdicts so far are in {out})" if out.exists() else str(exc)) from None
         except (Stopped, WorkerDied, WorkerError, DeviceCrowded) as exc:
             if stop_requested():  # the worker died because we stopped
                 raise KeyboardInterrupt from None
             kept = f" (verdicts so far are in {out}; the same command judges the rest)" if out.exists() else ""
-            raise _fail(_could_not_run(exc, config.device) + kept) from None
+            raise fail(_could_not_run(exc, config.device) + kept) from None
         except RuntimeError as exc:  # the Ray executor lost a job max_attempts times
-            raise _fail(f"{exc} (verdicts so far are in {out})") from None
+            raise fail(f"{exc} (verdicts so far are in {out})") from None
 
 
 def _any_rejected(out: Path, ids: set[str]) -> bool:

@@ -24,7 +24,7 @@ from kernelmosaic.contracts.hashing import candidate_hash
 from kernelmosaic.contracts.verdict import CompileInfo, Status
 from kernelmosaic.paths import judge_dir, pch_dir
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import status_of_death
+from kernelmosaic.verify.judgement import status_of_death
 from kernelmosaic.verify.pch_store import UnsafeFlags, precompile
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.sandbox.kmworker import pch

@@ -19,7 +19,7 @@ from __future__ import annotations
 from kernelmosaic.contracts.verdict import CustomWork, Finding, KernelUse, Status
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import ReferenceData, Stop, _call, _integrity
+from kernelmosaic.verify.judgement import ReferenceData, Stop, call, integrity
 from kernelmosaic.verify.large import compare_probe_outputs, hold_probe_outputs, let_go_probes
 from kernelmosaic.verify.pool import Worker
 
@@ -39,9 +39,9 @@ def custom_share(census: dict) -> float | None:
 
 
 def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str], seed: int, shared: bool) -> dict:
-    res = _call(cand, "probe", config.run_timeout_s, Status.runtime_error, "probing the candidate's kernels",
+    res = call(cand, "probe", config.run_timeout_s, Status.runtime_error, "probing the candidate's kernels",
                 host_inputs=inputs, perturb=perturb, seed=seed, shared=shared)
-    _integrity(res["integrity"], "kernel probes")
+    integrity(res["integrity"], "kernel probes")
     return res
 
 

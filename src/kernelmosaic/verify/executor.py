@@ -42,7 +42,8 @@ class LocalVerifyExecutor:
 
     def verify_many(self, config: VerifyConfig, pairs: Sequence[tuple[Path, Path]], *,
                     seeded: bool = False) -> Iterator[tuple[int, Verdict]]:
-        from kernelmosaic.verify.service import ServiceDeclined, remote_verify_many, service_available
+        from kernelmosaic.verify.service_client import remote_verify_many, service_available
+        from kernelmosaic.verify.service_errors import ServiceDeclined
         from kernelmosaic.verify.verifier import Verifier
 
         if config.use_service and self.devices is None and service_available(config.cache_dir):

@@ -79,8 +79,9 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
     {"ok": False, "declined": why} when the command would not see the settings it sees in the client."""
     import typer
 
-    from kernelmosaic.cli import plain_usage_errors, stage_command
-    from kernelmosaic.verify.service import ServiceUnavailable
+    from kernelmosaic.commands import build_command, plain_usage_errors
+    from kernelmosaic.verify.cli import verify_command
+    from kernelmosaic.verify.service_errors import ServiceUnavailable
 
     if not handed_over(argv):
         return {"ok": False, "declined": "only `verify --json` without file options is run for a client"}
@@ -90,7 +91,7 @@ def run_verify(argv: list[str], cwd: Path, service_cache: Path) -> dict:
     if default_cache_dir().resolve() != Path(service_cache).resolve():
         # the client found this service at its default cache; here the default is another one
         return {"ok": False, "declined": "this service's default build cache is not the one it serves"}
-    command = stage_command("verify")
+    command = build_command(verify_command, "verify", "command")
     token = WORKDIR.set(Path(cwd))
     code = 0
     with _captured() as (out, err):

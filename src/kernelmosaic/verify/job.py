@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kernelmosaic.contracts.verdict import Census, Correctness, Finding, Status, Verdict, WeightCopy
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import Outcome, Stop
+from kernelmosaic.verify.judgement import Outcome, Stop
 from kernelmosaic.verify.robustness import Alternative
 
 __all__ = ["Job", "finish", "accepted_message"]

@@ -19,7 +19,14 @@ import os
 from kernelmosaic.contracts.verdict import Finding, Status
 from kernelmosaic.verify.compare import Comparison, compare_outputs, from_core, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import Outcome, ReferenceData, Stop, _call, _integrity, call_on_candidate_data
+from kernelmosaic.verify.judgement import (
+    Outcome,
+    ReferenceData,
+    Stop,
+    call,
+    call_on_candidate_data,
+    integrity,
+)
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 
 __all__ = ["alternative_comparisons", "compare_probe_outputs", "compare_timed_call", "hold_probe_outputs",
@@ -102,13 +109,13 @@ def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, 
     Stop). Returns the trial's comparison and the run's integrity report and thread count."""
     corr = out.correctness
     with out.phase("reference_trial"):
-        held = _call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
+        held = call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
                      f"recomputing reference trial {k}", seed=int(tr["seed"]), distribution=tr["distribution"])
     fds = ref.channel.take_fds()
     try:
         with out.phase("correctness"):
             cand.channel.attach(fds)
-            got = _call(cand, "run_shared", config.run_timeout_s, Status.runtime_error, "running forward",
+            got = call(cand, "run_shared", config.run_timeout_s, Status.runtime_error, "running forward",
                         inputs=held["inputs"], poison_sizes=poison, repeat=k == 0)
         with out.phase("compare"):
             res = _compared(ref, cand, config, f"trial {k}", outputs=got["outputs"], repeat=got.get("repeat"))
@@ -124,9 +131,9 @@ def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, 
             if res["repeat"] is not None and not (again := from_core(res["repeat"])).ok:
                 raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
             corr.passed += 1
-            _integrity(got["integrity"], "forward")
+            integrity(got["integrity"], "forward")
             _refill(cand, ref, config, k, fds, held["inputs"], poison)
-        _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a trial's outputs")
+        call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a trial's outputs")
     finally:
         cand.channel.attach([])
         _close(fds)
@@ -144,9 +151,9 @@ def _refill(cand: Worker, ref: Worker, config: VerifyConfig, k: int, fds: list[i
             poison: list[int]) -> None:
     """Trial k's inputs written into the buffers of trial 0 (`judge._refill_check`), against the same held trial."""
     cand.channel.attach(fds)
-    res = _call(cand, "refill_shared", config.run_timeout_s, Status.runtime_error,
+    res = call(cand, "refill_shared", config.run_timeout_s, Status.runtime_error,
                 "running forward on refilled buffers", inputs=inputs, poison_sizes=poison, first=k == 0)
-    _integrity(res["integrity"], "forward")
+    integrity(res["integrity"], "forward")
     cmp = from_core(_compared(ref, cand, config, f"refill {k}", outputs=res["outputs"])["comparison"])
     if not cmp.ok:
         detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res['versions']}): {cmp.detail}"
@@ -223,7 +230,7 @@ def _compare_timed_in_place(cand: Worker, ref: Worker, inputs: list | dict, got:
     finally:
         ref.channel.attach([])
         _close(fds)
-    _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a timed call's outputs")
+    call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a timed call's outputs")
     return from_core(res["comparison"])
 
 
@@ -231,14 +238,14 @@ def hold_probe_outputs(cand: Worker, ref: Worker, config: VerifyConfig, outputs:
     """The unperturbed kernel probe's outputs (descriptors from `cand`'s last reply) copied into the reference
     worker (`hold_probe`), for `compare_probe_outputs`; the candidate lets its own go."""
     _compared(ref, cand, config, "the kernel probe", op="hold_probe", outputs=outputs)
-    _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
+    call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
 
 
 def compare_probe_outputs(cand: Worker, ref: Worker, config: VerifyConfig, outputs: dict) -> Comparison:
     """A perturbed probe's outputs (descriptors from `cand`'s last reply) against the held unperturbed ones,
     compared in the reference worker with the ordinary mode's comparison (no oracle)."""
     res = _compared(ref, cand, config, "a perturbed kernel probe", op="compare_probe", outputs=outputs)
-    _call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
+    call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
     return from_core(res["comparison"])
 
 

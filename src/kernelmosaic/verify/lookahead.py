@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.verify.build_order import Start, compile_plan
@@ -29,10 +29,26 @@ from kernelmosaic.verify.compile_stage import spare_compile_worker
 from kernelmosaic.verify.job import Job, finish
 
 if TYPE_CHECKING:
+    from kernelmosaic.verify.config import VerifyConfig
     from kernelmosaic.verify.pool import Worker
-    from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["run_lookahead"]
+
+
+class Judging(Protocol):
+    """What the look-ahead drives (`Verifier`): start a job, compile it (in a compile worker launched ahead or a new
+    one), prepare its problem on a slot, judge it."""
+
+    config: VerifyConfig
+    device_count: int
+
+    def start(self, problem: Path, candidate: Path, **options) -> Job: ...
+
+    def compile_job(self, job: Job, worker: Worker | None = None) -> None: ...
+
+    def prepare(self, job: Job) -> None: ...
+
+    def judge(self, job: Job) -> Verdict: ...
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +66,7 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def run_lookahead(verifier: Verifier, pairs: Sequence[tuple[Path, Path]], options: dict) -> Iterator[tuple[int, Verdict]]:
+def run_lookahead(verifier: Judging, pairs: Sequence[tuple[Path, Path]], options: dict) -> Iterator[tuple[int, Verdict]]:
     """(index, verdict) for every pair, in the order they are decided. An exception of any stage (an unreadable
     input, a verifier that cannot start workers) is raised here, after the work in flight has stopped."""
     done: queue.Queue[tuple[int, Verdict | BaseException]] = queue.Queue()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kernelmosaic.contracts.results import DevicePeaks
 from kernelmosaic.contracts.verdict import Finding, Status, Timing
 from kernelmosaic.verify.compare import output_nbytes
-from kernelmosaic.verify.judge import ReferenceData, Stop
+from kernelmosaic.verify.judgement import ReferenceData, Stop
 
 __all__ = ["floor_ms", "check_speed_of_light", "SLACK"]
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import make_scratch, record_worker
+from kernelmosaic.verify.stopping import on_stop, stop_requested
 
 __all__ = ["Worker", "WorkerDied", "WorkerStartFailed", "DeviceCrowded", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "ToolCommand", "tool_command", "tool_layers", "live_worker_pids",
            "kill_all_workers"]
@@ -179,6 +180,9 @@ def kill_all_workers() -> int:
     return len(workers)
 
 
+on_stop(kill_all_workers)
+
+
 class Worker:
     def __init__(self, role: str, device: str, limits: WorkerLimits, scratch_root: Path | None = None,
                  keep_scratch: bool = False) -> None:
@@ -211,7 +215,6 @@ class Worker:
         """Launch the process without waiting for it. With `defer_device` it loads Python and torch and then waits,
         touching no device, until `activate()`: a spare that can start while another candidate is timed."""
         from kernelmosaic.verify.sandbox.kmworker.protocol import Channel
-        from kernelmosaic.verify.stopping import stop_requested
 
         if stop_requested():  # Ctrl-C or SIGTERM: the judgement in flight ends here, nothing new starts
             self._remove_scratch()
@@ -269,7 +272,6 @@ class Worker:
         return self._ready(timeout)
 
     def _ready(self, timeout: float) -> dict:
-        from kernelmosaic.verify.stopping import stop_requested
 
         try:
             hello = self._wait(timeout, "start")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from kernelmosaic.contracts.verdict import AlternativeResult, Finding, Robustness, Status
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import Stop, status_of_death, status_of_error
+from kernelmosaic.verify.judgement import Stop, status_of_death, status_of_error
 from kernelmosaic.verify.large import alternative_comparisons
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.requests import Alternative

@@ -29,38 +29,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kernelmosaic.contracts.verdict import Verdict
-from kernelmosaic.paths import not_private, service_dir, socket_path
+from kernelmosaic.paths import service_dir, socket_path
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.requests import Alternative, InputError
+from kernelmosaic.verify.service_client import connect
+from kernelmosaic.verify.service_errors import (
+    ServiceDeclined,
+    ServiceUnavailable,
+    ServiceUntrusted,
+)
 
-__all__ = ["socket_path", "serve", "service_available", "service_device", "ServiceUnavailable", "ServiceError",
-           "ServiceDeclined", "ServiceUntrusted", "remote_verify", "remote_verify_many"]
+__all__ = ["serve"]
 
 log = logging.getLogger(__name__)
 _KEEP = 4
 """Verifiers (distinct settings) kept warm at once; the least recently used is closed."""
-
-
-class ServiceUnavailable(Exception):
-    """No service answers on the socket: the caller judges in-process."""
-
-
-class ServiceUntrusted(ServiceUnavailable):
-    """The socket or its folder is not this user's alone (another user's, or open to others): never connected to."""
-
-
-class ServiceDeclined(ServiceUnavailable):
-    """The service refused this connection or request (not its owner's, a worker's process, weaker checks than its
-    own, another build cache); the message says why. Nothing was judged: the caller judges in-process."""
-
-
-class ServiceError(Exception):
-    """The service answered with an error; `kind` is `input` (an unusable input file) or `verifier`."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 def _key(config: dict, seeded: bool) -> str:
@@ -194,7 +177,7 @@ def serve(cache_dir: Path, devices: list[str] | None = None, ready: threading.Ev
         raise RuntimeError(str(exc)) from None
     path = socket_path(cache_dir)
     try:
-        _connect(path).close()
+        connect(path).close()
         raise RuntimeError(f"a verifier service already answers on {path}")
     except ServiceUntrusted as exc:
         raise RuntimeError(f"not serving: {exc}") from None
@@ -217,76 +200,3 @@ def serve(cache_dir: Path, devices: list[str] | None = None, ready: threading.Ev
         server.server_close()
         server.close_all()
         path.unlink(missing_ok=True)
-
-
-def _connect(path: Path) -> socket.socket:
-    """A connection to the socket at `path` once it and its folder are found this user's alone."""
-    problem = not_private(path.parent, "folder") if path.parent.exists() else None
-    problem = problem or not_private(path, "socket")
-    if problem:
-        log.warning("not connecting to the verifier service: %s", problem)
-        raise ServiceUntrusted(f"not connecting to the verifier service: {problem}")
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(str(path))
-    except OSError as exc:
-        sock.close()
-        raise ServiceUnavailable(f"{path}: {exc}") from exc
-    return sock
-
-
-def service_available(cache_dir: Path) -> bool:
-    """A service answers on the cache directory's socket."""
-    try:
-        _connect(socket_path(cache_dir)).close()
-    except ServiceUnavailable:
-        return False
-    return True
-
-
-def service_device(cache_dir: Path) -> str | None:
-    """The device the running service's torch sees (`cuda` or `cpu`); None when no service answers."""
-    try:
-        for reply in _exchange(None, {"op": "device"}, False, cache_dir):
-            return str(reply["device"])
-    except (ServiceUnavailable, ServiceError, OSError, ValueError, KeyError):
-        return None
-    return None
-
-
-def _exchange(config: VerifyConfig | None, request: dict, seeded: bool, cache_dir: Path | None = None) -> Iterator[dict]:
-    sock = _connect(socket_path(config.cache_dir if config is not None else cache_dir))
-    if config is not None:
-        request = {**request, "config": config.model_dump(mode="json"), "seeded": seeded}
-    with sock, sock.makefile("rwb") as stream:
-        stream.write((json.dumps(request) + "\n").encode())
-        stream.flush()
-        for line in stream:
-            reply = json.loads(line)
-            if not reply["ok"]:
-                if reply["kind"] == "declined":
-                    raise ServiceDeclined(reply["error"])
-                if reply["kind"] == "input":
-                    raise InputError(reply["error"])
-                raise ServiceError(reply["kind"], reply["error"])
-            yield reply
-
-
-def remote_verify(config: VerifyConfig, problem: Path, candidate: Path, *, seeded: bool = False,
-                  alternatives: list[Alternative] = (), **options) -> Verdict:
-    """One verdict from the local service; `ServiceUnavailable` when none runs."""
-    request = {"op": "verify", "problem": str(Path(problem).resolve()), "candidate": str(Path(candidate).resolve()),
-               "alternatives": [{"label": a.label, "problem": str(Path(a.problem).resolve())} for a in alternatives],
-               **options}
-    for reply in _exchange(config, request, seeded):
-        return Verdict.model_validate(reply["verdict"])
-    raise ServiceError("verifier", "the service closed the connection without a verdict")
-
-
-def remote_verify_many(config: VerifyConfig, pairs: list[tuple[Path, Path]], *, seeded: bool = False,
-                       **options) -> Iterator[tuple[int, Verdict]]:
-    """(index, verdict) from the local service as each is decided (its lookahead); `ServiceUnavailable` when none."""
-    request = {"op": "verify_many", "pairs": [[str(Path(p).resolve()), str(Path(c).resolve())] for p, c in pairs],
-               **options}
-    for reply in _exchange(config, request, seeded):
-        yield reply["index"], Verdict.model_validate(reply["verdict"])

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import ReferenceData, Stop, device_oom
+from kernelmosaic.verify.judgement import ReferenceData, Stop, device_oom
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker import lean_unit, nvcc_split

@@ -12,11 +12,23 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-__all__ = ["Stopped", "stop_requested", "request_stop", "stop_on_signal", "raise_if_stopped"]
+__all__ = ["Stopped", "stop_requested", "request_stop", "stop_on_signal", "raise_if_stopped", "on_stop"]
 
 _STOP = threading.Event()
+_ON_STOP: list[Callable[[], object]] = []
+"""What stopping ends besides new work: the worker pool registers its killer of every live worker tree."""
+
+
+def on_stop(action: Callable[[], object]) -> None:
+    """Run `action` whenever this process is told to stop (and again when a signal handler's block ends stopped)."""
+    _ON_STOP.append(action)
+
+
+def _run_on_stop() -> None:
+    for action in list(_ON_STOP):
+        action()
 
 
 class Stopped(Exception):
@@ -26,10 +38,8 @@ class Stopped(Exception):
 
 def request_stop() -> None:
     """Stop this process's verifier work: no worker starts after this, and every live worker tree is killed."""
-    from kernelmosaic.verify.pool import kill_all_workers
-
     _STOP.set()
-    kill_all_workers()
+    _run_on_stop()
 
 
 def raise_if_stopped() -> None:
@@ -49,8 +59,6 @@ def stop_on_signal() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    from kernelmosaic.verify.pool import kill_all_workers
-
     hits = 0
 
     def handler(signum, frame) -> None:
@@ -68,4 +76,4 @@ def stop_on_signal() -> Iterator[None]:
         for sig, previous in old.items():
             signal.signal(sig, previous)
         if _STOP.is_set():
-            kill_all_workers()  # any a thread started between the signal and here
+            _run_on_stop()  # any worker a thread started between the signal and here

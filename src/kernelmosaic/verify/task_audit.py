@@ -13,7 +13,7 @@ import torch
 from kernelmosaic.contracts.task_rules import task_finding
 from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.verify.compare import compare_outputs
-from kernelmosaic.verify.judge import ReferenceData
+from kernelmosaic.verify.judgement import ReferenceData
 
 __all__ = ["audit_reference"]
 

@@ -29,15 +29,15 @@ from kernelmosaic.verify.call_checks import (
     wall_clock_finding,
 )
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judge import (
+from kernelmosaic.verify.judgement import (
     Exclusive,
     Outcome,
     ReferenceData,
     Stop,
-    _call,
-    _integrity,
+    call,
     check_reported,
     escaped_work,
+    integrity,
 )
 from kernelmosaic.verify.large import compare_timed_call
 from kernelmosaic.verify.pool import Worker
@@ -69,7 +69,7 @@ def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int
         _check_full(cand_res, ref, config, r)
     calls = cand_res["calls"]
     picked = pick_calls(len(calls), config.timed_checks)
-    want = _call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on timed inputs",
+    want = call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on timed inputs",
                  seeds=[calls[i]["seed"] for i in picked], fp_seed=fp_seed)["prints"]  # seeds as asked (check_reported)
     for i, w in zip(picked, want, strict=True):
         if why := fingerprint_mismatch(calls[i]["fp"], w, atol, rtol, extra):
@@ -96,25 +96,25 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
     burst rotates through (`timing.LARGE_BURST_SETS` in large-output mode); the candidate lets them go after its
     last burst (eager's go after each)."""
     status = Status.bad_problem if kind else Status.runtime_error
-    _call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed, sets=sets)
+    call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed, sets=sets)
     calls = burst_calls(target_ms, host_median_ms)
     pid = worker.pid
     for _ in range(3 if resize else 1):
         before = snapshot(pid)
         t0 = time.perf_counter()
-        res = _call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind)
+        res = call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind)
         wall_ms = (time.perf_counter() - t0) * 1e3
         run = run_clock(pid, before, snapshot(pid))
         if prints is not None:  # the seed from what was asked, not from anything the worker says
-            check = _call(worker, "burst_check", config.timing_timeout_s, status, "fingerprinting the burst's last call",
+            check = call(worker, "burst_check", config.timing_timeout_s, status, "fingerprinting the burst's last call",
                           fp_seed=fp_seed)
-            _integrity(check["integrity"], "timing")
+            integrity(check["integrity"], "timing")
             prints.append(BurstCheck(burst_seed(seed, calls - 1, sets), check["last_fp"]))
         burst = Burst(wall_ms, float(res["reported_ms"]), calls, host_median_ms, run)
         if not (calls := longer_burst(burst, target_ms)):
             break
     if not kind:
-        _call(worker, "burst_release", config.timing_timeout_s, status, "letting the burst's inputs go")
+        call(worker, "burst_release", config.timing_timeout_s, status, "letting the burst's inputs go")
     return burst
 
 
@@ -124,7 +124,7 @@ def _check_bursts(prints: list[BurstCheck], ref: Worker, config: VerifyConfig, f
     if not prints:
         return 0
     atol, rtol = config.tolerances()
-    want = _call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on the bursts' inputs",
+    want = call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on the bursts' inputs",
                  seeds=[p.seed for p in prints], fp_seed=fp_seed)["prints"]
     for k, (p, w) in enumerate(zip(prints, want, strict=True)):
         if why := fingerprint_mismatch(p.fp, w, atol, rtol, extra):
@@ -199,10 +199,10 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         for r in range(rounds):
             seed = base + 10 * r * ROUND_SEEDS
             fp_seed = secret.randrange(1 << 31)
-            res = _call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
+            res = call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
                         fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large)
-            _integrity(res["integrity"], "timing")
+            integrity(res["integrity"], "timing")
             check_reported(res, seed, given)  # what reaches the reference from this reply is what was asked
             if refdata.large:  # its copy of the checked call's outputs stays on its device until checked: one round's
                 _check_full(res, ref, config, r, cand)  # at a time, compared now (its descriptors came with `res`)
@@ -214,7 +214,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             short["candidate"] += res["lead_short"]
             flush = res["flush_bytes"]
             timed.append((res, fp_seed))
-            eager = _call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
+            eager = call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
                           budget_ms=budget, seed=seed + ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
             dev["eager"] += eager["samples"]
             hosted["eager"] += eager["host_samples"]

@@ -41,7 +41,9 @@ from kernelmosaic.verify.device_memory import (
 )
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold, device_hold
 from kernelmosaic.verify.job import Job, accepted_message, finish
-from kernelmosaic.verify.judge import Stop, judge_candidate
+from kernelmosaic.verify.judge import judge_candidate
+from kernelmosaic.verify.judgement import Stop
+from kernelmosaic.verify.lookahead import run_lookahead
 from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import alternatives_to_judge, problem_at_shapes
@@ -184,8 +186,6 @@ class Verifier:
 
     def verify_many(self, pairs: Sequence[tuple[Path, Path]], **options) -> Iterator[tuple[int, Verdict]]:
         """Judge many pairs with compiles ahead of judgement (`lookahead`); yields (index, verdict) as each ends."""
-        from kernelmosaic.verify.lookahead import run_lookahead
-
         return run_lookahead(self, pairs, options)
 
     def start(self, problem: Path, candidate: Path, *, timing: bool | None = None, sanitize: bool | None = None,

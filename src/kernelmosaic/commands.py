@@ -1,0 +1,71 @@
+"""How a stage's typer command becomes a click command with the help and errors the CLI shows: help texts escaped
+for rich, plain type hints, refused option values worded without pydantic's prefix. The top-level CLI builds every
+stage with it; the verifier service builds `verify` with it for a handed-over client (verify/forwarded.py). Imports
+no stage."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import click
+import typer
+from rich.markup import escape
+from typer.core import TyperOption
+
+__all__ = ["build_command", "plain_usage_errors"]
+
+
+def build_command(target: Callable | typer.Typer, name: str, kind: str, short: str = "") -> click.Command:
+    """The click command of a stage's typer function (`kind` "command") or app (`kind` "group"), named `name`."""
+    if kind == "group":
+        command = typer.main.get_group(target)  # type: ignore[arg-type]
+        command.help = command.help or short
+    else:
+        holder = typer.Typer(pretty_exceptions_enable=False)
+        holder.command(name)(target)
+        command = typer.main.get_command(holder)
+    command.name = name
+    _escape_help(command)
+    _plain_types(command)
+    return command
+
+
+@contextmanager
+def plain_usage_errors() -> Iterator[None]:
+    """An option value typer refuses reads `Invalid value for '--device': 'tpu' is not one of 'cuda', 'cpu'.`:
+    typer checks choices inside pydantic, whose message would start `Value error, `."""
+    try:
+        yield
+    except typer.BadParameter as exc:
+        exc.message = exc.message.removeprefix("Value error, ")
+        raise
+
+
+def _escape_help(command: click.Command) -> None:
+    """Help texts name settings sections (`[verify]`, `[ray] extra`); typer renders help as rich markup, which
+    would take them for tags and drop them, so every help text of the command, its options and its sub-commands
+    is escaped once, here, and written in the source as plain text."""
+    if getattr(command, "rich_markup_mode", None) is None:
+        return  # plain click help: brackets print as written
+    command.help = escape(command.help) if command.help else command.help
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = escape(param.help)  # type: ignore[attr-defined]
+    for sub in getattr(command, "commands", {}).values():
+        _escape_help(sub)
+
+
+def _plain_types(command: click.Command) -> None:
+    """typer's help shows a type beside every option: `<bool>` beside a flag, `<list[str]>` beside a repeatable option,
+    `<int range>` before the bounds. Here a flag shows none (its name says it: --timing/--no-timing), a repeatable
+    option the type of one value, a bounded number its type; every option of the command and its sub-commands."""
+    if getattr(command, "rich_markup_mode", None) is None:
+        return  # plain click help shows no type beside a flag
+    for param in command.get_params(command.context_class(command)):  # --help too: get_params builds it, and keeps it
+        if isinstance(param, TyperOption) and param.metavar is None:
+            shown = "" if param.is_flag else re.sub(r"^<list\[(.*)\]>$", r"<\1>", param.display_type(None))
+            param.metavar = shown.replace(" range>", ">").replace("<Path>", "<path>")
+    for sub in getattr(command, "commands", {}).values():
+        _plain_types(sub)

@@ -1,0 +1,27 @@
+"""How talking to the verifier service can fail, apart from the service itself: the client side (`verify/cli.py`,
+`verify/executor.py`) and a command the service runs for a client (`verify/forwarded.py`) catch these."""
+
+from __future__ import annotations
+
+__all__ = ["ServiceUnavailable", "ServiceUntrusted", "ServiceDeclined", "ServiceError"]
+
+
+class ServiceUnavailable(Exception):
+    """No service answers on the socket: the caller judges in-process."""
+
+
+class ServiceUntrusted(ServiceUnavailable):
+    """The socket or its folder is not this user's alone (another user's, or open to others): never connected to."""
+
+
+class ServiceDeclined(ServiceUnavailable):
+    """The service refused this connection or request (not its owner's, a worker's process, weaker checks than its
+    own, another build cache); the message says why. Nothing was judged: the caller judges in-process."""
+
+
+class ServiceError(Exception):
+    """The service answered with an error; `kind` is `input` (an unusable input file) or `verifier`."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
