@@ -14,27 +14,10 @@ import socket
 import sys
 from pathlib import Path
 
+from kernelmosaic.handover import handed_over
 from kernelmosaic.paths import CONFIG_FILE, PRIVATE_UMASK, default_cache_dir, not_private, socket_path
 
-__all__ = ["KEPT_HERE", "forward", "handed_over", "main"]
-
-KEPT_HERE = ("--config", "--alt", "--help")
-"""Options read relative to this process (files), and help: the full CLI handles them, as it does a `--set` of the
-build cache (a path, and another service's) and a working directory with its own settings file."""
-
-
-def handed_over(argv: list[str]) -> bool:
-    """Whether `argv` is a command the verifier service runs for this process (the service asks the same)."""
-    if argv[:1] != ["verify"] or "--json" not in argv[1:]:
-        return False
-    for k, arg in enumerate(argv[1:], start=1):
-        option, _, value = arg.partition("=")
-        if option in KEPT_HERE:
-            return False
-        if option == "--set" and "cache_dir" in (value or (argv[k + 1] if k + 1 < len(argv) else "")):
-            return False
-    return True
-
+__all__ = ["forward", "main"]
 
 def main() -> None:
     os.umask(PRIVATE_UMASK)  # what the command writes is its owner's alone

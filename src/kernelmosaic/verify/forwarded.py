@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kernelmosaic.config import WORKDIR
-from kernelmosaic.launch import handed_over
+from kernelmosaic.handover import handed_over
 from kernelmosaic.paths import CONFIG_FILE, default_cache_dir
 
 __all__ = ["run_verify"]
