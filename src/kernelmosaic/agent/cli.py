@@ -33,7 +33,7 @@ from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.progress import DoneLines
-from kernelmosaic.verify.settings import default_device, verify_settings
+from kernelmosaic.verify.settings import run_device, verify_settings
 from kernelmosaic.verify.stopping import request_stop
 
 __all__ = ["generate_command"]
@@ -64,7 +64,8 @@ def _new_config(tree: dict, flags: dict, device: str | None, max_turns: int | No
     section = tree.get("generate", {}) if isinstance(tree.get("generate"), dict) else {}
     model = flags["model"] or section.get("model") or "replay:bundled"
     # A recording replays on the device it was made on: its candidates are written for that device.
-    dev = device or section.get("agent", {}).get("device") or recorded_device(model) or default_device()
+    verify = tree.get("verify") if isinstance(tree.get("verify"), dict) else {}
+    dev = run_device(device, verify, section.get("agent", {}).get("device"), recorded_device(model))
     given_baseline = flags["compile_baseline"] if flags["compile_baseline"] is not None else section.get("compile_baseline")
     flags = {**flags, "model": model, "compile_baseline": dev == "cuda" if given_baseline is None else given_baseline,
              "origin_model": recorded_models(model), "agent": {"device": dev, "budgets": {"max_turns": max_turns}},

@@ -80,9 +80,10 @@ class GenerateConfig(BaseModel):
         return without_secrets(options)
 
     def verify_config(self) -> VerifyConfig:
-        """The verifier settings of this run. Host timing on CPU is only indicative, so it gets a short budget."""
-        return VerifyConfig.model_validate({"device": self.agent.device, "compile_baseline": self.compile_baseline,
-                                            **run_timing(self.agent.device), **self.verify})
+        """The verifier settings of this run: `[verify]` over the defaults, judged on the run's device
+        (`verify.settings.run_device`). Host timing on CPU is only indicative, so it gets a short budget."""
+        return VerifyConfig.model_validate({"compile_baseline": self.compile_baseline, **run_timing(self.agent.device),
+                                            **self.verify, "device": self.agent.device})
 
 
 def select_tasks(tasks: Sequence[Task], task_ids: Sequence[str], limit: int) -> list[Task]:

@@ -155,10 +155,9 @@ def evaluate_command(
         overrides = settings.get("verify", {}) if resume is None else {}
     except ConfigError as exc:
         raise fail(str(exc)) from None
-    from kernelmosaic.verify.settings import default_device, verify_settings
+    from kernelmosaic.verify.settings import run_device, verify_settings
 
-    if device is None:
-        device = default_device()
+    device = run_device(device, overrides)
     try:  # cuda on a machine without a GPU is refused now, in one sentence, not once per episode
         verify_settings({}, {"device": device})
     except ValueError as exc:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from kernelmosaic.config import build
 from kernelmosaic.verify.config import VerifyConfig
 
-__all__ = ["DeviceUnavailable", "default_device", "verify_settings"]
+__all__ = ["DeviceUnavailable", "default_device", "run_device", "verify_settings"]
 
 
 class DeviceUnavailable(ValueError):
@@ -26,6 +26,17 @@ def default_device() -> Literal["cuda", "cpu"]:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def run_device(flag: str | None, verify_section: Mapping[str, Any] | None, *chosen: str | None) -> str:
+    """The device a run (generate, evaluate) works and judges on, by the one precedence rule of settings: the
+    `--device` flag, then `chosen` in order (the run's own section, then what a recording was made on), then the
+    settings' `[verify] device` (the file or `--set`), then this machine's default. The run's verifier settings take
+    this device over their own `device` key, so the agent and its verifier never disagree."""
+    for value in (flag, *chosen[:1], (verify_section or {}).get("device"), *chosen[1:]):
+        if value:
+            return str(value)
+    return default_device()
 
 
 def verify_settings(tree: Mapping[str, Any], flags: Mapping[str, Any],

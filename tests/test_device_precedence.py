@@ -1,0 +1,36 @@
+"""generate and evaluate choose the device they judge on by one rule (`verify.settings.run_device`): the `--device`
+flag over the settings' `[verify] device`, and the run's verifier settings take the run's device. generate let
+`[verify] device` beat `--device` while evaluate let `--device` win."""
+
+from __future__ import annotations
+
+from kernelmosaic.agent.cli import _new_config
+from kernelmosaic.evaluate.config import EvalConfig
+from kernelmosaic.verify.settings import run_device
+
+TREE = {"verify": {"device": "cuda", "trials": 2}}  # the settings file asks for cuda...
+FLAGS = {"model": None, "compile_baseline": None}
+
+
+def _generate(device: str | None):
+    return _new_config(TREE, dict(FLAGS), device, None)
+
+
+def _evaluate(device: str | None):
+    return EvalConfig(mode="one-shot", model="scripted:x", device=run_device(device, TREE["verify"]),
+                      verify=TREE["verify"])
+
+
+def test_the_device_flag_beats_the_settings_verify_device_in_both_commands():
+    generate, evaluate = _generate("cpu"), _evaluate("cpu")  # ...and the command line says cpu
+    assert generate.agent.device == "cpu" and generate.verify_config().device == "cpu"
+    assert evaluate.device == "cpu" and evaluate.verify_config().device == "cpu"
+    assert generate.verify_config().trials == evaluate.verify_config().trials == 2  # the rest of [verify] rides along
+
+
+def test_without_the_flag_the_settings_verify_device_beats_the_machines_default_in_both():
+    assert run_device(None, {"device": "cpu"}) == "cpu"
+    assert run_device(None, {"device": "cuda"}) == "cuda"  # chosen; refused later on a machine without a GPU
+    assert run_device(None, {"device": "cuda"}, "cpu") == "cpu"  # the run's own section ([generate] agent.device)
+    assert run_device(None, {}, None, "cuda") == "cuda"  # a recording's device, when nothing else chose
+    assert run_device("cpu", {"device": "cuda"}, "cuda", "cuda") == "cpu"  # the flag over everything
