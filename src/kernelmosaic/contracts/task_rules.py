@@ -34,7 +34,10 @@ class TaskRule(BaseModel):
     rationale: str
 
 
-def _rules(kind: RuleKind, *rows: tuple[str, Severity, str, str]) -> dict[str, TaskRule]:
+Where = Literal["audit", "verdict", "both"]
+
+
+def _rules(kind: RuleKind, *rows: tuple[str, Severity, Where, str]) -> dict[str, TaskRule]:
     return {rid: TaskRule(id=rid, severity=sev, where=where, kind=kind, rationale=why) for rid, sev, where, why in rows}
 
 

@@ -377,7 +377,7 @@ class Verdict(_Model):
     def to_json(self) -> str:
         return self.model_dump_json(by_alias=True, indent=2)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
     @property

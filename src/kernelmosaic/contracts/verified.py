@@ -116,7 +116,7 @@ def check_candidate(history: Sequence[Verdict], task_flags: Sequence[str] = ()) 
     c = latest.correctness
     if latest.accepted and (c.trials == 0 or c.passed < c.trials):
         reasons.append(f"accepted on {c.passed}/{c.trials} trials")
-    timed = any(history[i].timing is not None and history[i].timing.profile == "full" for i in since)
+    timed = any((t := history[i].timing) is not None and t.profile == "full" for i in since)
     if latest.accepted and not timed:
         quick = any(history[i].timing is not None for i in since)
         reasons.append("timed only with the quick profile since its last rejection" if quick
