@@ -69,8 +69,8 @@ def main() -> None:
     config = VerifyConfig(device="cuda", trials=3, cache_dir=cache)  # the timing a user gets by default
     result: dict = {"device": torch.cuda.get_device_name(0), "date": time.strftime("%Y-%m-%d"), "torch": torch.__version__}
 
-    # The peaks are measured by a verifier of their own: seconds of full-power matmuls right before a timed
-    # run were one suspect for the first run's noise (docs/benchmarks.md).
+    # The peaks are measured by a verifier of their own, so their seconds of full-power matmuls do not run right
+    # before the first timed run, where they could widen its spread.
     with Verifier(config) as v:
         result["peaks"] = v.device_peaks().model_dump()
     # Side by side in every run: the default window (a spin kernel ahead of each timed call hides the host's launch

@@ -114,7 +114,7 @@ def test_a_message_written_with_crc32s_still_decodes(pair):
 
 
 def test_a_sent_message_carries_no_crc32s(pair):
-    """Computing CRC32s was a quarter of `torch.save`'s time on large messages (docs/benchmarks.md): none are written."""
+    """Computing CRC32s costs `torch.save` time on large messages (docs/benchmarks.md): none are written."""
     import zipfile
 
     sender, receiver = pair
