@@ -22,7 +22,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_build_cache(tmp_path_factory):
-    """Every test session builds into a cache of its own (unless KERNELMOSAIC_CACHE names one, as scripts/gpu-check
+    """Every test session builds into a cache of its own (unless KERNELMOSAIC_CACHE names one, as scripts/gpu/gpu-check
     does): two test runs on one machine must not share build directories, whose half-finished builds the other
     run would then wait on."""
     if os.environ.get("KERNELMOSAIC_CACHE"):

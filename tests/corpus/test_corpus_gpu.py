@@ -1,4 +1,4 @@
-"""The CUDA half of the honest-kernel corpus through the real verifier on a GPU (scripts/corpus-gpu runs it on the
+"""The CUDA half of the honest-kernel corpus through the real verifier on a GPU (scripts/gpu/corpus-gpu runs it on the
 H200): every case under tests/corpus/cuda/ must be accepted, under each policy its header names, and every CUDA
 hack under tests/corpus/hacks/ rejected (with the status its header names, where it names one).
 

@@ -98,7 +98,7 @@ def test_only_assistant_tokens_carry_loss(base_model, exported, tmp_path):
 
 
 def test_a_max_length_that_cuts_off_every_assistant_turn_is_a_clear_error(base_model, exported, tmp_path):
-    """Found by a dry run of scripts/gpu_sft_check.py: TRL dropped every sample and training died in its sampler."""
+    """Found by a dry run of scripts/gpu/gpu_sft_check.py: TRL dropped every sample and training died in its sampler."""
     config = TrainConfig(model=str(base_model), dataset=str(exported / "full"), output_dir=str(tmp_path / "o"),
                          report_to=[], progress=False, max_length=64)
     with pytest.raises(ValueError, match="no sample left to train on.*raise max_length"):

@@ -1,4 +1,4 @@
-"""`scripts/audit-kernelbench PATH` end to end on a tiny KernelBench-layout folder of our own problems (one of
+"""`scripts/gpu/audit-kernelbench PATH` end to end on a tiny KernelBench-layout folder of our own problems (one of
 them degenerate: its output is always zero), on the CPU; on a GPU the same script runs the references there."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "audit-kernelbench"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu" / "audit-kernelbench"
 
 HEAD = "import torch\nimport torch.nn as nn\n\nbatch_size = 8\ndim = 64\n\n\n"
 TAIL = ("\n\ndef get_inputs():\n    return [torch.randn(batch_size, dim)]\n\n\n"

@@ -1,6 +1,6 @@
 """`compare_outputs` as it was before the chunked rewrite (commit 8fed087): whole-tensor float64 temporaries, one
 straightforward expression per quantity. Kept as the reference the fast version must match exactly
-(test_compare_equivalence.py) and as the baseline of scripts/bench_compare.py."""
+(test_compare_equivalence.py) and as the baseline of scripts/bench/bench_compare.py."""
 
 from __future__ import annotations
 

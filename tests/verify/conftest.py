@@ -8,7 +8,7 @@ from kernelmosaic.verify import Verifier, VerifyConfig
 
 @pytest.fixture(scope="session")
 def build_cache(tmp_path_factory):
-    shared = os.environ.get("KERNELMOSAIC_CACHE")  # scripts/gpu-check shares one cache with its benchmark
+    shared = os.environ.get("KERNELMOSAIC_CACHE")  # scripts/gpu/gpu-check shares one cache with its benchmark
     return Path(shared) if shared else tmp_path_factory.mktemp("build-cache")
 
 

@@ -1,4 +1,4 @@
-"""CUDA problems and candidates for the GPU tests and fixtures (run on the H200 by scripts/gpu-check)."""
+"""CUDA problems and candidates for the GPU tests and fixtures (run on the H200 by scripts/gpu/gpu-check)."""
 
 from __future__ import annotations
 

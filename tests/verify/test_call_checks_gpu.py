@@ -1,4 +1,4 @@
-"""On a CUDA GPU (scripts/gpu-check): issue 11's items 1, 3, 6 and 8 and issue 18's GPU identity on the device
+"""On a CUDA GPU (scripts/gpu/gpu-check): issue 11's items 1, 3, 6 and 8 and issue 18's GPU identity on the device
 itself. A block-tree row reduction passes the error budget; stale, skipping and identity-cached candidates fail
 with their rules; both times are reported; a clock slowed in native code is caught by the parent's clock."""
 

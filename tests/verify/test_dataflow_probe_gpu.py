@@ -1,4 +1,4 @@
-"""The dataflow probe on CUDA (scripts/gpu-check): a kernel writing a registered output buffer that forward returns a
+"""The dataflow probe on CUDA (scripts/gpu/gpu-check): a kernel writing a registered output buffer that forward returns a
 copy of is accepted with no `kernel-output-unused` finding; the same kernel with the buffer dropped is rejected."""
 
 from __future__ import annotations

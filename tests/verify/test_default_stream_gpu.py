@@ -1,4 +1,4 @@
-"""On a CUDA GPU (scripts/gpu-check), issue 35 item 5: a kernel launched on the legacy default stream (a bare
+"""On a CUDA GPU (scripts/gpu/gpu-check), issue 35 item 5: a kernel launched on the legacy default stream (a bare
 `kernel<<<grid, block>>>`, as most model-written kernels are) or on the per-thread default stream is inside the
 timed window and never reported as escaped work; a kernel left running on a non-blocking side stream still is."""
 

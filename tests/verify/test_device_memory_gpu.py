@@ -1,4 +1,4 @@
-"""On a CUDA GPU (scripts/gpu-check): a judgement beside a neighbour that holds most of the device's memory is not
+"""On a CUDA GPU (scripts/gpu/gpu-check): a judgement beside a neighbour that holds most of the device's memory is not
 charged for it. The neighbour is another process that allocates real device memory while holding the device's lock
 shared, as another judgement's calls do, and lets both go after a while; the honest candidate must be accepted, with
 the verdict saying it held the device alone. A candidate that wants more memory than the device has is the

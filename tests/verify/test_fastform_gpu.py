@@ -1,4 +1,4 @@
-"""On a CUDA GPU with CuPy (scripts/gpu-check): the fast form judged with the same checks as load_inline candidates.
+"""On a CUDA GPU with CuPy (scripts/gpu/gpu-check): the fast form judged with the same checks as load_inline candidates.
 
 Correct fast-form candidates are accepted and their RawKernel/RawModule kernels are the custom ones in the census and
 the probes; work done by CuPy's library, a decoy RawKernel, and work left on a CuPy stream of its own are caught.

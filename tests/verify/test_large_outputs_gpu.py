@@ -1,4 +1,4 @@
-"""On a CUDA GPU with room for them (the H200, scripts/gpu-check): KernelBench-sized problems with 1G-element fp32
+"""On a CUDA GPU with room for them (the H200, scripts/gpu/gpu-check): KernelBench-sized problems with 1G-element fp32
 outputs (4 GiB each) judged in large-output mode with timing on, honest CUDA candidates accepted (no `bad_problem`),
 a wrong one rejected; and the same mode forced on a small problem (threshold 0), through CUDA IPC."""
 

@@ -1,4 +1,4 @@
-"""Issue 11's policies and robustness on CUDA (scripts/gpu-check): a partial replacement whose custom kernel's output
+"""Issue 11's policies and robustness on CUDA (scripts/gpu/gpu-check): a partial replacement whose custom kernel's output
 is used is accepted under `kernelbench` with its share of device time, and is a static reject under `strict`; one
 whose custom kernel's output is discarded is rejected under both; a kernel with the problem's size baked in fails
 its alternative shape (a reject under `strict`, a flag under `kernelbench`)."""

@@ -78,7 +78,7 @@ def _nothing_left(tmp_path: Path) -> None:
 
 def _pairs(tmp_path: Path, n: int, salt: str = "") -> Path:
     """`n` problem/candidate folders; `salt` in the sources keeps them out of an existing build cache
-    (scripts/bench_stop.py shares these helpers)."""
+    (scripts/bench/bench_stop.py shares these helpers)."""
     for k in range(n):  # distinct sources: each its own build, so each judgement is long enough to interrupt
         folder = tmp_path / "pairs" / f"p{k}"
         folder.mkdir(parents=True)

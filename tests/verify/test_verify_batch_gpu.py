@@ -1,4 +1,4 @@
-"""`verify-batch` on CUDA (scripts/gpu-check): the CPU suite's failure modes with real CUDA candidates, plus an
+"""`verify-batch` on CUDA (scripts/gpu/gpu-check): the CPU suite's failure modes with real CUDA candidates, plus an
 illegal memory access and a kernel that never ends, in one batch over every visible GPU. Each gets its own
 status, and the verdicts after each crash are unaffected."""
 

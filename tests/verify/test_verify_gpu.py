@@ -1,4 +1,4 @@
-"""On a CUDA GPU (scripts/gpu-check): real CUDA candidates, the runtime defences, and every GPU anti-hack fixture."""
+"""On a CUDA GPU (scripts/gpu/gpu-check): real CUDA candidates, the runtime defences, and every GPU anti-hack fixture."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def test_legit_fixture_builds_and_matches_reference(name, tmp_path, monkeypatch)
             pytest.importorskip("triton")
         if "cupy" in name:
             pytest.importorskip("cupy")
-    # scripts/gpu-check prebuilds the CUDA fixtures into the shared cache; elsewhere each test builds its own.
+    # scripts/gpu/gpu-check prebuilds the CUDA fixtures into the shared cache; elsewhere each test builds its own.
     shared = os.environ.get("KERNELMOSAIC_CACHE")
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(Path(shared) / "legit-ext" if shared and needs_cuda else tmp_path))
     spec = importlib.util.spec_from_file_location(f"kmfixture_{name}", FIXTURES / f"{name}.py")

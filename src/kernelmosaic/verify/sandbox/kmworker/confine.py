@@ -42,7 +42,7 @@ OWN_TASKS = "/proc/self/task"
 """Writable beneath Landlock: this process's own threads' /proc files (the rule binds the folder as opened now, so
 `/proc/<this pid>/task`, never another process's). CUDA's initialisation writes there: on the H200 without it
 `cudaGetDeviceCount()` fails with error 304 ("OS call failed or operation not supported"), with it every layer
-stays on (scripts/cuda-isolation-probe)."""
+stays on (scripts/gpu/cuda-isolation-probe)."""
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 

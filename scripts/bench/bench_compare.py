@@ -3,7 +3,7 @@
 implementation side by side with the whole-tensor one it replaced (tests/verify/compare_reference.py), on this
 CPU. Checks that both return the same Comparison in every case before timing it.
 
-Usage: python scripts/bench_compare.py [--side 4096] [--reps 5]
+Usage: python scripts/bench/bench_compare.py [--side 4096] [--reps 5]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from verify.compare_reference import reference_compare_outputs  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Side-by-side C++ `load_inline` build times: plain, and with the verifier's precompiled torch header.
 
-Usage: python scripts/bench_builds.py [--pairs 2] [--out bench_builds.json]
+Usage: python scripts/bench/bench_builds.py [--pairs 2] [--out bench_builds.json]
 
 Every build is a distinct source in a fresh build directory (no build cache), run one after another in this
 process. `pch` builds use the header exactly as the verifier does: precompiled once by `verify/pch_store.py`, from
@@ -19,7 +19,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from kernelmosaic.verify.pch_store import precompile  # noqa: E402 - the source tree is put on the path above
 from kernelmosaic.verify.sandbox.kmworker import pch  # noqa: E402

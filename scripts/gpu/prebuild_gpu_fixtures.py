@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Build every CUDA extension the GPU tests and the verifier benchmark use, in parallel, into the shared cache
-($KERNELMOSAIC_CACHE), so that scripts/gpu-check spends its minutes judging rather than compiling one by one."""
+($KERNELMOSAIC_CACHE), so that scripts/gpu/gpu-check spends its minutes judging rather than compiling one by one."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "agent"))
 from verify import gpu_kit as gk  # noqa: E402

@@ -1,7 +1,7 @@
 """Distinct model-style CUDA `load_inline` builds, side by side: each unit as written, and against the torch
 declarations it names (the verifier's lean unit, `kmworker/lean_unit.py`).
 
-Usage: python scripts/bench_cuda_units.py [--jobs 16] [--limit N] [--out bench_cuda_units.json]
+Usage: python scripts/bench/bench_cuda_units.py [--jobs 16] [--limit N] [--out bench_cuda_units.json]
 
 The builds are the honest-kernel corpus's CUDA extensions (tests/corpus/cuda and hacks: distinct sources written the
 way models write them), each built by `torch.utils.cpp_extension.load_inline` in its own process and a fresh build
@@ -27,7 +27,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
 from kernelmosaic.verify.sandbox.kmworker import build_steps, lean_unit, nvcc_split  # noqa: E402

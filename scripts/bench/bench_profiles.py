@@ -7,7 +7,7 @@ device alone). Prints how far the two medians differ per kernel and the seconds 
 a kernel's first verdict also pays its build). Writes `profiles.json` and `profiles.md` to --out. On a CPU
 (`--device cpu`) the throughput set's C++ candidates stand in for the CUDA kernels.
 
-    python scripts/bench_profiles.py --device cuda --out out/profiles
+    python scripts/bench/bench_profiles.py --device cuda --out out/profiles
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # throughput_cases, beside this file
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu"))  # gpu_eval_kit
 import gpu_eval_kit  # noqa: E402
 from throughput_cases import EXPECTED, write_cases  # noqa: E402
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))  # throughput_cases
 from throughput_cases import _candidate, write_cases  # noqa: E402
 
 from kernelmosaic.contracts.verdict import Verdict  # noqa: E402

@@ -6,7 +6,7 @@ in front, `bytes()` of the received buffer); the eighth session's decoded in pla
 CRC32s; the Channel writes none. Each row moves one message of COUNT float32 tensors of 2^24 elements
 (64 MB each) over a socket pair, sender in a thread; the median of REPEATS round trips.
 
-    python scripts/bench_channel.py [--count 8] [--repeats 5]
+    python scripts/bench/bench_channel.py [--count 8] [--repeats 5]
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from pathlib import Path
 import datasets
 import torch
 import transformers
-from gpu_sft_eval import cli, evaluate_models, evaluation_lines  # scripts/, beside this file
+from gpu_sft_eval import cli, evaluate_models, evaluation_lines  # beside this file
 
 from kernelmosaic.sft.config import ExportConfig
 from kernelmosaic.sft.export import export_dataset

@@ -6,7 +6,7 @@ under `--policy kernelbench` PyTorch may compute the rest, and the custom kernel
 verdict other than `accepted` is then a fact about the verifier (or the task), not about the candidate: the GPU
 check that no task at its real size ends as `bad_problem`.
 
-    python3 scripts/honest_all_tasks.py OUT_DIR   # writes OUT_DIR/<dtype>.jsonl manifests and the pairs
+    python3 scripts/gpu/honest_all_tasks.py OUT_DIR   # writes OUT_DIR/<dtype>.jsonl manifests and the pairs
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "src" / "kernelmosaic" / "tasks" / "builtin"
 
 EXTENSION = r'''

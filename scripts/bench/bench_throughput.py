@@ -1,8 +1,8 @@
 """Verifier throughput against a naive KernelBench-style harness, cold caches, in one run.
 
 Usage:
-  python scripts/bench_throughput.py --device cpu [--count 32] [--out bench_throughput.json]
-  python scripts/bench_throughput.py --device cuda --count 40
+  python scripts/bench/bench_throughput.py --device cpu [--count 32] [--out bench_throughput.json]
+  python scripts/bench/bench_throughput.py --device cuda --count 40
 
 Both harnesses judge the same candidates (`throughput_cases.py`: correct, slow, wrong, failing to compile) from
 empty build caches (and empty Triton and Inductor caches of their own). The naive harness follows KernelBench's method in one process: import each candidate (its

@@ -4,7 +4,7 @@ Each run is a fresh process with empty Inductor and Triton caches that compiles 
 sum over rows) and runs it once: wall seconds of the first call, CPU seconds of the process and every child it
 started, and the most processes it had at once (sampled every 50 ms). The verifier's workers run with
 `TORCHINDUCTOR_COMPILE_THREADS=1` (verify/slot.py `worker_limits`); this is the measurement behind that choice.
-Usage: python scripts/bench_inductor_pool.py [--device cuda] [--repeats 2] [--out out/inductor_pool.json]
+Usage: python scripts/bench/bench_inductor_pool.py [--device cuda] [--repeats 2] [--out out/inductor_pool.json]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ behind "stops within 3 s" (docs/cli.md). Each command is started on the CPU in a
 verifier has workers (compiling or judging), and timed from the signal to its exit; then its leftovers are counted:
 live `kmworker` processes and `km-*` scratch folders.
 
-    python scripts/bench_stop.py [--runs 3] [--only generate,evaluate,...] [--out stop.json]
+    python scripts/bench/bench_stop.py [--runs 3] [--only generate,evaluate,...] [--out stop.json]
 
 Commands: `generate` (bundled replay, SIGINT), `evaluate --generations` (SIGINT), `verify-batch` (SIGINT and
 SIGTERM), `verify` (SIGINT), `verify-serve` (SIGTERM, with a client's request in flight). Prints a markdown row per
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.verify.kit import PROBLEM_ADD_RELU, candidate, write  # noqa: E402
 from tests.verify.test_stopping_cpu import _cli, _workers  # noqa: E402 - one copy of the stopping test's helpers

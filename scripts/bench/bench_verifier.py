@@ -2,7 +2,7 @@
 """GPU benchmarks of the verifier itself: device ceilings, timing repeatability across separate runs, the
 side-stream false speedup a naive harness reports (side by side with ours), and verdict latency.
 
-Writes JSON (--out) and a markdown table beside it (bench.md). Run by scripts/gpu-check.
+Writes JSON (--out) and a markdown table beside it (bench.md). Run by scripts/gpu/gpu-check.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from verify import gpu_kit as gk  # noqa: E402
 

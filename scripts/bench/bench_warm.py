@@ -8,7 +8,7 @@ each a fresh `python -m kernelmosaic.cli verify ... --json` process as a user's 
 the service's own seconds (the verdict's `seconds`) and the client's share (the rest). Writes --out (JSON) and prints
 a table.
 
-    python scripts/bench_warm.py --device cuda --repeats 6 --out out/warm.json
+    python scripts/bench/bench_warm.py --device cuda --repeats 6 --out out/warm.json
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 layers on (this host's defaults) and off (`KERNELMOSAIC_ISOLATION_CPU=none`), each in a fresh process so that the
 layer plan and the workers are fresh, alternating on/off to spread the machine's load over both.
 
-    python scripts/bench_isolation.py [--runs 3]
+    python scripts/bench/bench_isolation.py [--runs 3]
 
 Prints one row per mode: median verdict wall time (s) and median worker start time (s), as measured by the
 verdict's own phases.
@@ -19,10 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
 ONE = r'''
 import json, sys, tempfile, time
 from pathlib import Path
-sys.path.insert(0, str(Path(sys.argv[1]).parent.parent))
+sys.path.insert(0, sys.argv[1])  # the repository root
 from tests.verify.kit import PROBLEM_ADD_RELU, candidate, write
 from kernelmosaic.verify import Verifier, VerifyConfig
 tmp = Path(tempfile.mkdtemp())
@@ -49,7 +50,7 @@ def main() -> None:
             env.pop("KERNELMOSAIC_ISOLATION_CPU", None)
             if mode == "off":
                 env["KERNELMOSAIC_ISOLATION_CPU"] = "none"
-            out = subprocess.run([sys.executable, "-c", ONE, __file__, str(cache)], env=env, capture_output=True,
+            out = subprocess.run([sys.executable, "-c", ONE, str(ROOT), str(cache)], env=env, capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]
             row = json.loads(out)
             if i:
