@@ -2,9 +2,9 @@
 on disk (`baselines.py`), and built once per key in a process.
 
 Every timed verdict of a problem compares against the same baseline samples, so the baseline is timed in a block of
-its own rather than interleaved with one candidate's rounds. Judgements of one problem on several device slots used
-to build it side by side (on the H200 each build held a slot 24-33 s and a host core busy); now the second waits for
-the first and reads its samples. `Verifier.prepare` calls it ahead of a batch's judgements.
+its own rather than interleaved with one candidate's rounds. A build holds a device slot and a host core busy (24-33 s
+on the H200), so judgements of one problem on several device slots build it once: the second waits for the first and
+reads its samples. `Verifier.prepare` calls it ahead of a batch's judgements.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def save_baseline(cache_dir: Path, key: str, baseline: CompileBaseline) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # a name of its own per writer: two judgements of one problem in this process (two device slots) may save
-        # the same key at once (H200, 2026-12-02: a shared `.PID.tmp` was renamed away under the second writer)
+        # the same key at once, and with one shared `.PID.tmp` the first's rename takes the file from the second
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w") as f:

@@ -10,8 +10,9 @@ others the rest. Niceness only moves CPU time between runnable processes; an idl
 
 Only the first candidate of a shared build compiles at once; the others follow it (`Start.after`): they take no
 compile place and start no worker of their own at normal priority while it builds, and compile (a cache hit in the
-build folder) when it is done. On the H200 every candidate of the shared build used to start its worker at normal
-priority: ~30 processes importing torch side by side held the build's own worker ~10 s before `load_inline` began.
+build folder) when it is done. A follower's worker started at normal priority would compete with the build: on the
+H200, with every candidate of the shared build starting one, ~30 processes importing torch side by side held the
+build's own worker ~10 s before `load_inline` began.
 
 The share is read statically, from the `load_inline` calls' names, sources and flags (`static.sources`): a build
 that cannot be read (an opaque source, a file-based `load`) counts as its own. A follower whose build turns out to

@@ -4,8 +4,8 @@ Static rejects and build-cache hits never wait in the compile queue: they are se
 is finished at once and a cache hit goes straight to the judges. Judges (two threads per device slot) take compiled
 jobs in the order their compiles end. With several device slots, the batch's first problems (one per slot) are set
 up ahead, while the first candidates compile: reference trials and the `torch.compile` baseline
-(`Verifier.prepare`); on the H200 each slot's first judgement of a problem did this itself, 24-33 s, with its
-candidate waiting. The candidates of the batch's most shared build start first and every other compile runs at a
+(`Verifier.prepare`), which a slot's first judgement of a problem would otherwise do itself, 24-33 s on the H200 with
+its candidate waiting. The candidates of the batch's most shared build start first and every other compile runs at a
 higher niceness; a later candidate of a shared build waits for the first one's compile, with a compile worker loading
 torch at that niceness meanwhile (for up to `lookahead` of them), and compiles in it when the build is
 done (`build_order`). Verdicts come back as they are decided, each with its index.

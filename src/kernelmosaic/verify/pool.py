@@ -388,8 +388,8 @@ class Worker:
 
     def close(self) -> None:
         """Ask a ready worker to exit, then make sure it is gone. One that has not greeted (still importing torch, or
-        a spare waiting for `begin`) is killed at once: it reads the request only after its imports, and on the H200
-        closing a batch's verifier waited 5 s on a spare launched near the end."""
+        a spare waiting for `begin`) is killed at once: it reads the request only after its imports, so waiting for it
+        would hold up closing a batch's verifier (5 s on the H200 for a spare launched near the end)."""
         if self.alive and self.ready:
             try:
                 isolation.kill_tree(self.pid)  # processes it left behind would be orphaned to init by its exit

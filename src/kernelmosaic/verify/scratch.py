@@ -3,10 +3,10 @@
 A worker's scratch folder (`km-<role>-*` under the temp folder) goes when its worker is killed or closed, and an
 orphaned worker removes its own when its channel closes. Neither runs when the verifier's process and its workers are
 killed together: a Ray actor ended with its descendants, an out-of-memory kill of a process group, a parent killed
-before it spawned the worker. Clean CI runs left 13 such folders each. So each folder records its owner (the
-verifier's process and, once spawned, the worker's, each as pid and start time, so a reused pid is not taken for
-the owner), and the first `Verifier` of a process removes the folders whose owners are all gone. A folder kept on
-purpose (`keep_scratch`) records no owner and is never swept; neither is any folder without a readable record.
+before it spawned the worker. Without a sweep, a clean CI run leaves 13 such folders. So each folder records its
+owner (the verifier's process and, once spawned, the worker's, each as pid and start time, so a reused pid is not
+taken for the owner), and the first `Verifier` of a process removes the folders whose owners are all gone. A folder
+kept on purpose (`keep_scratch`) records no owner and is never swept; neither is any folder without a readable record.
 """
 
 from __future__ import annotations

@@ -86,8 +86,8 @@ def arch_env() -> dict[str, str]:
 class Spares:
     """The spare candidate workers of one device, shared by its slots: a slot that judges request after request (every
     request of one problem goes to the slot that has its reference set up) takes the others' spares too, instead of
-    waiting for its own to load torch (H200, 2026-12-03: back to back, three of six warm verifies waited 1.8-4.5 s
-    for a spare of their slot while the other slots' spares sat loaded)."""
+    waiting for its own to load torch (with spares per slot, on the H200 (2026-12-03) three of six back-to-back warm
+    verifies waited 1.8-4.5 s for a spare of their slot while the other slots' spares sat loaded)."""
 
     def __init__(self, size: int, slots: int = 1) -> None:
         self.size, self.slots = size, slots

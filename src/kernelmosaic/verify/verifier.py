@@ -241,8 +241,9 @@ class Verifier:
                        worker: Worker | None = None) -> tuple:
         """`compile_stage` holding a place of the compile gate only while its worker works: a first try that finds
         an extension being built by another compile (candidates sharing a source) lets its place go, waits on that
-        build outside the gate, then tries once more, waiting inside its worker if it must. On the H200, five of the
-        gate's eight places were held by compiles waiting on one shared build while other candidates queued."""
+        build outside the gate, then tries once more, waiting inside its worker if it must. Waiting inside the gate
+        would hold places idle: on the H200, five of its eight places were held by compiles waiting on one shared
+        build while other candidates queued."""
         with self._compile_gate:
             on_start()  # the `compile` phase starts with the first place in the gate
             try:  # `compile_stage` takes `worker` either way

@@ -87,9 +87,9 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
     def _uninitialised_reads_nan(self):
         """On the CPU, make every fresh ATen allocation NaN-filled (ints: their max) while the candidate runs.
 
-        glibc does not reliably hand the freed poison blocks back to the outputs, so CPU poisoning alone was a
+        glibc does not reliably hand the freed poison blocks back to the outputs, so CPU poisoning alone is a
         coin toss; PyTorch's deterministic mode fills uninitialised memory itself (`warn_only`, so no op is
-        refused). On CUDA the block poisoning is what the H200 checks verified, and it stays the only layer.
+        refused). On CUDA block poisoning is the only layer: the H200 checks verify it catches uninitialised reads.
         """
         if self.device != "cpu":
             yield

@@ -14,7 +14,7 @@ __all__ = ["Fingerprinter"]
 
 CHUNK = 1 << 24
 """Elements per pass: the float64 temporaries of a pass take 128 MiB each, whatever the output's size (whole, a
-1G-element output's took 8 GiB each, several at once, on every timed call)."""
+1G-element output's would take 8 GiB each, several at once, on every timed call)."""
 
 
 class Fingerprinter:
