@@ -14,10 +14,10 @@ from kernelmosaic.curate.review.app import ServeConfig
 from kernelmosaic.curate.select import Quotas, SelectConfig
 from kernelmosaic.models.hf_backend import HFConfig
 from kernelmosaic.models.openai_config import OpenAIConfig
-from kernelmosaic.scale.config import ScaleConfig
 from kernelmosaic.sft.config import BalanceConfig, ExportConfig, FilterConfig
 from kernelmosaic.sft.train_config import LoraSettings, TrainConfig
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.ray.config import ScaleConfig
 from kernelmosaic.verify.static.policy import StaticPolicy
 
 ROOT = Path(__file__).resolve().parent.parent

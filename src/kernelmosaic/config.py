@@ -37,7 +37,7 @@ SECTIONS: dict[str, str] = {
     "verify": "kernelmosaic.verify.config:VerifyConfig",
     "generate": "kernelmosaic.agent.runner:GenerateConfig",
     "model": "",  # the backend's own options: the backend named by --model checks them (models/registry.py)
-    "scale": "kernelmosaic.scale.config:ScaleConfig",
+    "scale": "kernelmosaic.verify.ray.config:ScaleConfig",
     "select": "kernelmosaic.curate.select:SelectConfig",
     "sft.export": "kernelmosaic.sft.config:ExportConfig",
     "sft.train": "kernelmosaic.sft.train_config:TrainConfig",

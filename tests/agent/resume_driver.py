@@ -10,7 +10,7 @@ import time
 
 from agent_kit import FakeVerifier, candidate
 
-import kernelmosaic.agent.verifiers as agent_verifiers
+import kernelmosaic.verify.verifier_set as agent_verifiers
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.models.scripted import register_script
 

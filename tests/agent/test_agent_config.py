@@ -7,7 +7,7 @@ import pytest
 from resume_driver import FakeVerifierSet
 from typer.testing import CliRunner
 
-import kernelmosaic.agent.verifiers as agent_verifiers
+import kernelmosaic.verify.verifier_set as agent_verifiers
 from kernelmosaic.cli import app
 from kernelmosaic.config import ConfigError, build, read_config
 from kernelmosaic.store import open_store

@@ -10,10 +10,10 @@ import torch
 from agent_kit import call, make_task
 
 from kernelmosaic.agent import AgentConfig, GenerateConfig, run_tasks
-from kernelmosaic.agent.verifiers import VerifierSet
 from kernelmosaic.contracts.trajectory import ToolResultEvent
 from kernelmosaic.models.scripted import ScriptedModel
 from kernelmosaic.verify import VerifyConfig
+from kernelmosaic.verify.verifier_set import VerifierSet
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 

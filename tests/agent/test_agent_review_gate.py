@@ -5,7 +5,7 @@ from __future__ import annotations
 from resume_driver import FakeVerifierSet
 from typer.testing import CliRunner
 
-import kernelmosaic.agent.verifiers as agent_verifiers
+import kernelmosaic.verify.verifier_set as agent_verifiers
 from kernelmosaic.cli import app
 from kernelmosaic.store import open_store
 from kernelmosaic.store.reviews import ReviewLog

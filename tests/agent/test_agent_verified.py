@@ -12,7 +12,7 @@ from agent_kit import call, candidate, make_task
 from resume_driver import FakeVerifierSet
 from typer.testing import CliRunner
 
-import kernelmosaic.agent.verifiers as agent_verifiers
+import kernelmosaic.verify.verifier_set as agent_verifiers
 from kernelmosaic.agent.runner import gate_on_audit
 from kernelmosaic.cli import app
 from kernelmosaic.contracts.messages import Message, ToolCall

@@ -14,13 +14,14 @@ import pytest
 from ray import cloudpickle
 
 from kernelmosaic.agent import AgentConfig, GenerateConfig
+from kernelmosaic.agent.solver import AGENT
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.contracts.trajectory import ToolCallEvent, ToolResultEvent
 from kernelmosaic.models.scripted import ScriptedModel
-from kernelmosaic.scale import ScaleConfig
-from kernelmosaic.scale.ray_executor import RayExecutor
+from kernelmosaic.runs.ray_executor import RayExecutor
 from kernelmosaic.store import open_store
 from kernelmosaic.verify import VerifyConfig
+from kernelmosaic.verify.ray.config import ScaleConfig
 from tests.agent.agent_kit import make_task
 from tests.agent.e2e_kit import GOOD, PROBLEM
 from tests.store.pg_cluster import ThrowawayCluster, can_start
@@ -68,7 +69,8 @@ def test_an_episode_whose_actor_died_is_resumed_and_stored_once(ray_cluster, sto
         run_id = store.create_run("ray", config.model, config.tasks, config)
         with RayExecutor(ScaleConfig(executor="ray"), device="cpu", model=config.model, concurrency=1) as executor:
             infos = asyncio.run(executor.run_episodes(
-                tasks, store=store, store_url=store_url, make_backend=functools.partial(ScriptedModel, script, "scripted:ray"),
+                tasks, solver=AGENT, store=store, store_url=store_url,
+                make_backend=functools.partial(ScriptedModel, script, "scripted:ray"),
                 run_id=run_id, config=config, verify=verify))
         assert marker.exists()  # an actor did die mid-episode
         assert [(i.task_id, i.exit_reason) for i in infos] == [("ray_relu", "submitted")]

@@ -9,14 +9,14 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-import kernelmosaic.scale.ray_executor as ray_executor
+import kernelmosaic.verify.ray.executor as ray_executor
 from kernelmosaic.cli import app
 from kernelmosaic.contracts.messages import Message, ModelReply
-from kernelmosaic.scale import ScaleConfig
-from kernelmosaic.scale.cluster import StoreNotShared, check_store_for_nodes
-from kernelmosaic.scale.judges import JudgeRegistry
-from kernelmosaic.scale.limits import LimitedBackend, limiter_for
-from kernelmosaic.scale.placement import plan_placement
+from kernelmosaic.runs.limits import LimitedBackend, limiter_for
+from kernelmosaic.verify.ray.cluster import StoreNotShared, check_store_for_nodes
+from kernelmosaic.verify.ray.config import ScaleConfig
+from kernelmosaic.verify.ray.judges import JudgeRegistry
+from kernelmosaic.verify.ray.placement import plan_placement
 
 
 def test_an_in_process_model_and_the_judges_get_different_gpus(ray_cluster):

@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelmosaic.cli import app
-from kernelmosaic.scale import ScaleConfig
-from kernelmosaic.scale.dispatch import Dispatcher
-from kernelmosaic.scale.ray_executor import RayExecutor
+from kernelmosaic.runs.ray_executor import RayExecutor
 from kernelmosaic.verify import Status, VerifyConfig
 from kernelmosaic.verify.batch import discover_pairs, run_batch
 from kernelmosaic.verify.executor import LocalVerifyExecutor
+from kernelmosaic.verify.ray.config import ScaleConfig
+from kernelmosaic.verify.ray.dispatch import Dispatcher
 from tests.agent import e2e_kit as kit
 
 pytestmark = pytest.mark.slow

@@ -25,14 +25,15 @@ from kernelmosaic.agent.runner import (
     recorded_models,
     start_or_resume_run,
 )
+from kernelmosaic.agent.solver import AGENT
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
-from kernelmosaic.scale.cluster import portable_url
-from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.progress import DoneLines
+from kernelmosaic.verify.ray.cluster import portable_url
+from kernelmosaic.verify.ray.options import RayAddress
 from kernelmosaic.verify.settings import run_device, verify_settings
 from kernelmosaic.verify.stopping import request_stop
 
@@ -128,9 +129,9 @@ def generate_command(
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
     from kernelmosaic.curate.review import apply_review
     from kernelmosaic.models import ModelError
-    from kernelmosaic.scale import scale_settings
     from kernelmosaic.store import StoreError, open_store
     from kernelmosaic.tasks import TaskFormatError, load_tasks
+    from kernelmosaic.verify.ray.config import scale_settings
 
     if run_id is not None and not resume:
         raise _fail(f"a run id ({run_id}) is only accepted with --resume")
@@ -203,7 +204,8 @@ def generate_command(
     resume_line = f"`kernelmosaic generate --resume {rid}{db_option(db)}` continues it"
     try:
         with runner, display:
-            work = runner.run_episodes(selected, store=store, store_url=portable_url(db), make_backend=make_backend,
+            work = runner.run_episodes(selected, solver=AGENT, store=store, store_url=portable_url(db),
+                                       make_backend=make_backend,
                                        run_id=rid, config=config, verify=config.verify_config(),
                                        on_step=view.on_step, on_done=done)
             infos = asyncio.run(run_interruptibly(
@@ -230,7 +232,7 @@ def _new_sqlite_file(db: str | None) -> Path | None:
 def _executor(scale, config: GenerateConfig, db: str | None):
     """Where the run's episodes go (`--executor`, `[scale]`); a store the executor's processes cannot share is
     refused here, before the run is created (`StoreNotShared`, a ValueError)."""
-    from kernelmosaic.scale.executor import open_executor
+    from kernelmosaic.runs.executor import open_executor
 
     return open_executor(scale, device=config.agent.device, model=config.model, concurrency=config.concurrency,
                          store_url=portable_url(db))

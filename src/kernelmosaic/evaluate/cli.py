@@ -25,13 +25,13 @@ from kernelmosaic.evaluate.runner import (
 )
 from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.evaluate.summary import summarize_run
-from kernelmosaic.scale.cluster import portable_url
-from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
+from kernelmosaic.verify.ray.cluster import portable_url
+from kernelmosaic.verify.ray.options import RayAddress
 from kernelmosaic.verify.stopping import Stopped, stop_on_signal
 
 __all__ = ["evaluate_command", "fail"]
@@ -91,8 +91,8 @@ def _say_done(lines: DoneLines, store: Store, info: EpisodeInfo, meta: dict[str,
 def _executor(executor: str | None, address: str | None, config: EvalConfig, db: str | None, settings: dict):
     """Where the episodes and judgements go (`--executor`, or `[scale]` of the settings file and --set), the store
     checked for it."""
-    from kernelmosaic.scale import scale_settings
-    from kernelmosaic.scale.executor import open_executor
+    from kernelmosaic.runs.executor import open_executor
+    from kernelmosaic.verify.ray.config import scale_settings
 
     return open_executor(scale_settings(settings, executor, address), device=config.device, model=config.model,
                          concurrency=config.concurrency, store_url=portable_url(db))

@@ -15,7 +15,7 @@ from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.tasks.shapes import apply_shape_overrides, derive_alternatives
 from kernelmosaic.verify.robustness import Alternative
 
-__all__ = ["alternatives_for", "EvalVerifier", "for_evaluation"]
+__all__ = ["with_alternatives", "alternatives_for", "EvalVerifier", "for_evaluation"]
 
 log = logging.getLogger(__name__)
 
@@ -61,3 +61,9 @@ class EvalVerifier:
 def for_evaluation(verifiers: Callable[[str], Any], alternatives: bool) -> Callable[[str], EvalVerifier]:
     """`verifiers(precision)` (a VerifierSet, local or on the cluster) as evaluation judges with it."""
     return lambda precision: EvalVerifier(verifiers(precision), alternatives)
+
+
+def with_alternatives(verifiers: Callable[[str], Any]) -> Callable[[str], EvalVerifier]:
+    """`for_evaluation` with derived shapes judged too: the `wrap` an evaluation's episodes judge with (a
+    module-level function, so Ray sends it to episode actors by name)."""
+    return for_evaluation(verifiers, True)

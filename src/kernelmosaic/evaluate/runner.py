@@ -12,16 +12,17 @@ from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.episode import EpisodeContext
 from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.runner import GenerateConfig, final_failures, task_flags
+from kernelmosaic.agent.solver import AGENT
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.generations import Generation
-from kernelmosaic.evaluate.harness import EvalVerifier, for_evaluation
+from kernelmosaic.evaluate.harness import EvalVerifier, for_evaluation, with_alternatives
 from kernelmosaic.evaluate.judging import judge_generation
 from kernelmosaic.evaluate.oneshot import run_one_shot
 from kernelmosaic.evaluate.records import TaskMeta, load_records
 from kernelmosaic.evaluate.samples import sample_id, sample_tasks
 from kernelmosaic.models.base import ModelBackend
-from kernelmosaic.scale.executor import Executor
+from kernelmosaic.runs.executor import Executor
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
@@ -95,9 +96,10 @@ def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalC
         generate = GenerateConfig(tasks=config.tasks, model=config.model, model_options=config.model_options,
                                   concurrency=config.concurrency, out_dir=config.out_dir, agent=agent,
                                   compile_baseline=config.compile_baseline, include_flagged=True)
-        return asyncio.run(executor.run_episodes(episodes, store=store, store_url=store_url, make_backend=make_backend,
-                                                 run_id=run_id, config=generate, verify=config.verify_config(),
-                                                 on_done=on_done, alternatives=config.alternatives))
+        return asyncio.run(executor.run_episodes(episodes, solver=AGENT, store=store, store_url=store_url,
+                                                 make_backend=make_backend, run_id=run_id, config=generate,
+                                                 verify=config.verify_config(), on_done=on_done,
+                                                 wrap=with_alternatives if config.alternatives else None))
     with contextlib.ExitStack() as stack:
         [verifier_for] = _verifiers(config, stack, executor)
         ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=make_backend(), run_id=run_id,

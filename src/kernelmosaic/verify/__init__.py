@@ -14,10 +14,15 @@ __all__ = ["Verifier", "VerifyConfig", "Verdict", "Status", "Finding", "CompileR
            "DevicePeaks", "InputError", "Alternative"]
 
 _WHERE = {
-    "Verifier": "verifier", "InputError": "requests", "VerifyConfig": "config", "Verdict": "verdict",
-    "Status": "verdict", "Finding": "verdict", "CompileResult": "results", "ProfileReport": "results",
-    "KernelStat": "results", "DevicePeaks": "results", "Alternative": "requests",
+    "Verifier": "kernelmosaic.verify.verifier", "InputError": "kernelmosaic.verify.requests",
+    "VerifyConfig": "kernelmosaic.verify.config", "Alternative": "kernelmosaic.verify.requests",
+    "Verdict": "kernelmosaic.contracts.verdict", "Status": "kernelmosaic.contracts.verdict",
+    "Finding": "kernelmosaic.contracts.verdict", "CompileResult": "kernelmosaic.contracts.results",
+    "ProfileReport": "kernelmosaic.contracts.results", "KernelStat": "kernelmosaic.contracts.results",
+    "DevicePeaks": "kernelmosaic.contracts.results",
 }
+"""Where each public name is defined: the verdict's types are the ground floor's (`contracts/`), re-exported here
+as the verifier's return types."""
 
 if TYPE_CHECKING:
     from kernelmosaic.contracts.results import CompileResult, DevicePeaks, KernelStat, ProfileReport
@@ -30,4 +35,4 @@ if TYPE_CHECKING:
 def __getattr__(name: str):
     if name not in _WHERE:
         raise AttributeError(f"module 'kernelmosaic.verify' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"kernelmosaic.verify.{_WHERE[name]}"), name)
+    return getattr(importlib.import_module(_WHERE[name]), name)

@@ -19,11 +19,11 @@ from rich.table import Table
 from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.contracts.verdict import Status, Verdict
-from kernelmosaic.scale.options import RayAddress
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.problem_shapes import Shapes, problem_at_shapes
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
+from kernelmosaic.verify.ray.options import RayAddress
 from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.settings import DeviceUnavailable, default_device, verify_settings
 from kernelmosaic.verify.stopping import Stopped, stop_on_signal, stop_requested
@@ -242,12 +242,13 @@ def verify_command(
 
 def _executor(config_file: Path | None, sets: list[str], name: str | None, address: str | None, device: str):
     """`--executor` / `[scale]`: this machine's pool, or the Ray executor, joined and placed; exit 2 if it cannot."""
-    from kernelmosaic.scale import scale_settings
-    from kernelmosaic.scale.cluster import RayUnavailable
-    from kernelmosaic.scale.executor import open_executor
+    from kernelmosaic.verify.ray.cluster import RayUnavailable
+    from kernelmosaic.verify.ray.config import scale_settings
+    from kernelmosaic.verify.ray.executor import open_verify_executor
 
     try:
-        return open_executor(scale_settings(read_config(config_file, sets, reads=_READS), name, address), device=device)
+        return open_verify_executor(scale_settings(read_config(config_file, sets, reads=_READS), name, address),
+                                    device=device)
     except (ConfigError, RayUnavailable, ValueError) as exc:
         raise fail(str(exc)) from None
 

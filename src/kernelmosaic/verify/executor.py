@@ -2,7 +2,7 @@
 
 An executor turns (problem, candidate) pairs into (index, verdict) pairs, yielded as each verdict is decided. The
 local one is the verifier service when one answers, else an in-process `Verifier` (compiles ahead on a CPU pool,
-one long-lived slot per device). `kernelmosaic.scale` adds one on Ray, for many GPUs and many machines.
+one long-lived slot per device). `verify/ray/executor.py` adds one on Ray, for many GPUs and many machines.
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from pathlib import Path
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.demo.kernels import ABS, RELU, RELU_BROKEN, SQUARED_DIFFERENCE
 from kernelmosaic.agent.runner import GenerateConfig, run_tasks, select_tasks
-from kernelmosaic.agent.verifiers import VerifierSet
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.models.scripted import ScriptedModel
+from kernelmosaic.verify.verifier_set import VerifierSet
 
 __all__ = ["DEMO_TASKS", "demo_turns", "DemoModel", "record"]
 

@@ -8,7 +8,7 @@ import os
 from types import ModuleType
 from typing import Any
 
-from kernelmosaic.scale.config import ScaleConfig
+from kernelmosaic.verify.ray.config import ScaleConfig
 
 __all__ = ["RayUnavailable", "StoreNotShared", "import_ray", "connect", "alive_nodes", "check_store_for_nodes",
            "gpu_total", "portable_url"]

@@ -19,9 +19,9 @@ from typing import Any
 
 from kernelmosaic.contracts.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.contracts.verdict import Verdict
-from kernelmosaic.scale.inputs import Sources
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.job import Job, finish
+from kernelmosaic.verify.ray.inputs import Sources
 from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["Prepared", "prepare", "compile_only", "JudgeActor", "JudgeRegistry"]

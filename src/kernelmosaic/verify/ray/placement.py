@@ -7,7 +7,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from kernelmosaic.scale.config import ScaleConfig
+from kernelmosaic.verify.ray.config import ScaleConfig
 
 __all__ = ["Placement", "plan_placement"]
 

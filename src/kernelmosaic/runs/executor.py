@@ -1,15 +1,17 @@
-"""The executor interface the batch, agent and evaluation commands call, and its registry: `local` (this machine,
-the default) and `ray` (a Ray cluster, `ray_executor.py`). The agent side is imported only when episodes run, so
-`verify-batch` stays on the verifier's side."""
+"""The executor interface `generate` and `evaluate` open, and its registry: `local` (this machine, the default) and
+`ray` (a Ray cluster, `ray_executor.py`). The episodes are the caller's: a `Solver` says how to run them here and in
+episode actors, and `wrap` what they judge with, so this layer imports neither the agent nor evaluation."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kernelmosaic.scale.config import ScaleConfig
+from kernelmosaic.verify import verifier_set
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.executor import LocalVerifyExecutor, VerifyExecutor
+from kernelmosaic.verify.ray.config import ScaleConfig
 
 if TYPE_CHECKING:
     from kernelmosaic.agent.runner import GenerateConfig
@@ -19,7 +21,25 @@ if TYPE_CHECKING:
     from kernelmosaic.store.records import EpisodeInfo
     from kernelmosaic.tasks.schema import Task
 
-__all__ = ["Executor", "LocalExecutor", "EXECUTORS", "open_executor"]
+__all__ = ["Executor", "LocalExecutor", "EXECUTORS", "Solver", "open_executor"]
+
+
+@dataclass(frozen=True)
+class Solver:
+    """How a run's episodes are run, supplied by the layer that owns them (`agent.solver.AGENT`).
+
+    `here(tasks, *, store, verifier_for, backend, run_id, config, peaks, on_step, on_done)`: in this process,
+    `config.concurrency` at a time. `on_ray(tasks, *, store, store_url, make_backend, run_id, config, verify,
+    registry, scale, placement, on_done, wrap)`: on a cluster's episode actors. Both return the finished
+    episodes' `EpisodeInfo`s."""
+
+    here: Callable[..., Awaitable[list[EpisodeInfo]]]
+    on_ray: Callable[..., Awaitable[list[EpisodeInfo]]]
+
+
+Wrap = Callable[[Any], Any]
+"""Turns a verifier set into what episodes judge with (evaluation: `evaluate.harness.with_alternatives`, which also
+judges derived shapes); a module-level function, since Ray sends it to episode actors by name."""
 
 
 class Executor(VerifyExecutor, Protocol):
@@ -35,16 +55,16 @@ class Executor(VerifyExecutor, Protocol):
         ...
 
     def verifier_set(self, base: VerifyConfig) -> Any:
-        """A context manager: `verifiers(precision)` with `device_peaks()`, as `agent.verifiers.VerifierSet`."""
+        """A context manager: `verifiers(precision)` with `device_peaks()`, as `verify.verifier_set.VerifierSet`."""
         ...
 
-    async def run_episodes(self, tasks: Sequence[Task], *, store: Store, store_url: str,
+    async def run_episodes(self, tasks: Sequence[Task], *, solver: Solver, store: Store, store_url: str,
                            make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
                            verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
                            on_done: Callable[[EpisodeInfo], None] | None = None,
-                           alternatives: bool = False) -> list[EpisodeInfo]:
-        """The run's unfinished episodes of `tasks`, `config.concurrency` at a time (`agent.runner.run_tasks`);
-        `alternatives`: timed verdicts are judged on derived shapes too (evaluation). Cancelling it stops them."""
+                           wrap: Wrap | None = None) -> list[EpisodeInfo]:
+        """The run's unfinished episodes of `tasks`, `config.concurrency` at a time, run by `solver`; `wrap`: what
+        they judge with, from the executor's verifier set (default: the set itself). Cancelling it stops them."""
         ...
 
     def close(self) -> None: ...
@@ -67,25 +87,19 @@ class LocalExecutor(LocalVerifyExecutor):
         return lambda: backend
 
     def verifier_set(self, base: VerifyConfig) -> Any:
-        from kernelmosaic.agent.verifiers import VerifierSet
+        return verifier_set.VerifierSet(base)
 
-        return VerifierSet(base)
-
-    async def run_episodes(self, tasks: Sequence[Task], *, store: Store, store_url: str,
+    async def run_episodes(self, tasks: Sequence[Task], *, solver: Solver, store: Store, store_url: str,
                            make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
                            verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
                            on_done: Callable[[EpisodeInfo], None] | None = None,
-                           alternatives: bool = False) -> list[EpisodeInfo]:
-        from kernelmosaic.agent.runner import run_tasks
-        from kernelmosaic.agent.verifiers import VerifierSet
-        from kernelmosaic.evaluate.harness import for_evaluation
-
-        with VerifierSet(verify) as verifiers:
-            verifier_for = for_evaluation(verifiers, True) if alternatives else verifiers
+                           wrap: Wrap | None = None) -> list[EpisodeInfo]:
+        with verifier_set.VerifierSet(verify) as verifiers:
+            verifier_for = wrap(verifiers) if wrap is not None else verifiers
             # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
             peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
-            return await run_tasks(tasks, store=store, verifier_for=verifier_for, backend=make_backend(),
-                                   run_id=run_id, config=config, peaks=peaks, on_step=on_step, on_done=on_done)
+            return await solver.here(tasks, store=store, verifier_for=verifier_for, backend=make_backend(),
+                                     run_id=run_id, config=config, peaks=peaks, on_step=on_step, on_done=on_done)
 
     def close(self) -> None:
         """Nothing outlives a call."""
@@ -98,7 +112,7 @@ class LocalExecutor(LocalVerifyExecutor):
 
 
 def _ray(scale: ScaleConfig, **kw: Any) -> Executor:
-    from kernelmosaic.scale.ray_executor import RayExecutor
+    from kernelmosaic.runs.ray_executor import RayExecutor
 
     return RayExecutor(scale, **kw)
 

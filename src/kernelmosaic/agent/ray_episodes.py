@@ -19,12 +19,13 @@ from kernelmosaic.agent.episode import MODEL_UNUSABLE, EpisodeContext, run_episo
 from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.runner import GenerateConfig, final_failures, task_flags
 from kernelmosaic.models.base import ModelBackend
-from kernelmosaic.scale.config import ScaleConfig
-from kernelmosaic.scale.placement import Placement
+from kernelmosaic.runs.executor import Wrap
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.ray.config import ScaleConfig
+from kernelmosaic.verify.ray.placement import Placement
 
 __all__ = ["EpisodeActor", "run_episodes"]
 
@@ -37,9 +38,9 @@ class EpisodeActor:
 
     def __init__(self, store_url: str, make_backend: Callable[[], ModelBackend], registry: Any,
                  scale: dict[str, Any], limiter: Any = None) -> None:
-        from kernelmosaic.scale.dispatch import Dispatcher
-        from kernelmosaic.scale.limits import LimitedBackend
+        from kernelmosaic.runs.limits import LimitedBackend
         from kernelmosaic.store import open_store
+        from kernelmosaic.verify.ray.dispatch import Dispatcher
 
         self.store = open_store(store_url)
         backend = make_backend()
@@ -48,21 +49,19 @@ class EpisodeActor:
         self.library = GuidanceLibrary.load()
         self._verifiers: dict[str, Any] = {}
 
-    def _verifier_for(self, verify: dict[str, Any], alternatives: bool) -> Callable[[str], Any]:
-        from kernelmosaic.scale.verifier import RayVerifierSet
+    def _verifier_for(self, verify: dict[str, Any], wrap: Wrap | None) -> Callable[[str], Any]:
+        from kernelmosaic.verify.ray.verifier import RayVerifierSet
 
-        key = f"{sorted(verify.items())}|{alternatives}"
+        key = f"{sorted(verify.items())}|{wrap!r}"
         if key not in self._verifiers:
-            from kernelmosaic.evaluate.harness import for_evaluation
-
             verifiers = RayVerifierSet(VerifyConfig.model_validate(verify), self.dispatcher)
-            self._verifiers[key] = for_evaluation(verifiers, True) if alternatives else verifiers
+            self._verifiers[key] = wrap(verifiers) if wrap is not None else verifiers
         return self._verifiers[key]
 
     async def run(self, task: Task, run_id: int, config: dict[str, Any], verify: dict[str, Any], flags: list[str],
-                  alternatives: bool = False) -> EpisodeInfo:
+                  wrap: Wrap | None = None) -> EpisodeInfo:
         generate = GenerateConfig.model_validate(config)
-        verifier_for = self._verifier_for(verify, alternatives)
+        verifier_for = self._verifier_for(verify, wrap)
         peaks = (lambda: verifier_for("fp32").device_peaks()) if generate.agent.device == "cuda" else None
         ctx = EpisodeContext(store=self.store, verifier_for=verifier_for, backend=self.backend, run_id=run_id,
                              config=generate.agent, out_dir=generate.out_dir, library=self.library, peaks=peaks,
@@ -71,7 +70,7 @@ class EpisodeActor:
 
 
 def _limiter(config: GenerateConfig, scale: ScaleConfig) -> Any:
-    from kernelmosaic.scale.limits import LIMITED_SCHEMES, endpoint_key, limiter_for
+    from kernelmosaic.runs.limits import LIMITED_SCHEMES, endpoint_key, limiter_for
 
     if not scale.model_concurrency or config.model.partition(":")[0] not in LIMITED_SCHEMES:
         return None
@@ -82,7 +81,7 @@ async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
                        make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
                        verify: VerifyConfig, registry: Any, scale: ScaleConfig, placement: Placement,
                        on_done: Callable[[EpisodeInfo], None] | None = None,
-                       alternatives: bool = False) -> list[EpisodeInfo]:
+                       wrap: Wrap | None = None) -> list[EpisodeInfo]:
     """`agent.runner.run_tasks` on the cluster: the run's unfinished episodes, `config.concurrency` at a time.
 
     An episode that ends `model_unusable` stops the run; one that could not start is logged and left pending; one
@@ -111,7 +110,7 @@ async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
                 task, k = todo.popleft(), min(range(len(actors)), key=lambda i: busy[i])
                 attempts[task.id] = attempts.get(task.id, 0) + 1
                 busy[k] += 1
-                ref = actors[k].run.remote(task, run_id, data, verify_data, task_flags(task), alternatives)
+                ref = actors[k].run.remote(task, run_id, data, verify_data, task_flags(task), wrap)
                 flying[asyncio.wrap_future(ref.future())] = (task, k, actors[k])
             done, _ = await asyncio.wait(list(flying), return_when=asyncio.FIRST_COMPLETED)
             for future in done:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from kernelmosaic.contracts.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.contracts.verdict import Verdict
-from kernelmosaic.scale.dispatch import Dispatcher
-from kernelmosaic.scale.inputs import read_sources
 from kernelmosaic.verify.config import Policy, TimingProfile, VerifyConfig
+from kernelmosaic.verify.ray.dispatch import Dispatcher
+from kernelmosaic.verify.ray.inputs import read_sources
 from kernelmosaic.verify.robustness import Alternative
 
 __all__ = ["RayVerifier", "RayVerifierSet"]

@@ -16,10 +16,10 @@ from typing import Any
 
 from kernelmosaic.contracts.results import CompileResult, DevicePeaks, ProfileReport
 from kernelmosaic.contracts.verdict import Status, Verdict
-from kernelmosaic.scale.config import ScaleConfig
-from kernelmosaic.scale.inputs import Sources
-from kernelmosaic.scale.judges import Prepared, compile_only, prepare
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.ray.config import ScaleConfig
+from kernelmosaic.verify.ray.inputs import Sources
+from kernelmosaic.verify.ray.judges import Prepared, compile_only, prepare
 
 __all__ = ["Dispatcher", "JobLost"]
 
