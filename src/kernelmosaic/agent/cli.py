@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import typer
 from rich.console import Console
@@ -127,15 +128,45 @@ def generate_command(
                                    "verify.trials=3, generate.agent.budgets.max_cost_usd=2 (repeatable)."),
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
+    if run_id is not None and not resume:
+        raise _fail(f"a run id ({run_id}) is only accepted with --resume")
+    console = Console()
+    flags = dict(tasks=tasks, model=model, task_ids=task or None, limit=limit, concurrency=concurrency, out_dir=out,
+                 compile_baseline=compile_baseline, include_flagged=include_flagged)
+    run = _prepare(db, config_file, sets, run_id if resume else None, resume, flags, device, max_turns, policy,
+                   retry_failed, executor, ray_address)
+    _say_plan(console, run)
+    infos = _run_episodes(console, run, db, live)
+    raise typer.Exit(_finish(console, run.store, run.rid, run.selected, infos, run.config, db))
+
+
+@dataclass
+class _Prepared:
+    """A run ready to go: its store and id, settings, tasks, executor and model, and what to say first."""
+
+    store: Any
+    rid: int
+    config: GenerateConfig
+    selected: list
+    plan: Any
+    review: Any
+    notes: list[str]
+    runner: Any
+    make_backend: Any
+    resumed: bool
+
+
+def _prepare(db: str | None, config_file: Path | None, sets: list[str], run_id: int | None, resume: bool,
+             flags: dict, device: str | None, max_turns: int | None, policy: str | None, retry_failed: bool,
+             executor: str | None, ray_address: str | None) -> _Prepared:
+    """Settings, store, tasks, executor and model, checked before the run exists; exit 2 naming the problem (a new
+    SQLite file made for a run that never started is removed again)."""
     from kernelmosaic.curate.review import apply_review
     from kernelmosaic.models import ModelError
     from kernelmosaic.store import StoreError, open_store
     from kernelmosaic.tasks import TaskFormatError, load_tasks
     from kernelmosaic.verify.ray.config import scale_settings
 
-    if run_id is not None and not resume:
-        raise _fail(f"a run id ({run_id}) is only accepted with --resume")
-    console = Console()
     notes: list[str] = []
     created = _new_sqlite_file(db)  # removed again if this command fails before its run exists
     store = None
@@ -145,19 +176,15 @@ def generate_command(
         if resume:
             if config_file is not None or sets:
                 raise ValueError("--resume continues a run with its stored settings; --config and --set are not taken")
-            rid, config, notes = _resume_config(store, run_id, {"model": model, "max_turns": max_turns,
-                                                                "device": device, "tasks": tasks})
-            config = config.model_copy(update={"concurrency": concurrency or config.concurrency,
+            rid, config, notes = _resume_config(store, run_id, {"model": flags["model"], "max_turns": max_turns,
+                                                                "device": device, "tasks": flags["tasks"]})
+            config = config.model_copy(update={"concurrency": flags["concurrency"] or config.concurrency,
                                                "retry_failed": retry_failed})
         else:
             if policy is not None:
                 tree = {**tree, "verify": {**tree.get("verify", {}), "policy": policy}}
-            config = _new_config(tree, dict(tasks=tasks, model=model, task_ids=task or None, limit=limit,
-                                            concurrency=concurrency, out_dir=out, compile_baseline=compile_baseline,
-                                            include_flagged=include_flagged),
-                                 device, max_turns)
-        loaded = load_tasks(config.tasks)
-        plan = plan_tasks(loaded, config.model_copy(update={"limit": 0}))
+            config = _new_config(tree, flags, device, max_turns)
+        plan = plan_tasks(load_tasks(config.tasks), config.model_copy(update={"limit": 0}))
         reviewed, review = apply_review(store, plan.selected)
         selected = reviewed[: config.limit] if config.limit else reviewed
         if not selected:
@@ -176,22 +203,32 @@ def generate_command(
             store.close()
             created.unlink(missing_ok=True)  # a store with no run in it: nothing to keep
         raise _fail(str(exc)) from None
-    for note in notes:
+    return _Prepared(store, rid, config, selected, plan, review, notes, runner, make_backend, resume)
+
+
+def _say_plan(console: Console, run: _Prepared) -> None:
+    """What the run will do before it starts: resume notes, replayed recordings, review and audit skips."""
+    for note in run.notes:
         console.print(note, highlight=False, markup=False)
-    if config.origin_model:
-        console.print(f"{config.model} replays recordings by {config.origin_model}; every candidate is verified again",
-                      highlight=False)
-    if review.reviewed:
-        console.print(review.message, highlight=False, markup=False)
-    for note in plan.notes:
+    if run.config.origin_model:
+        console.print(f"{run.config.model} replays recordings by {run.config.origin_model}; every candidate is "
+                      "verified again", highlight=False)
+    if run.review.reviewed:
+        console.print(run.review.message, highlight=False, markup=False)
+    for note in run.plan.notes:
         console.print(note, highlight=False, markup=False)
-    for task_id, why in plan.skipped.items():
+    for task_id, why in run.plan.skipped.items():
         hint = " (--include-flagged runs it, marked)" if why.startswith("audit failed") else ""
         console.print(f"[yellow]skipped {escape(task_id)}[/yellow]: {escape(why + hint)}", highlight=False, soft_wrap=True)
-    if resume:
+
+
+def _run_episodes(console: Console, run: _Prepared, db: str | None, live: bool) -> list[EpisodeInfo]:
+    """The run's pending episodes through its executor, shown live or as lines; Ctrl-C marks it interrupted, says
+    how to resume it, and exits 130."""
+    store, rid, config, selected = run.store, run.rid, run.config, run.selected
+    if run.resumed:
         store.reopen_run(rid)  # a resumed run that was interrupted is running again
-    finals = final_failures(config)
-    pending = store.pending_tasks(rid, [t.id for t in selected], finals)
+    pending = store.pending_tasks(rid, [t.id for t in selected], final_failures(config))
     view = RunView(rid, config.model, config.agent.device, len(selected), already_done=len(selected) - len(pending))
     display = Live(view, console=console, refresh_per_second=4) if live else contextlib.nullcontext()
     lines = DoneLines(console, len(selected), done=len(selected) - len(pending),
@@ -203,11 +240,10 @@ def generate_command(
 
     resume_line = f"`kernelmosaic generate --resume {rid}{db_option(db)}` continues it"
     try:
-        with runner, display:
-            work = runner.run_episodes(selected, solver=AGENT, store=store, store_url=portable_url(db),
-                                       make_backend=make_backend,
-                                       run_id=rid, config=config, verify=config.verify_config(),
-                                       on_step=view.on_step, on_done=done)
+        with run.runner, display:
+            work = run.runner.run_episodes(selected, solver=AGENT, store=store, store_url=portable_url(db),
+                                           make_backend=run.make_backend, run_id=rid, config=config,
+                                           verify=config.verify_config(), on_step=view.on_step, on_done=done)
             infos = asyncio.run(run_interruptibly(
                 work, on_interrupt=lambda: _stopping(rid, display if live else None),
                 on_force=lambda: print(f"\nforced exit; {resume_line}", file=sys.stderr, flush=True)))
@@ -218,7 +254,7 @@ def generate_command(
         raise typer.Exit(130) from None
     if live:
         console.line()
-    raise typer.Exit(_finish(console, store, rid, selected, infos, config, db))
+    return infos
 
 
 def _new_sqlite_file(db: str | None) -> Path | None:
