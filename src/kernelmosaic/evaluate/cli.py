@@ -135,11 +135,6 @@ def evaluate_command(
 ) -> None:
     """Evaluate a model or judge existing generations; every verdict goes to the store; prints the run id."""
     from kernelmosaic.config import ConfigError, read_config
-    from kernelmosaic.evaluate.generations import discover_generations
-    from kernelmosaic.models import ModelError
-    from kernelmosaic.store import StoreError, open_store
-    from kernelmosaic.tasks import TaskFormatError, load_tasks
-    from kernelmosaic.verify.verifier import InputError
 
     if mode not in ("one-shot", "agent"):
         raise fail(f"--mode must be one-shot or agent, not {mode!r}")
@@ -169,6 +164,23 @@ def evaluate_command(
                  alternatives=alternatives, compile_baseline=device == "cuda" if compile_baseline is None else compile_baseline,
                  concurrency=concurrency, out_dir=out, verify=overrides)
     console = Console()
+    store, run_id, config, selected, found, runner, make_backend = _prepare(db, resume, given, settings, executor,
+                                                                            ray_address)
+    ids, unrun = _evaluate(console, store, run_id, config, selected, found, runner, make_backend, db)
+    _conclude(console, store, run_id, ids, unrun, db)
+
+
+def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, executor: str | None,
+             ray_address: str | None) -> tuple:
+    """The run's store, id and settings, its tasks (and generations), executor and model, checked before the run is
+    created; exit 2 naming the problem."""
+    from kernelmosaic.evaluate.generations import discover_generations
+    from kernelmosaic.models import ModelError
+    from kernelmosaic.store import StoreError, open_store
+    from kernelmosaic.tasks import TaskFormatError, load_tasks
+    from kernelmosaic.verify.verifier import InputError
+
+    found: list = []
     try:
         store = open_store(db)
         run_id, config = _config(resume, store, given, settings.get("__file__", "--set / options"))
@@ -196,6 +208,14 @@ def evaluate_command(
             raise
     except (StoreError, TaskFormatError, ModelError, InputError, ValueError, RuntimeError) as exc:
         raise fail(str(exc)) from exc
+    return store, run_id, config, selected, found, runner, make_backend
+
+
+def _evaluate(console: Console, store: Store, run_id: int, config: EvalConfig, selected: list, found: list,
+              runner, make_backend, db: str | None) -> tuple[list[str], list[EpisodeInfo]]:
+    """Every pending sample judged through the executor, with a progress bar and a line per episode; Ctrl-C marks
+    the run interrupted, says how to resume it, and exits 130. Returns the run's sample ids and the episodes that
+    ended without a verdict."""
     console.print(f"evaluation run {run_id}: {config.mode}, {len(selected)} task(s) x {config.samples if config.mode != 'generations' else 'their'} "
                   f"sample(s), policy {config.policy}, device {config.device}", highlight=False, soft_wrap=True)
     total = len(found) if config.mode == "generations" else len(selected) * config.samples
@@ -231,6 +251,13 @@ def evaluate_command(
             Console(stderr=True).print(f"interrupted: run {run_id} stopped; every finished episode is stored; resume: "
                                        f"kernelmosaic evaluate --resume {run_id}{db_option(db)}", highlight=False, soft_wrap=True)
             raise typer.Exit(130) from None
+    return ids, unrun
+
+
+def _conclude(console: Console, store: Store, run_id: int, ids: list[str], unrun: list[EpisodeInfo],
+              db: str | None) -> None:
+    """Finish the run (done when nothing is pending), record its baselines, print its one-line summary; a run where
+    nothing was judged is `failed` and exits 1."""
     left = store.pending_tasks(run_id, ids, ("infra_error",))
     if not left:
         store.finish_run(run_id, "done")
@@ -259,3 +286,5 @@ def evaluate_command(
                                    f"`kernelmosaic evaluate --resume {run_id}{escape(db_option(db))}`.", highlight=False, soft_wrap=True,
                                    emoji=False)
         raise typer.Exit(1)
+
+
