@@ -153,3 +153,28 @@ def test_a_device_no_command_takes_is_exit_2_in_one_wording(args, tmp_path, monk
     assert "Invalid value for '--device': 'tpu' is not one of 'cuda', 'cpu'" in res.stderr or (
         "Invalid value for '--device': 'tpu' is not one of 'auto', 'cpu', 'cuda'" in res.stderr), res.stderr
     assert "Value error" not in res.stderr
+
+
+def _takes(option: str) -> list[list[str]]:
+    found = []
+
+    def walk(path: list[str], command) -> None:
+        if any(option in getattr(p, "opts", ()) for p in command.params):
+            found.append([*path, *("x" for p in command.params if p.param_type_name == "argument" and p.required)])
+        for name, sub in getattr(command, "commands", {}).items():
+            walk([*path, name], sub)
+
+    for name in _COMMANDS:
+        walk([name], stage_command(name))
+    return found
+
+
+POLICY_COMMANDS = _takes("--policy")
+
+
+@pytest.mark.parametrize("args", POLICY_COMMANDS, ids=[" ".join(a) for a in POLICY_COMMANDS])
+def test_a_policy_no_command_takes_is_exit_2_naming_the_option_and_the_choices(args, tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, *args, "--policy", "bogus")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "Invalid value for '--policy': 'bogus' is not one of" in res.stderr, res.stderr
+    assert "'strict'" in res.stderr and "'kernelbench'" in res.stderr and "pydantic" not in res.stderr

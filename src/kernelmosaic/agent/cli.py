@@ -116,7 +116,7 @@ def generate_command(
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: also retry episodes that failed "
                                       "with an infrastructure error."),
     live: bool = typer.Option(True, "--live/--no-live", help="Show the live view."),
-    policy: str | None = typer.Option(None, "--policy", help="strict (every op of forward in custom kernels; default) or "
+    policy: Literal["strict", "kernelbench"] | None = typer.Option(None, "--policy", help="strict (every op of forward in custom kernels; default) or "
                                       "kernelbench (some ops may stay in PyTorch; the custom kernels' output must be used)."),
     executor: str | None = typer.Option(None, "--executor", help="local (this machine; default) or ray (episodes on "
                                         "a Ray cluster's episode actors, judgement on one judge actor per GPU; the "

@@ -109,7 +109,7 @@ def evaluate_command(
     mode: str = typer.Option("one-shot", "--mode", help="one-shot (one write, then judged) or agent (the full loop)."),
     samples: int = typer.Option(1, "--samples", min=1, help="Episodes per task (pass@k)."),
     max_turns: int = typer.Option(30, "--max-turns", min=1, help="Agent mode: model queries per episode."),
-    policy: str = typer.Option("kernelbench", "--policy", help="kernelbench or strict (docs/threat-model.md)."),
+    policy: Literal["kernelbench", "strict"] = typer.Option("kernelbench", "--policy", help="kernelbench or strict (docs/threat-model.md)."),
     device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when "
                                                          "available)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Generations: judge each candidate under this many seeds."),
