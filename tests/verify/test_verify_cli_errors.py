@@ -98,3 +98,13 @@ def test_small_shapes_asked_for_a_problem_that_is_no_task(pair):
     res = _verify(*pair, "--device", "cpu", "--shapes", "small")
     assert res.exit_code == 2 and res.stdout == ""
     assert "--shapes small" in res.stderr and "problem.py" in res.stderr and "task.toml" in res.stderr
+
+
+def test_the_python_api_refuses_cuda_without_a_gpu_in_the_cli_s_sentence(tmp_path, monkeypatch):
+    from kernelmosaic.verify import Verifier, VerifyConfig
+
+    monkeypatch.setattr(settings, "default_device", lambda: "cpu")  # this machine's torch sees no GPU
+    with pytest.raises(ValueError, match=r'VerifyConfig\(device="cuda"\): torch .* sees no CUDA GPU on this machine; '
+                                         r'use VerifyConfig\(device="cpu"\)'):
+        Verifier(VerifyConfig(device="cuda", cache_dir=tmp_path / "cache"))  # before: a torch traceback in a worker
+    assert not (tmp_path / "cache").exists(), "refused before anything was set up"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from kernelmosaic.config import build
 from kernelmosaic.verify.config import VerifyConfig
 
-__all__ = ["DeviceUnavailable", "default_device", "run_device", "verify_settings"]
+__all__ = ["DeviceUnavailable", "default_device", "no_gpu", "require_device", "run_device", "verify_settings"]
 
 
 class DeviceUnavailable(ValueError):
@@ -26,6 +26,23 @@ def default_device() -> Literal["cuda", "cpu"]:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def no_gpu(asked: str, cpu: str = "--device cpu") -> DeviceUnavailable:
+    """The one-sentence refusal of `cuda` on a machine where torch sees no GPU: `asked` names the setting that asked
+    for it, `cpu` how to ask for the CPU instead (the CLI's flag, or the Python API's argument)."""
+    import torch
+
+    build_kind = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+    return DeviceUnavailable(f"{asked}: torch {torch.__version__} ({build_kind}) sees no CUDA GPU on this machine; "
+                             f"use {cpu} (C++ load_inline candidates) or run on a GPU machine")
+
+
+def require_device(config: VerifyConfig) -> None:
+    """Raise `no_gpu` for a `Verifier` built in Python with `device="cuda"` (VerifyConfig's default) on a machine
+    without a GPU, before any worker starts: otherwise the first worker fails inside torch with a traceback."""
+    if config.device == "cuda" and default_device() != "cuda":
+        raise no_gpu('VerifyConfig(device="cuda")', 'VerifyConfig(device="cpu")')
 
 
 def run_device(flag: str | None, verify_section: Mapping[str, Any] | None, *chosen: str | None) -> str:
@@ -54,11 +71,6 @@ def verify_settings(tree: Mapping[str, Any], flags: Mapping[str, Any],
     if not (flags.get("device") or from_file):
         config = build(VerifyConfig, tree, "verify", base={"device": seen}, flags=flags)
     if config.device == "cuda" and seen != "cuda":
-        import torch
-
-        asked = ("--device cuda" if flags.get("device") else
-                 f"[verify] device = \"cuda\" ({tree.get('__file__', '--set')})")
-        build_kind = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
-        raise DeviceUnavailable(f"{asked}: torch {torch.__version__} ({build_kind}) sees no CUDA GPU on this machine; "
-                                "use --device cpu (C++ load_inline candidates) or run on a GPU machine")
+        raise no_gpu("--device cuda" if flags.get("device") else
+                     f"[verify] device = \"cuda\" ({tree.get('__file__', '--set')})")
     return config

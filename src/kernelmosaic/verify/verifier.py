@@ -52,6 +52,7 @@ from kernelmosaic.verify.requests import read_input
 from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer, sanitizer_plan
 from kernelmosaic.verify.scratch import sweep_stale_scratch
+from kernelmosaic.verify.settings import require_device
 from kernelmosaic.verify.slot import (
     DeviceSlot,
     InputError,
@@ -87,6 +88,8 @@ def visible_devices(kind: str) -> list[str]:
 class Verifier:
     def __init__(self, config: VerifyConfig | None = None, devices: list[str] | None = None) -> None:
         self.config = config or VerifyConfig()
+        if devices is None:  # given devices are the caller's word (a Ray judge names its own), else ask torch
+            require_device(self.config)
         private_dir(self.config.cache_dir)
         sweep_stale_scratch()  # folders of workers killed with their verifier, once per process
         per_device = self.config.judges_per_gpu if self.config.device == "cuda" else 1
