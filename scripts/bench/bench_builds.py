@@ -52,7 +52,7 @@ def build(root: Path, k: int, extra_cflags: list[str]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=2, help="plain/pch build pairs after the first plain build")
     parser.add_argument("--out", type=Path, default=Path("bench_builds.json"))
     args = parser.parse_args()

@@ -57,7 +57,7 @@ def seconds(fn: Callable[[], object], reps: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--side", type=int, default=4096)
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()

@@ -120,7 +120,7 @@ def run_mode(specs: list[dict], root: Path, lean: bool, jobs: int) -> tuple[list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=16, help="builds in flight")
     parser.add_argument("--limit", type=int, default=None, help="the first N units only")
     parser.add_argument("--out", type=Path, default=Path("bench_cuda_units.json"))

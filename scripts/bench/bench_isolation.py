@@ -39,7 +39,7 @@ print(json.dumps({"wall_s": wall, "accepted": verdict.accepted, "isolation": ver
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     cache = Path(tempfile.mkdtemp(prefix="km-bench-iso-"))

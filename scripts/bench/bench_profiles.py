@@ -88,7 +88,7 @@ def _cases(root: Path, device: str) -> list[tuple[str, Path, Path, str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--out", type=Path, default=Path("out/profiles"))
     parser.add_argument("--seed", type=int, default=1234)

@@ -5,6 +5,9 @@ live `kmworker` processes and `km-*` scratch folders.
 
     python scripts/bench/bench_stop.py [--runs 3] [--only generate,evaluate,...] [--out stop.json]
 
+Needs pytest (`pip install -e '.[dev]'`) beside the package: it drives the commands with the stopping test's own
+helpers (tests/verify/test_stopping_cpu.py), which import it.
+
 Commands: `generate` (bundled replay, SIGINT), `evaluate --generations` (SIGINT), `verify-batch` (SIGINT and
 SIGTERM), `verify` (SIGINT), `verify-serve` (SIGTERM, with a client's request in flight). Prints a markdown row per
 command (date, machine load, exit codes, seconds per run, leftovers).
@@ -26,9 +29,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from tests.verify.kit import PROBLEM_ADD_RELU, candidate, write  # noqa: E402
-from tests.verify.test_stopping_cpu import _cli, _workers  # noqa: E402 - one copy of the stopping test's helpers
-from tests.verify.test_stopping_cpu import _pairs as stop_kit_pairs  # noqa: E402
+try:  # one copy of the stopping test's helpers; without pytest only --help works
+    from tests.verify.kit import PROBLEM_ADD_RELU, candidate, write
+    from tests.verify.test_stopping_cpu import _cli, _workers
+    from tests.verify.test_stopping_cpu import _pairs as stop_kit_pairs
+    NO_PYTEST = False
+except ModuleNotFoundError as exc:
+    if exc.name != "pytest":
+        raise
+    NO_PYTEST = True
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -108,11 +117,14 @@ def _wait(predicate, seconds: float) -> None:
 
 def main() -> None:
     names = ["generate", "evaluate", "verify-batch", "verify-batch-sigterm", "verify", "verify-serve"]
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default=",".join(names))
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if NO_PYTEST:
+        sys.exit("bench_stop.py needs pytest (pip install -e '.[dev]'): it runs tests/verify/test_stopping_cpu.py's "
+                 "helpers")
     rows = []
     for run in range(args.runs):  # commands interleaved run by run: the machine's load spreads over all of them
         for name in args.only.split(","):

@@ -189,7 +189,7 @@ def _print_timeline(run: str, got: dict) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--count", type=int, default=32)
     parser.add_argument("--out", type=Path, default=Path("bench_throughput.json"))

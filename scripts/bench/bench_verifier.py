@@ -53,7 +53,7 @@ def naive_event_ms(problem: Path, candidate: Path, reps: int = 50) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="out/bench.json")
     ap.add_argument("--runs", type=int, default=3, help="separate verifier runs per kernel (repeatability)")
     args = ap.parse_args()

@@ -70,7 +70,7 @@ def _client_parts(env: dict, repeats: int = 5) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--out", type=Path, default=Path("out/warm.json"))

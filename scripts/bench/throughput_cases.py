@@ -7,6 +7,9 @@ would share them. `device="cuda"` writes CUDA `load_inline` candidates and, for 
 problems fast-form ones (CuPy RawKernel on torch's current stream, built by NVRTC at import): correct, wrong, and one
 that does its work with CuPy's library instead of its RawKernel (the naive harness accepts it; ours must not).
 `EXPECTED` says which kinds our verifier should accept.
+
+A module of bench_throughput.py, bench_warm.py, bench_profiles.py and gpu/gpu_ray_check.py; run those. Nothing
+runs on its own.
 """
 
 from __future__ import annotations
@@ -223,3 +226,7 @@ def write_cases(root: Path, device: str, count: int, distinct: bool = False) -> 
         path.write_text(text)
         out.append((f"{problem}/{path.stem}", root / problem / "problem.py", path, kind))
     return out
+
+
+if __name__ == "__main__":  # a module: running it (with --help or not) shows what it is
+    print(__doc__)

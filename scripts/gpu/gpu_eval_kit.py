@@ -4,6 +4,8 @@ KernelBench's runs layout (correct, slow, wrong, failing), and a scripted model 
 
 All CUDA candidates share ONE extension source (they differ only in the function forward calls), so the verifier
 builds it once; the two compile failures are the only other nvcc builds.
+
+    python3 scripts/gpu/gpu_eval_kit.py WORK   # run by scripts/gpu/gpu-eval-check
 """
 
 from __future__ import annotations
@@ -171,4 +173,7 @@ def main(root: Path) -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the usage
+        print(__doc__)
+        sys.exit(0)
     main(Path(sys.argv[1]))

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """The GPU evaluation check's runs, in one process: the generations folder judged, a scripted one-shot model over the
-20 tasks, both reported (each alone and compared); prints the wall time per candidate (each verdict's own seconds)."""
+20 tasks, both reported (each alone and compared); prints the wall time per candidate (each verdict's own seconds).
+
+    python3 scripts/gpu/gpu_eval_run.py WORK OUT [gens|model|all]   # run by scripts/gpu/gpu-eval-check
+"""
 
 from __future__ import annotations
 
@@ -107,4 +110,7 @@ def main(root: Path, out: Path, part: str) -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the usage
+        print(__doc__)
+        sys.exit(0)
     main(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else "all")

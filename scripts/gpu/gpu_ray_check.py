@@ -72,7 +72,7 @@ def _visible_gpus() -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=24)
     parser.add_argument("--out", type=Path, default=Path("out"))
     parser.add_argument("--profile", choices=("quick", "full"), default="quick",

@@ -2,6 +2,8 @@
 as hf:PATH on the same tasks (one sample each, generation bounded by `model.max_new_tokens`, the real verifier on the
 device), then `kernelmosaic report FIRST --compare ...` writes report.html, summary.json and summary.md. Each
 episode's wall time is listed, with its verdict's own seconds when the model wrote a candidate that was judged.
+
+A module of scripts/gpu/gpu_sft_check.py (its `evaluate` stage); run that. Nothing runs on its own.
 """
 
 from __future__ import annotations
@@ -86,3 +88,7 @@ def evaluation_lines(summary: dict) -> list[str]:
             lines.append(f"| {name} | {e['task']} | {e['exit_reason']} | {e['completion_tokens']} | {e['wall_s']} | "
                          f"{judged} |")
     return lines + [f"\nreport --compare exit {summary.get('report_exit_code', 'not run')}"]
+
+
+if __name__ == "__main__":  # a module: running it (with --help or not) shows what it is
+    print(__doc__)

@@ -99,6 +99,9 @@ def main(out: Path) -> int:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the usage
+        print(__doc__)
+        sys.exit(0)
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

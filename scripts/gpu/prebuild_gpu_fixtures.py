@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Build every CUDA extension the GPU tests and the verifier benchmark use, in parallel, into the shared cache
-($KERNELMOSAIC_CACHE), so that scripts/gpu/gpu-check spends its minutes judging rather than compiling one by one."""
+($KERNELMOSAIC_CACHE), so that scripts/gpu/gpu-check spends its minutes judging rather than compiling one by one.
+
+    KERNELMOSAIC_CACHE=DIR python3 scripts/gpu/prebuild_gpu_fixtures.py   # run by scripts/gpu/gpu-check
+"""
 
 from __future__ import annotations
 
@@ -53,4 +56,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the usage
+        print(__doc__)
+        sys.exit(0)
     main()
