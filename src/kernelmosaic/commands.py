@@ -8,13 +8,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import click
+import rich.console
 import typer
 from rich.markup import escape
 from typer.core import TyperOption
 
-__all__ = ["build_command", "plain_usage_errors"]
+__all__ = ["Console", "build_command", "plain_usage_errors"]
 
 
 def build_command(target: Callable | typer.Typer, name: str, kind: str, short: str = "") -> click.Command:
@@ -69,3 +71,13 @@ def _plain_types(command: click.Command) -> None:
             param.metavar = shown.replace(" range>", ">").replace("<Path>", "<path>")
     for sub in getattr(command, "commands", {}).values():
         _plain_types(sub)
+
+
+class Console(rich.console.Console):
+    """The CLI's console. A message printed `soft_wrap=True` (one line in a log, for grep) is wrapped at spaces on a
+    terminal instead of at the terminal's edge, so no word, id or command is split across two lines there."""
+
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **kwargs: Any) -> None:  # type: ignore[override]
+        if soft_wrap and self.is_terminal:
+            soft_wrap = False
+        super().print(*objects, soft_wrap=soft_wrap, **kwargs)

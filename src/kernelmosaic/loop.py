@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Literal
 
 import typer
-from rich.console import Console
+
+from kernelmosaic.commands import Console
 
 __all__ = ["loop_command"]
 

@@ -52,3 +52,21 @@ def test_runs_list_and_show_fold_at_80_columns(tmp_path) -> None:
     assert "12.50x" in shown.stdout and "1234567" in shown.stdout and "12.3456" in shown.stdout
     words = set(shown.stdout.split())
     assert all(task in words for task in TASKS), shown.stdout  # task ids whole, never split inside a word
+
+
+def test_an_interrupted_run_shows_its_unfinished_episodes_interrupted_and_long_ids_whole(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    long_id = "l1_adaptive_avgpool2d_with_padding_and_ceil_mode"
+    with open_store(url) as store:
+        run_id = store.create_run("interrupted-run", MODEL, "builtin", {})
+        done = store.start_episode(run_id, long_id)
+        store.finish_episode(done.id, "model_transient_error_after_retries", Totals(turns=3))
+        store.start_episode(run_id, "l1_relu")  # in flight when the run was stopped
+        store.finish_run(run_id, "interrupted")
+    shown = CliRunner().invoke(app, ["show", str(run_id), "--db", url], env={"COLUMNS": "80"})
+    assert shown.exit_code == 0, shown.output
+    _fits(shown.stdout)
+    assert long_id in shown.stdout.split(), shown.stdout  # whole, beside a long exit reason
+    row = next(line for line in shown.stdout.splitlines() if " l1_relu " in f" {line} ")
+    assert "interrupted" in row.split() and "running" not in row.split(), row
+    assert "interrupted 1" in shown.stdout and "running 1" not in shown.stdout, shown.stdout

@@ -1,4 +1,5 @@
-"""The verdict summary's findings table folds at 80 columns: rule names and evidence are never cut."""
+"""The verdict summary's findings at 80 columns: a block per finding, no word, rule name or evidence split or cut; a
+table from 120 columns."""
 
 from __future__ import annotations
 
@@ -20,6 +21,19 @@ def test_findings_table_folds_at_80_columns():
     text = console.export_text()
     console.file.close()
     assert "…" not in text and max(len(line) for line in text.splitlines()) <= 80
+    words = text.split()
+    assert "torch-compute-in-forward-after-extension-call" in words  # the rule name whole
+    assert EVIDENCE in " ".join(words), text  # every word of the evidence whole and in order (a split adds a space)
+
+
+def test_findings_are_a_table_on_a_wide_terminal():
+    verdict = Verdict(accepted=False, status=Status.static_reject, message="static check `torch-compute`",
+                      findings=[Finding(rule="torch-compute", severity="reject", message="PyTorch computes in forward",
+                                        evidence=EVIDENCE)],
+                      correctness=Correctness(), env=Env(device="cpu"))
+    console = Console(width=160, record=True, file=open("/dev/null", "w"))  # noqa: SIM115 - closed with the console
+    _summary(verdict, explain=True, console=console)
+    text = console.export_text()
+    console.file.close()
     rows = [line.split("│") for line in text.splitlines() if line.startswith("│")]
-    assert "".join(r[1].strip() for r in rows) == "torch-compute-in-forward-after-extension-call"
-    assert "".join(r[5].strip() for r in rows).replace(" ", "") == EVIDENCE.replace(" ", "")
+    assert " rule " in text and rows and rows[0][1].strip() == "torch-compute" and rows[0][2].strip() == "reject"

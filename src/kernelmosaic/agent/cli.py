@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import typer
-from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
 
@@ -27,6 +26,7 @@ from kernelmosaic.agent.runner import (
     start_or_resume_run,
 )
 from kernelmosaic.agent.solver import AGENT
+from kernelmosaic.commands import Console
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kernelmosaic.commands import Console
 from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import Task
 

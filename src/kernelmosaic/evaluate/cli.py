@@ -7,10 +7,10 @@ from typing import Literal
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kernelmosaic.commands import Console
 from kernelmosaic.config import describe_error
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.gates import MODEL_FAILED, NO_CANDIDATE, NOT_JUDGED

@@ -9,10 +9,10 @@ from typing import Any
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kernelmosaic.commands import Console
 from kernelmosaic.config import DEFAULT_FILE, ConfigError, build, read_config
 from kernelmosaic.sft.quiet import quiet_libraries
 

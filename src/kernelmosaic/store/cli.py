@@ -8,10 +8,10 @@ from pathlib import Path
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kernelmosaic.commands import Console
 from kernelmosaic.store.backends import ENV_VAR
 from kernelmosaic.store.errors import NotFoundError, StoreError
 from kernelmosaic.store.export import export_run
@@ -77,7 +77,8 @@ def _print_summary(console: Console, s: RunSummary) -> None:
     run, t = s.run, s.totals
     console.print(f"[bold]run {run.id}[/bold] {run.name}  model={run.model}  tasks={run.task_source}  status={run.status}")
     console.print(
-        f"episodes {s.episodes}: done {s.done}, running {s.running}, failed {s.failed}; "
+        f"episodes {s.episodes}: done {s.done}, {'interrupted' if run.status == 'interrupted' else 'running'} "
+        f"{s.running}, failed {s.failed}; "
         f"solved {s.solved} (verified), pass rate {s.pass_rate:.1%}, "
         + (f"geomean best speedup {s.geomean_speedup_vs_eager:.2f}x" if s.best_speedups else "no timed solution")
     )
@@ -110,11 +111,13 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
     console = Console()
     _print_summary(console, summary)
     rows = []
+    stopped = summary.run.status == "interrupted"
     for e in episodes:
         speedup = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager else "-"
         solved = "yes" if e.solved else ("flagged" if e.task_flags else "no")
         tokens = e.totals.prompt_tokens + e.totals.completion_tokens
-        rows.append((str(e.id), e.task_id, e.status, e.exit_reason or "-", solved, speedup, str(e.totals.turns),
+        status = "interrupted" if stopped and e.status == "running" else e.status  # in flight when the run stopped
+        rows.append((str(e.id), e.task_id, status, e.exit_reason or "-", solved, speedup, str(e.totals.turns),
                      str(tokens), f"{e.totals.cost_usd:.4f}", f"{e.totals.gpu_seconds:.1f}"))
     columns = ("epi-\nsode", "task", "status", "exit", "solved", "best\nspeedup", "turns", "tokens", "cost\n$", "GPU\ns")
     # Task ids and numbers never wrap (an id split inside a word reads as two); on a narrow terminal the outcome and
@@ -124,8 +127,9 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
         table = Table(box=box.SIMPLE_HEAD, collapse_padding=True)
         for k in part:
             text = columns[k] in ("task", "status", "exit", "solved")
+            whole = max((len(row[k]) for row in rows), default=0) if columns[k] != "exit" else 0
             table.add_column(columns[k], justify="left" if text else "right", no_wrap=columns[k] != "exit",
-                             overflow="fold")
+                             overflow="fold", min_width=min(whole, 48) or None)  # ids and numbers kept whole
         for row in rows:
             table.add_row(*(row[k] for k in part))
         console.print(table)

@@ -8,10 +8,10 @@ from typing import Literal
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kernelmosaic.commands import Console
 from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import AuditReport, Task
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kernelmosaic.commands import Console
 from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.contracts.verdict import Status, Verdict
@@ -159,14 +159,24 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
         from kernelmosaic.verify.runtime_rules import RUNTIME_RULES
         from kernelmosaic.verify.static import RULES
 
-        table = Table(show_lines=explain)
-        for col in ("rule", "severity", "message", "rationale", "evidence"):  # rule ids never wrap
-            table.add_column(col, overflow="fold", no_wrap=col in ("rule", "severity"))
+        rows = []
         for f in verdict.findings:
             rationale = RULES[f.rule].rationale if f.rule in RULES else TASK_RULES[f.rule].rationale \
                 if f.rule in TASK_RULES else RUNTIME_RULES.get(f.rule, "")
-            table.add_row(f.rule, f.severity, f.message, rationale if explain else "", f.evidence[:200])
-        console.print(table)
+            rows.append((f.rule, f.severity, f.message, rationale if explain else "", f.evidence[:200]))
+        if console.width < 120:  # five columns of a few letters would split words: a block per finding instead
+            for rule, severity, message, rationale, evidence in rows:
+                console.print(f"[bold]{escape(rule)}[/] ({severity}): {escape(message)}", highlight=False)
+                for label, text in (("why", rationale), ("evidence", evidence)):
+                    if text:
+                        console.print(f"  {label}: {escape(text)}", highlight=False)
+        else:
+            table = Table(show_lines=explain)
+            for col in ("rule", "severity", "message", "rationale", "evidence"):  # rule ids never wrap
+                table.add_column(col, overflow="fold", no_wrap=col in ("rule", "severity"))
+            for row in rows:
+                table.add_row(*row)
+            console.print(table)
     if not verdict.accepted and verdict.status.value == "compile_error":
         console.print(verdict.compile.log[-3000:], markup=False, highlight=False)
 

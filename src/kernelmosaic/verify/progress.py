@@ -13,9 +13,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from kernelmosaic.commands import Console
 from kernelmosaic.contracts.speedup import read_speedup
 from kernelmosaic.contracts.verdict import Timing
 from kernelmosaic.verify.pool import calls_log

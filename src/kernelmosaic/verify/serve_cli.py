@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
+from kernelmosaic.commands import Console
 from kernelmosaic.verify.cli import ConfigFile, Device, Sets, cli_settings, fail
 from kernelmosaic.verify.stopping import stop_on_signal
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kernelmosaic.commands import Console
 from kernelmosaic.store.backends import ENV_VAR
 from kernelmosaic.store.errors import StoreError
 from kernelmosaic.store.reviews import ReviewLog

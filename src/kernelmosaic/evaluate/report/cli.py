@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
+
+from kernelmosaic.commands import Console
 
 __all__ = ["report_command"]
 
