@@ -40,7 +40,8 @@ class RunView:
         finished = len(self.done)
         solved = sum(1 for e in self.done if e.solved)
         speedups = [e.best_speedup_vs_eager for e in self.done if e.best_speedup_vs_eager > 0]
-        geomean = math.exp(sum(map(math.log, speedups)) / len(speedups)) if speedups else 0.0
+        speed = f"geomean speedup {math.exp(sum(map(math.log, speedups)) / len(speedups)):.2f}x" if speedups else \
+            "no timed solution yet"
         tokens = sum(e.totals.prompt_tokens + e.totals.completion_tokens for e in self.done) + sum(
             s.usage.prompt_tokens + s.usage.completion_tokens for s in self.running.values())
         cost = sum(e.totals.cost_usd for e in self.done) + sum(s.usage.cost_usd for s in self.running.values())
@@ -49,7 +50,7 @@ class RunView:
             f"run {self.run_id} · {self.model} · {self.device} · {time.monotonic() - self._started:.0f}s\n"
             f"tasks {self.total}: {len(self.running)} running, {finished + self.already_done} done"
             f"{f' ({self.already_done} before resume)' if self.already_done else ''} · solved {rate} · "
-            f"geomean speedup {geomean:.2f}x · tokens {tokens:,} · cost ${cost:.2f}"
+            f"{speed} · tokens {tokens:,} · cost ${cost:.2f}"
         )
 
     def __rich__(self) -> Group:
