@@ -73,6 +73,16 @@ def test_an_unknown_key_is_exit_2_naming_the_nearest(pair, tmp_path, monkeypatch
     assert res.exit_code == 2 and "unknown key `trails` in [verify] (did you mean `trials`?)" in res.output
 
 
+def test_sft_train_without_settings_says_where_it_looked_and_how_to_give_them(tmp_path, monkeypatch):
+    said = " ".join(_run(tmp_path, monkeypatch, "sft", "train").output.split())  # before: "Field required (got {})"
+    assert "no settings file was found (./kernelmosaic.toml, or --config FILE)" in said, said
+    assert "`sft train` needs [sft.train] model = ..." in said and "--set sft.train.model=..." in said
+    assert _run(tmp_path, monkeypatch, "sft", "train").exit_code == 2
+    (tmp_path / "kernelmosaic.toml").write_text('[sft.train]\nmodel = "m"\n')
+    said = " ".join(_run(tmp_path, monkeypatch, "sft", "train").output.split())
+    assert "kernelmosaic.toml has no [sft.train] dataset, output_dir" in said, said
+
+
 def test_a_set_of_a_section_the_command_does_not_read_is_exit_2(pair, tmp_path, monkeypatch):
     res = _run(tmp_path, monkeypatch, "verify", *pair, "--device", "cpu", "--set", "generate.limit=3")
     assert res.exit_code == 2 and "this command reads [verify], [scale]" in res.output

@@ -41,7 +41,27 @@ def _settings(model: type[BaseModel], section: str, path: Path | None, sets: lis
             if key in model.model_fields:
                 raise ConfigError(f"--set {item!r}: this command reads [{section}]; name it: --set {section}.{item}")
             raise _unknown_key(key, model, section)
-    return build(model, read_config(path, sets, reads=(section,)), section, flags=flags)
+    tree = read_config(path, sets, reads=(section,))
+    given: Any = tree
+    for part in section.split("."):  # [sft.train] is a table in a table
+        given = given.get(part, {}) if isinstance(given, dict) else {}
+    given = {**given, **{k: v for k, v in flags.items() if v is not None}}
+    missing = [name for name, field in model.model_fields.items() if field.is_required() and name not in given]
+    if missing:  # the first thing a newcomer meets: say where the settings are looked for, not "Field required"
+        raise ConfigError(_needs(section, missing, tree.get("__file__")))
+    return build(model, tree, section, flags=flags)
+
+
+def _needs(section: str, missing: list[str], found: str | None) -> str:
+    """Required keys of `[section]` that neither the settings file (`found`, None when there is none) nor `--set`
+    gave: where the command looked, and the two ways to give them."""
+    command, first = section.replace(".", " "), missing[0]
+    more = f" (and {', '.join(missing[1:])})" if missing[1:] else ""
+    more_set = f" (and {', '.join(f'{section}.{k}' for k in missing[1:])})" if missing[1:] else ""
+    where = (f"{found} has no [{section}] {', '.join(missing)}" if found else
+             f"no settings file was found (./{DEFAULT_FILE}, or --config FILE)")
+    return (f"{where}: `{command}` needs [{section}] {first} = ...{more} in ./{DEFAULT_FILE} or --config FILE, or "
+            f"--set {section}.{first}=...{more_set}")
 
 
 @app.command("export")
