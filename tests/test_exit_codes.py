@@ -68,6 +68,19 @@ def test_an_unknown_section_in_the_file_is_exit_2(command, pair, tmp_path, monke
     assert "kernelmosaic.toml: unknown section [generat] (did you mean [generate]?)" in res.output
 
 
+READS = {"verify": "[verify], [scale]", "verify-batch": "[verify], [scale]",
+         "generate": "[generate], [model], [verify], [scale]", "evaluate": "[model], [verify], [scale]",
+         "curate select": "[select]", "sft export": "[sft.export]"}
+
+
+@pytest.mark.parametrize("command", sorted(SETTINGS_COMMANDS))
+def test_an_unknown_section_lists_only_the_sections_the_command_reads(command, pair, tmp_path, monkeypatch):
+    (tmp_path / "kernelmosaic.toml").write_text("[verfy]\ntrials = 1\n")
+    said = " ".join(_run(tmp_path, monkeypatch, *SETTINGS_COMMANDS[command](pair)).output.split())
+    assert f"unknown section [verfy] (did you mean [verify]?); this command reads {READS[command]}" in said, said
+    assert "[review]" not in said  # before: every section of every command
+
+
 def test_an_unknown_key_is_exit_2_naming_the_nearest(pair, tmp_path, monkeypatch):
     res = _run(tmp_path, monkeypatch, "verify", *pair, "--device", "cpu", "--set", "verify.trails=1")
     assert res.exit_code == 2 and "unknown key `trails` in [verify] (did you mean `trials`?)" in res.output

@@ -91,7 +91,10 @@ def _nested_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _unknown(kind: str, name: str, known: Iterable[str], where: str, path: Sequence[str]) -> ConfigError:
+def _unknown(kind: str, name: str, known: Iterable[str], where: str, path: Sequence[str],
+             reads: Sequence[str] | None = None) -> ConfigError:
+    """An unknown section or key: the nearest known name; for a section, what the command reads (`reads`, every
+    section at that level when not given): the file may hold other commands' sections, which are no help here."""
     known = sorted(known)
     near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     full = ".".join([*path, name])
@@ -101,15 +104,18 @@ def _unknown(kind: str, name: str, known: Iterable[str], where: str, path: Seque
             return ConfigError(f"{where}: the [{full}] table is now [{moved}] (one file feeds every command): "
                                f"rename [{full}] to [{moved}] and [{full}.X] to [{moved}.X]")
         hint = f" (did you mean [{'.'.join([*path, near[0]])}]?)" if near else ""
-        return ConfigError(f"{where}: unknown section [{full}]{hint}; known sections here: "
-                           + ", ".join(f"[{'.'.join([*path, k])}]" for k in known))
+        if reads is None:
+            return ConfigError(f"{where}: unknown section [{full}]{hint}; known sections here: "
+                               + ", ".join(f"[{'.'.join([*path, k])}]" for k in known))
+        read = ", ".join(f"[{r}]" for r in reads) or "no section"
+        return ConfigError(f"{where}: unknown section [{full}]{hint}; this command reads {read}")
     inside = f" in [{'.'.join(path)}]" if path else ""
     hint = f" (did you mean `{near[0]}`?)" if near else ""
     return ConfigError(f"{where}: unknown key `{name}`{inside}{hint}; known keys: {', '.join(known)}")
 
 
 def _check(node: Mapping[str, Any], schema: Mapping[str, Any] | str | type[BaseModel], where: str,
-           path: tuple[str, ...] = ()) -> None:
+           path: tuple[str, ...] = (), reads: Sequence[str] | None = None) -> None:
     """Every key of `node` is one `schema` knows (a table of sections, a "module:Class", or a model's fields)."""
     if isinstance(schema, str):
         if not schema:
@@ -130,11 +136,11 @@ def _check(node: Mapping[str, Any], schema: Mapping[str, Any] | str | type[BaseM
         if key == "__file__" and not path:
             continue
         if key not in schema:
-            raise _unknown("section", key, schema, where, path)
+            raise _unknown("section", key, schema, where, path, reads)
         if not isinstance(value, Mapping):
             dotted = ".".join((*path, key))
             raise ConfigError(f"{where}: `{dotted}` must be a section ([{dotted}] in the file, or --set {dotted}.KEY=VALUE)")
-        _check(value, schema[key], where, (*path, key))
+        _check(value, schema[key], where, (*path, key), reads)
 
 
 def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | None = None,
@@ -155,7 +161,7 @@ def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | 
             raise ConfigError(f"config file {path}: cannot read: {exc.strerror or exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"config file {path}: not valid TOML: {exc}") from None
-        _check(tree, _schema(), str(path))
+        _check(tree, _schema(), str(path), reads=reads)
         tree["__file__"] = str(path)
     for item in sets:
         key, sep, value = item.partition("=")
@@ -167,7 +173,7 @@ def read_config(path: Path | None = None, sets: Sequence[str] = (), cwd: Path | 
             raise ConfigError(f"--set {item}: name the section, SECTION.KEY=VALUE (e.g. --set {example})")
         one: dict[str, Any] = {}
         _set(one, key, _parse_value(value.strip()), f"--set {item}")
-        _check(one, _schema(), f"--set {item}")
+        _check(one, _schema(), f"--set {item}", reads=reads)
         if reads is not None and not any(key.startswith(f"{section}.") for section in reads):
             raise ConfigError(f"--set {item}: this command reads " + ", ".join(f"[{r}]" for r in reads)
                               + f"; a setting of [{key.rpartition('.')[0] or key}] would change nothing here")
