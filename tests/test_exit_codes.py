@@ -81,6 +81,23 @@ def test_an_unknown_section_lists_only_the_sections_the_command_reads(command, p
     assert "[review]" not in said  # before: every section of every command
 
 
+# Commands that read no section of the settings file, each with the exit it gives with a good one (or none).
+READS_NOTHING = {"tasks list": 0, "tasks validate builtin": 0, "runs list": 0, "curate duplicates builtin": 1,
+                 "review log": 0}
+
+
+@pytest.mark.parametrize("command", sorted(READS_NOTHING))
+def test_a_command_that_reads_no_section_still_checks_the_file(command, tmp_path, monkeypatch):
+    with open_store(f"sqlite:///{tmp_path / 'kernelmosaic.db'}"):
+        pass  # an empty store, for `runs list` and `review log`
+    assert _run(tmp_path, monkeypatch, *command.split()).exit_code == READS_NOTHING[command]
+    (tmp_path / "kernelmosaic.toml").write_text("[verfy]\ntrials = 1\n")
+    res = _run(tmp_path, monkeypatch, *command.split())  # before: the misspelt section passed unnoticed
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    assert "kernelmosaic.toml: unknown section [verfy] (did you mean [verify]?); this command reads no section" in said
+
+
 def test_an_unknown_key_is_exit_2_naming_the_nearest(pair, tmp_path, monkeypatch):
     res = _run(tmp_path, monkeypatch, "verify", *pair, "--device", "cpu", "--set", "verify.trails=1")
     assert res.exit_code == 2 and "unknown key `trails` in [verify] (did you mean `trials`?)" in res.output

@@ -6,9 +6,11 @@ socket round trip, and importing every stage's CLI (torch, the store, plotting) 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
+from typing import Any
 
 import click
 import typer
@@ -68,7 +70,41 @@ class _LazyStages(TyperGroup):
 def stage_command(name: str) -> click.Command:
     """The command (or group) `name` of `_COMMANDS`, built from its stage module."""
     module, attr, kind, short = _COMMANDS[name]
-    return build_command(getattr(importlib.import_module(module), attr), name, kind, short)
+    return _checks_settings(build_command(getattr(importlib.import_module(module), attr), name, kind, short))
+
+
+def _checks_settings(command: click.Command) -> click.Command:
+    """Every command checks the whole settings file (docs/configuration.md): one that takes `--config` reads it
+    itself, naming the sections it reads; every other one (`tasks list`, `runs list`, `review log`, ...) checks
+    ./kernelmosaic.toml here before it runs, as a command that reads none of it. One file feeds every command, so a
+    misspelt `[verfy]` exits 2 wherever it is met first instead of passing unnoticed."""
+    subs = getattr(command, "commands", None)
+    if subs is not None:
+        for sub in subs.values():
+            _checks_settings(sub)
+        return command
+    if command.callback is None or any("--config" in param.opts for param in command.params):
+        return command
+    run = command.callback
+
+    @functools.wraps(run)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        from kernelmosaic.config import ConfigError, read_config
+
+        try:
+            read_config(reads=())
+        except ConfigError as exc:
+            from rich.markup import escape
+
+            from kernelmosaic.commands import Console
+
+            Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True,
+                                       emoji=False)
+            raise typer.Exit(2) from None
+        return run(*args, **kwargs)
+
+    command.callback = checked
+    return command
 
 
 app = typer.Typer(
