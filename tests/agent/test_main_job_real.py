@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,8 @@ from kernelmosaic.models.replay import bundled_path, load_trajectories
 from kernelmosaic.store import open_store
 
 pytestmark = pytest.mark.slow
+
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_loop_runs_every_stage_on_the_real_outputs(tmp_path, monkeypatch):
@@ -35,6 +39,19 @@ def test_readme_loop_runs_every_stage_on_the_real_outputs(tmp_path, monkeypatch)
     summary = json.loads((tmp_path / "loop" / "report" / "summary.json").read_text())
     assert summary and (tmp_path / "loop" / "report" / "report.html").stat().st_size > 10_000
     _check_training_and_evaluation(url, tmp_path / "loop", done.stdout)
+    _check_outputs_where_the_readme_says(tmp_path)
+
+
+def _check_outputs_where_the_readme_says(cwd) -> None:
+    """Each output the README lists for `loop` is where it says (this test's `--out` is `loop/`, not `runs/loop/`)."""
+    text = README.read_text(encoding="utf-8")
+    listed = text[text.index("Where its outputs go"):]
+    listed = listed[:listed.index("\n\n", listed.index("\n- "))]
+    paths = re.findall(r"`((?:\./|runs/)[^`]*)`", listed)
+    assert len(paths) >= 8, listed
+    for path in paths:
+        pattern = path.removeprefix("./").replace("runs/loop/", "loop/").replace("<ID>", "*").rstrip("/")
+        assert list(cwd.glob(pattern)), f"README.md says the loop writes {path}: nothing at {cwd / pattern}"
 
 
 def _check_training_and_evaluation(url: str, out, output: str) -> None:
