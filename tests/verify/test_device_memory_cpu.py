@@ -10,6 +10,7 @@ out: only a verifier that waits for the device alone before judging again can pa
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import threading
 import time
@@ -80,10 +81,22 @@ def _candidate(folder: Path, need: int) -> Path:
     return kit.write(folder, "candidate.py", kit.candidate(forward, extra=extra))
 
 
+_FOLDERS: list[Path] = []
+
+
 def _device_folder(cache: Path) -> Path:
-    """The simulated device's ledger lives in the build cache: the one folder outside their scratch that candidate
-    workers may write (the isolation layers keep them out of the rest)."""
-    return Path(tempfile.mkdtemp(prefix="sim-device-", dir=cache))
+    """The simulated device's ledger lives in /dev/shm: the one folder outside their scratch that candidate workers
+    may write (the isolation layers keep them out of the rest, the build cache included). `cache` is unused."""
+    folder = Path(tempfile.mkdtemp(prefix="km-test-sim-device-", dir="/dev/shm"))
+    _FOLDERS.append(folder)
+    return folder
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_device_folders():
+    yield
+    for folder in _FOLDERS:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
