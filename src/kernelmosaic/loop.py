@@ -9,6 +9,7 @@ user would type, so the loop shows nothing the stage commands cannot do on their
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,17 @@ __all__ = ["loop_command"]
 
 def _stage(console: Console, title: str, args: list[str], ok: tuple[int, ...] = (0,)) -> int:
     console.rule(f"[bold]{title}[/bold]: kernelmosaic {' '.join(args)}")
-    code = subprocess.run([sys.executable, "-m", "kernelmosaic.cli", *args], check=False).returncode
+    child = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", *args])
+    try:
+        code = child.wait()
+    except KeyboardInterrupt:  # the stage got the same Ctrl-C (one process group) and stops within seconds
+        code = child.wait()
+        code = 130 if code in (0, -signal.SIGINT) else code
+    if code in (130, -signal.SIGINT, -signal.SIGTERM):
+        Console(stderr=True).print(f"[yellow]interrupted[/yellow] during {title} (`kernelmosaic {args[0]}`): the stages "
+                                   "before it are done and stored; `kernelmosaic loop` with the same options runs the "
+                                   "loop again from the start.", highlight=False, soft_wrap=True)
+        raise typer.Exit(130)
     if code not in ok:
         Console(stderr=True).print(f"[red]error:[/red] `kernelmosaic {args[0]}` exited {code}; the loop stops here.")
         raise typer.Exit(code)

@@ -100,3 +100,25 @@ def test_kill_all_workers_kills_every_live_worker(tmp_path):
     worker = Worker("reference", "cpu", WorkerLimits(), scratch_root=tmp_path)
     worker.start()
     assert kill_all_workers() >= 1 and not worker.alive
+
+
+def test_ctrl_c_stops_the_loop_in_its_stage_and_says_so(tmp_path):
+    """Ctrl-C reaches the loop and its running stage (one process group): the stage stops, and the loop says which
+    stage it was and how to run it again, exit 130."""
+    url = f"sqlite:///{tmp_path / 'km.db'}"
+    with _SlowServer() as server:
+        env = {**os.environ, "KERNELMOSAIC_OPENAI_BASE_URL": f"http://127.0.0.1:{server.httpd.server_address[1]}/v1",
+               "OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
+        proc = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", "loop", "--model", "openai:slow",
+                                 "--device", "cpu", "--db", url, "--out", str(tmp_path / "loop")],
+                                cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        _wait_for(lambda: server.requests >= 1, 120)  # in stage 2, generate, waiting on the model
+        started = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        out, err = proc.communicate(timeout=30)
+        seconds = time.monotonic() - started
+    assert proc.returncode == 130, (out[-2000:], err[-2000:])
+    assert "interrupted during 2/6 generate" in " ".join(err.split()), err[-2000:]
+    assert "kernelmosaic loop" in err and "generate --resume" in " ".join((out + err).split()), err[-2000:]
+    assert seconds < 10, seconds
