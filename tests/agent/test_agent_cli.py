@@ -44,6 +44,8 @@ def test_main_job_replays_every_bundled_trajectory(fake_verifiers, tmp_path, mon
     assert [(int(n), int(t)) for n, t, _ in lines] == [(k, len(recorded)) for k in range(1, len(recorded) + 1)]
     assert sorted(task for *_, task in lines) == sorted(recorded)
     assert result.output.index(f"[{len(recorded)}/") < result.output.index(f"run {run.id}: {len(recorded)} done")
+    start = f"run {run.id}: {len(recorded)} episode(s) to run of {len(recorded)}"  # said before the first one ends
+    assert start in result.output and result.output.index(start) < result.output.index("[1/"), result.output
 
 
 def test_bundled_recordings_include_a_repair_after_a_compile_error():

@@ -53,6 +53,7 @@ def test_verify_batch_writes_jsonl_and_resumes(env, tmp_path):
                                                                   for k, r in enumerate(rows)]
     assert {pair: why for _, pair, _, why in lines}["p1/candidate"] == "untimed"
     assert res.output.index("[2/2]") < res.output.index("1 accepted, 1 rejected")
+    assert "judging 2 pair(s) on cpu" in res.output and res.output.index("judging 2 pair(s)") < res.output.index("[1/2]")
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 1 and "2 already judged" in res.output and "[1/2]" not in res.output  # the file's verdicts
     assert len(out.read_text().splitlines()) == 2

@@ -233,6 +233,9 @@ def _run_episodes(console: Console, run: _Prepared, db: str | None, live: bool) 
     display = Live(view, console=console, refresh_per_second=4) if live else contextlib.nullcontext()
     lines = DoneLines(console, len(selected), done=len(selected) - len(pending),
                       enabled=not (live and console.is_terminal))
+    if lines.enabled:  # no live view: say at once what is running, before the first episode ends
+        console.print(f"run {rid}: {len(pending)} episode(s) to run of {len(selected)}, {config.concurrency} at a time "
+                      f"on {config.agent.device}; a line as each ends", highlight=False, soft_wrap=True)
 
     def done(info: EpisodeInfo) -> None:
         view.on_done(info)

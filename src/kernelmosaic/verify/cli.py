@@ -351,6 +351,9 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
                   console=console) as progress:
         task = progress.add_task("verifying", total=len(pairs))
         lines = DoneLines(console, len(pairs))
+        if lines.enabled:  # no bar to watch: say at once what is running, before the first verdict (compiles first)
+            console.print(f"judging {len(pairs)} pair(s) on {config.device} ({getattr(runner, 'name', 'local')}); "
+                          f"verdicts go to {out}; a line as each arrives", highlight=False, soft_wrap=True)
 
         def on_result(pair, row) -> None:
             key = "skipped" if row is None else ("accepted" if row["verdict"]["accepted"] else "rejected")
