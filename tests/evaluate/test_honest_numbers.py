@@ -44,6 +44,12 @@ def summary(tmp_path):
         yield store, summarize_run(store, rid, BaselineCache(tmp_path / "none.json"))
 
 
+def test_a_task_without_a_level_has_none_not_zero():
+    from kernelmosaic.evaluate.metrics import TaskRow
+
+    assert TaskRow(episode_id=1, task_id="x", status="accepted", gate1=True, correct=True).level is None
+
+
 def test_rows_and_summary_say_unreliable_and_not_measured(summary, tmp_path):
     store, s = summary
     rows = {r.task_id: r for r in s.tasks}
@@ -59,6 +65,10 @@ def test_rows_and_summary_say_unreliable_and_not_measured(summary, tmp_path):
     data = json.loads((tmp_path / "report" / "summary.json").read_text())
     tasks = {t["task_id"]: t for t in data["runs"][0]["tasks"]}
     assert tasks["c"]["speedup_compile"] is None and tasks["c"]["speedup_eager"] is None and tasks["a"]["tokens"] is None
+    # no cost reported, no verdict on a GPU, no cached baseline: null in the JSON, never 0
+    assert all(t["cost_usd"] is None and t["gpu_seconds"] is None and t["baseline_drift"] is None
+               for t in tasks.values()), tasks
+    assert tasks["a"]["level"] == 1  # a known level stays
     html = (tmp_path / "report" / "report.html").read_text()
     body = html[html.index('id="tasks-'):]
     assert "2.000 (unreliable)" in body and "not measured" in body and ">0.000<" not in body

@@ -142,7 +142,7 @@ def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
     verdict = record.answer_verdict()
     alts = alternative_results(record)
     return TaskRow(
-        episode_id=record.episode_id, task_id=record.task_id, sample=record.sample, level=record.meta.level,
+        episode_id=record.episode_id, task_id=record.task_id, sample=record.sample, level=record.meta.level or None,
         category=record.meta.category, status=status, gate1=passes_gate1(status), correct=record.solved,
         first_compile=first_compile(record), repair_rounds=repair_rounds(record),
         speedup_eager=t.speedup_vs_eager if t else None, speedup_compile=t.speedup_vs_compile if t else None,
@@ -156,5 +156,5 @@ def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
         alternatives=f"{sum(alts)}/{len(alts)}" if alts else "", policy=verdict.policy if verdict else "",
         candidate_sha256=record.answer_sha256,
         tokens=(record.totals.prompt_tokens + record.totals.completion_tokens) or None,
-        cost_usd=record.totals.cost_usd, gpu_seconds=record.totals.gpu_seconds, baseline_drift=drift,
+        cost_usd=record.totals.cost_usd or None, gpu_seconds=record.totals.gpu_seconds or None, baseline_drift=drift or None,
         exit_reason=record.exit_reason, model_failure=model_failure(record))

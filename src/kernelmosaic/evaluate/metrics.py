@@ -114,7 +114,8 @@ class TaskRow(_Model):
     episode_id: int
     task_id: str
     sample: int = 0
-    level: int = 0
+    level: int | None = None
+    """KernelBench level (1-3); None (null) when the task names none."""
     category: str = "unknown"
     status: str
     """The answer's latest verdict status, or `no_candidate` / `not_judged`."""
@@ -140,10 +141,13 @@ class TaskRow(_Model):
     candidate_sha256: str = ""
     tokens: int | None = None
     """Prompt and completion tokens; None when no model was queried or the backend reported no counts."""
-    cost_usd: float = 0.0
-    gpu_seconds: float = 0.0
-    baseline_drift: float = 0.0
-    """This verdict's eager median over the cached baseline's first median on the same machine (1 = same; 0 = none)."""
+    cost_usd: float | None = None
+    """What the model's backend reported the episode cost; None (null) when it reported none."""
+    gpu_seconds: float | None = None
+    """Device time of the episode's verdicts; None (null) when none ran on a GPU."""
+    baseline_drift: float | None = None
+    """This verdict's eager median over the cached baseline's first median on the same machine (1 = same); None when
+    there is no cached baseline to compare with."""
     exit_reason: str = ""
     model_failure: str = ""
     """The model's failure that ended the episode (`<kind>: <message>`), counted as a failed sample; "" otherwise."""
