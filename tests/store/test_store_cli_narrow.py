@@ -70,3 +70,4 @@ def test_an_interrupted_run_shows_its_unfinished_episodes_interrupted_and_long_i
     row = next(line for line in shown.stdout.splitlines() if " l1_relu " in f" {line} ")
     assert "interrupted" in row.split() and "running" not in row.split(), row
     assert "interrupted 1" in shown.stdout and "running 1" not in shown.stdout, shown.stdout
+    assert "GPU not measured" in " ".join(shown.stdout.split()), shown.stdout  # no verdict ran on a GPU: not 0.0s

@@ -79,12 +79,13 @@ def _print_summary(console: Console, s: RunSummary) -> None:
     console.print(
         f"episodes {s.episodes}: done {s.done}, {'interrupted' if run.status == 'interrupted' else 'running'} "
         f"{s.running}, failed {s.failed}; "
-        f"solved {s.solved} (verified), pass rate {s.pass_rate:.1%}, "
+        f"solved {s.solved} (verified), pass rate {f'{s.pass_rate:.1%}' if s.done + s.failed else '-'}, "
         + (f"geomean best speedup {s.geomean_speedup_vs_eager:.2f}x" if s.best_speedups else "no timed solution")
     )
     console.print(
         f"tokens {t.prompt_tokens} prompt + {t.completion_tokens} completion, cost ${t.cost_usd:.4f}, "
-        f"GPU {t.gpu_seconds:.1f}s, wall {_elapsed(s):.0f}s{' so far' if run.finished is None else ''} "
+        f"GPU {f'{t.gpu_seconds:.1f}s' if t.gpu_seconds else 'not measured'}, "
+        f"wall {_elapsed(s):.0f}s{' so far' if run.finished is None else ''} "
         f"(episodes side by side: {t.wall_seconds:.0f}s summed), turns {t.turns}"
     )
     if s.exit_reasons:
