@@ -26,7 +26,7 @@ def test_read_speedup_reliable_only_within_the_spread():
     good, bad = read_speedup(tight, base), read_speedup(wide, base)
     assert good.value == pytest.approx(2.0) and good.reliable and good.describe() == "2.00x"
     assert bad.value == pytest.approx(2.0) and not bad.reliable and bad.high / bad.low > MAX_SPREAD
-    assert bad.describe() == "2.00x (unreliable: 0.78x-5.10x between quartiles)"
+    assert bad.describe() == "unreliable: 0.78x-5.10x between quartiles (median 2.00x)"
     assert read_speedup(tight, None).describe() == "not measured" and read_speedup(tight, None).value is None
 
 
@@ -97,5 +97,5 @@ def test_verify_prints_an_unreliable_speedup_with_its_range_and_a_warning():
     console = Console(width=400, record=True)
     _summary(verdict, False, console)
     text = console.export_text()
-    assert "eager 2.0000 ms -> 2.00x (unreliable: 0.80x-5.00x between quartiles)" in text
+    assert "eager 2.0000 ms -> unreliable: 0.80x-5.00x between quartiles (median 2.00x)" in text
     assert "speedup unreliable: the timings' own spread is wider than a factor 1.5" in text

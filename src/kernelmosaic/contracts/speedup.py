@@ -45,11 +45,12 @@ class SpeedupReading(BaseModel):
         return f"unreliable: {self.low:.{digits}f}x-{self.high:.{digits}f}x between quartiles"
 
     def describe(self, digits: int = 2) -> str:
-        """`2.48x`, `2.48x (unreliable: 0.91x-6.10x between quartiles)` or `not measured`."""
+        """`2.48x`, `unreliable: 0.91x-6.10x between quartiles (median 2.48x)` or `not measured`: an unreliable speedup
+        leads with its range, so no single figure reads as the result."""
         if self.value is None:
             return "not measured"
         caveat = self.caveat(digits)
-        return f"{self.value:.{digits}f}x" + (f" ({caveat})" if caveat else "")
+        return f"{caveat} (median {self.value:.{digits}f}x)" if caveat else f"{self.value:.{digits}f}x"
 
 
 def read_speedup(candidate: Stat | None, baseline: Stat | None) -> SpeedupReading:
