@@ -180,7 +180,34 @@ def kill_all_workers() -> int:
     return len(workers)
 
 
+def kill_stray_workers() -> int:
+    """When stopping, after `kill_all_workers`: kill every worker process still below this one, including one no live
+    `Worker` holds (its object dropped while its process ran), found in /proc by its command line (`kmworker`), its
+    process group killed. Returns how many groups."""
+    killed = 0
+    for pid in isolation.descendants(os.getpid()):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"kmworker" not in argv and not any(a.startswith(b"kmworker.") for a in argv):
+            continue
+        try:
+            scratch = Path(os.readlink(f"/proc/{pid}/cwd"))  # a worker starts in its scratch folder
+        except OSError:
+            scratch = None
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+            killed += 1
+        except (ProcessLookupError, PermissionError):
+            continue
+        if scratch is not None and scratch.name.startswith("km-") and scratch.parent.name not in ("", "/"):
+            shutil.rmtree(scratch, ignore_errors=True)  # nobody else holds it: its Worker was dropped
+    return killed
+
+
 on_stop(kill_all_workers)
+on_stop(kill_stray_workers)
 
 
 class Worker:
