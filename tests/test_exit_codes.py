@@ -163,12 +163,12 @@ def test_a_generate_that_cannot_start_leaves_no_store(tmp_path, monkeypatch):
     assert (tmp_path / "kernelmosaic.db").exists()
 
 
-def _takes_device() -> list[list[str]]:
-    """Every command and sub-command with a --device option, with a placeholder for each argument it requires."""
+def _takes(option: str) -> list[list[str]]:
+    """Every command and sub-command with `option`, with a placeholder for each argument it requires."""
     found = []
 
     def walk(path: list[str], command) -> None:
-        if any("--device" in getattr(p, "opts", ()) for p in command.params):
+        if any(option in getattr(p, "opts", ()) for p in command.params):
             found.append([*path, *("x" for p in command.params if p.param_type_name == "argument" and p.required)])
         for name, sub in getattr(command, "commands", {}).items():
             walk([*path, name], sub)
@@ -178,7 +178,7 @@ def _takes_device() -> list[list[str]]:
     return found
 
 
-DEVICE_COMMANDS = _takes_device()
+DEVICE_COMMANDS = _takes("--device")
 
 
 def test_every_command_with_a_device_option_is_checked():
@@ -193,20 +193,6 @@ def test_a_device_no_command_takes_is_exit_2_in_one_wording(args, tmp_path, monk
     assert "Invalid value for '--device': 'tpu' is not one of 'cuda', 'cpu'" in res.stderr or (
         "Invalid value for '--device': 'tpu' is not one of 'auto', 'cpu', 'cuda'" in res.stderr), res.stderr
     assert "Value error" not in res.stderr
-
-
-def _takes(option: str) -> list[list[str]]:
-    found = []
-
-    def walk(path: list[str], command) -> None:
-        if any(option in getattr(p, "opts", ()) for p in command.params):
-            found.append([*path, *("x" for p in command.params if p.param_type_name == "argument" and p.required)])
-        for name, sub in getattr(command, "commands", {}).items():
-            walk([*path, name], sub)
-
-    for name in _COMMANDS:
-        walk([name], stage_command(name))
-    return found
 
 
 POLICY_COMMANDS = _takes("--policy")

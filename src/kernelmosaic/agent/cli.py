@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.live import Live
@@ -19,6 +20,7 @@ from kernelmosaic.agent.interrupt import Interrupted, run_interruptibly
 from kernelmosaic.agent.live import RunView
 from kernelmosaic.agent.runner import (
     GenerateConfig,
+    TaskPlan,
     final_failures,
     plan_tasks,
     recorded_device,
@@ -37,6 +39,11 @@ from kernelmosaic.verify.ray.cluster import portable_url
 from kernelmosaic.verify.ray.options import RayAddress
 from kernelmosaic.verify.settings import run_device, verify_settings
 from kernelmosaic.verify.stopping import request_stop
+
+if TYPE_CHECKING:
+    from kernelmosaic.curate.review.gate import ReviewGate
+    from kernelmosaic.models.base import ModelBackend
+    from kernelmosaic.runs.executor import Executor
 
 __all__ = ["generate_command"]
 
@@ -144,15 +151,15 @@ def generate_command(
 class _Prepared:
     """A run ready to go: its store and id, settings, tasks, executor and model, and what to say first."""
 
-    store: Any
+    store: Store
     rid: int
     config: GenerateConfig
-    selected: list
-    plan: Any
-    review: Any
+    selected: list[Task]
+    plan: TaskPlan
+    review: ReviewGate
     notes: list[str]
-    runner: Any
-    make_backend: Any
+    runner: Executor
+    make_backend: Callable[[], ModelBackend]
     resumed: bool
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from pydantic import ValidationError
@@ -34,6 +35,11 @@ from kernelmosaic.verify.ray.cluster import portable_url
 from kernelmosaic.verify.ray.options import RayAddress
 from kernelmosaic.verify.stopping import Stopped, stop_on_signal
 
+if TYPE_CHECKING:
+    from kernelmosaic.evaluate.generations import Generation
+    from kernelmosaic.models.base import ModelBackend
+    from kernelmosaic.runs.executor import Executor
+    from kernelmosaic.tasks.schema import Task
 __all__ = ["evaluate_command", "fail"]
 
 
@@ -171,7 +177,8 @@ def evaluate_command(
 
 
 def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, executor: str | None,
-             ray_address: str | None) -> tuple:
+             ray_address: str | None) -> tuple[Store, int, EvalConfig, list[Task], list[Generation], Executor,
+                                               Callable[[], ModelBackend] | None]:
     """The run's store, id and settings, its tasks (and generations), executor and model, checked before the run is
     created; exit 2 naming the problem."""
     from kernelmosaic.evaluate.generations import discover_generations
@@ -180,7 +187,7 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
     from kernelmosaic.tasks import TaskFormatError, load_tasks
     from kernelmosaic.verify.verifier import InputError
 
-    found: list = []
+    found: list[Generation] = []
     try:
         store = open_store(db)
         run_id, config = _config(resume, store, given, settings.get("__file__", "--set / options"))
@@ -211,8 +218,9 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
     return store, run_id, config, selected, found, runner, make_backend
 
 
-def _evaluate(console: Console, store: Store, run_id: int, config: EvalConfig, selected: list, found: list,
-              runner, make_backend, db: str | None) -> tuple[list[str], list[EpisodeInfo]]:
+def _evaluate(console: Console, store: Store, run_id: int, config: EvalConfig, selected: list[Task],
+              found: list[Generation], runner: Executor, make_backend: Callable[[], ModelBackend] | None,
+              db: str | None) -> tuple[list[str], list[EpisodeInfo]]:
     """Every pending sample judged through the executor, with a progress bar and a line per episode; Ctrl-C marks
     the run interrupted, says how to resume it, and exits 130. Returns the run's sample ids and the episodes that
     ended without a verdict."""

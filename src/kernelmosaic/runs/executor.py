@@ -101,14 +101,8 @@ class LocalExecutor(LocalVerifyExecutor):
             return await solver.here(tasks, store=store, verifier_for=verifier_for, backend=make_backend(),
                                      run_id=run_id, config=config, peaks=peaks, on_step=on_step, on_done=on_done)
 
-    def close(self) -> None:
-        """Nothing outlives a call."""
-
     def __enter__(self) -> LocalExecutor:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _ray(scale: ScaleConfig, **kw: Any) -> Executor:

@@ -54,3 +54,12 @@ class LocalVerifyExecutor:
                 log.warning("judging in this process: %s", exc)
         with Verifier(config, self.devices) as verifier:  # compiles run ahead of judgement (verify/lookahead.py)
             yield from verifier.verify_many(list(pairs))
+
+    def close(self) -> None:
+        """Nothing outlives a call."""
+
+    def __enter__(self) -> LocalVerifyExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

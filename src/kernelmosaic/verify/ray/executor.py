@@ -79,20 +79,9 @@ class RayVerifyExecutor:
         self.close()
 
 
-class _LocalBatch(LocalVerifyExecutor):
-    def close(self) -> None:
-        """Nothing outlives a call."""
-
-    def __enter__(self) -> _LocalBatch:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 def open_verify_executor(scale: ScaleConfig, *, device: str) -> VerifyExecutor:
     """Where `verify-batch` judges: this machine's pool (`local`) or judges on a Ray cluster (`ray`), as
     `scale.executor` says. Raises `RayUnavailable` / ValueError with a message for the user."""
     if scale.executor == "ray":
         return RayVerifyExecutor(scale, device=device)
-    return _LocalBatch()
+    return LocalVerifyExecutor()

@@ -8,8 +8,6 @@ what lets compiles run on a CPU pool while the GPU judges something else.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .common import describe_error
 from .loader import BuildRecorder, build_key, load_module
 from .published import NeedsBuild
@@ -17,11 +15,9 @@ from .published import NeedsBuild
 __all__ = ["compile_candidate", "build_one"]
 
 
-def compile_candidate(candidate: str, cache_dir: str, wait: bool = True, pch_dir: str | None = None) -> dict:
+def compile_candidate(candidate: str, cache_dir: str) -> dict:
     """Import the candidate with published extensions loaded and the others recorded (`wanted`, for the builder).
-    `stopped`: the import used an extension not built yet and stopped there (import again once it is). `wait` and
-    `pch_dir` are the builder's (kept so callers need not know which one they talk to)."""
-    del wait, pch_dir
+    `stopped`: the import used an extension not built yet and stopped there (import again once it is)."""
     recorder = BuildRecorder(cache_dir, mode="capture")
     import_error, stopped = None, False
     with recorder:
@@ -51,5 +47,4 @@ def build_one(spec: dict, key: str, cache_dir: str, wait: bool = True, pch_dir: 
             cpp_extension.load_inline(**spec)
         except BaseException as exc:  # noqa: BLE001 - a build failure is data here
             error = describe_error(exc)
-    built = Path(cache_dir) / f"{spec.get('name')}_{key[:16]}"
-    return {"builds": recorder.builds, "error": error, "folder": built.name}
+    return {"builds": recorder.builds, "error": error}

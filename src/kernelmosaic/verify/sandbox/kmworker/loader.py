@@ -117,8 +117,7 @@ class BuildRecorder:
     compile worker's: load what is published, record the rest in `wanted` and hand back a stand-in; `load`, a
     candidate worker's: load what is published, build the rest in `private` (its own scratch folder)."""
 
-    def __init__(self, cache_dir: str, wait: bool = True, pch_dir: str | None = None, mode: str = "load",
-                 private: str | None = None) -> None:
+    def __init__(self, cache_dir: str, wait: bool = True, pch_dir: str | None = None, mode: str = "load") -> None:
         if mode not in ("build", "capture", "load"):
             raise ValueError(f"unknown build mode {mode!r}")
         self.cache_dir = Path(cache_dir)
@@ -127,7 +126,8 @@ class BuildRecorder:
         self.wait = wait
         """False: a build another process holds raises `BuildBusy` (recorded as `busy`) instead of waiting for it."""
         self.mode = mode
-        self.private = Path(private) if private else Path.cwd() / "ext"
+        self.private = Path.cwd() / "ext"
+        """`load`: where extensions nobody published are built (the worker's scratch folder is its working directory)."""
         self.builds: list[dict] = []
         self.wanted: list[dict] = []
         """`capture`: the extensions the candidate asked for that are not published ({"spec", "key"})."""
@@ -155,13 +155,13 @@ class BuildRecorder:
             raise TypeError("load_inline: pass arguments after cuda_sources by keyword")
         key = build_key({"name": name, "cpp_sources": cpp_sources, "cuda_sources": cuda_sources, **kwargs})
         build_dir = self.cache_dir / f"{name}_{key[:16]}"
-        if self.mode != "build" or published.is_published(build_dir, name):
-            if published.is_published(build_dir, name):
-                return self._published(build_dir, name, key, kwargs)
-            if self.mode == "capture":
-                self.wanted.append({"spec": published.spec_of(name, cpp_sources, cuda_sources, kwargs), "key": key})
-                return published.Unbuilt(name)
-            build_dir = self.private / f"{name}_{key[:16]}"  # asked for after the compile stage: for this worker alone
+        if published.is_published(build_dir, name):
+            return self._published(build_dir, name, key, kwargs)
+        if self.mode == "capture":
+            self.wanted.append({"spec": published.spec_of(name, cpp_sources, cuda_sources, kwargs), "key": key})
+            return published.Unbuilt(name)
+        if self.mode == "load":  # asked for after the compile stage: built for this worker alone
+            build_dir = self.private / f"{name}_{key[:16]}"
         build_dir.mkdir(parents=True, exist_ok=True)
         cache_hit = (build_dir / f"{name}.so").exists()
         pch_key, header = self._pch_choice(build_dir, cache_hit, {"cuda_sources": cuda_sources, **kwargs})
