@@ -81,9 +81,18 @@ def test_a_cache_keyed_on_buffer_identity_is_rejected(unguarded, problem, tmp_pa
     assert "stale-buffer-check" in {f.rule for f in v.findings}, v.findings
 
 
-def test_reusing_its_own_output_buffer_is_legitimate(unguarded, problem, tmp_path):
+def test_returning_one_module_held_buffer_on_every_call_is_rejected(unguarded, problem, tmp_path):
+    """Issue 36: outputs must not alias one another across calls; the caller's earlier result would change."""
     body = ("out = ext.add_relu(a, b)\n        if self.last is None or self.last.shape != out.shape:\n"
             "            self.last = torch.empty_like(out)\n        self.last.copy_(out)\n        return self.last")
+    v = unguarded.verify(problem, kit.write(tmp_path, "returns_buffer.py", _stateful(body)))
+    assert v.status == Status.output_mismatch, v.message
+    assert [f.rule for f in v.rejected_by] == ["output-aliasing"], v.findings
+
+
+def test_reusing_its_own_output_buffer_and_returning_a_copy_is_legitimate(unguarded, problem, tmp_path):
+    body = ("out = ext.add_relu(a, b)\n        if self.last is None or self.last.shape != out.shape:\n"
+            "            self.last = torch.empty_like(out)\n        self.last.copy_(out)\n        return self.last.clone()")
     v = unguarded.verify(problem, kit.write(tmp_path, "reuses_buffer.py", _stateful(body)))
     assert v.accepted, v.message
     assert v.timing.timed_calls_checked >= 3 * 3  # every round checked a subset, not only the first, and its burst
@@ -193,8 +202,27 @@ def test_work_the_account_cannot_see_is_judged_by_the_wall_less_load():
     hidden = Burst(wall_ms=600.0, reported_ms=60.0, calls=1000, host_median_ms=0.06, run=_run(62.0, 1.0, 2.0, 3.0))
     assert wall_clock_finding(hidden, eager).rule == "timing-wall-clock"
     # the same quiet threads, but the machine's load held the request up: honest
-    waited = hidden._replace(run=_run(62.0, 1.0, 430.0, 80.0))
+    waited = hidden._replace(run=_run(62.0, 1.0, 470.0, 66.0))
     assert wall_clock_finding(waited, eager) is None
+
+
+def test_a_mild_lie_in_the_workers_clock_is_caught_where_the_kernel_accounts_for_it():
+    """A clock slowed 1.5x over a 50 ms burst stays inside the bounds that must hold without the kernel's account
+    (2x the report plus 20 ms); with it, the wall time less load may exceed the report only by a tenth, eager's own
+    request cost and 3 ms. The honest burst beside it (0.9 ms over its report, as measured on two cores) passes."""
+    eager = Burst(wall_ms=20.7, reported_ms=19.4, calls=2302, host_median_ms=0.0217,
+                  run=_run(runnable=20.8, run=20.1, main_wait=0.6, parent_wait=0.2))  # 0.5 ms of request cost
+    honest = Burst(wall_ms=61.6, reported_ms=60.2, calls=892, host_median_ms=0.0854,
+                   run=_run(runnable=61.7, run=60.8, main_wait=0.7, parent_wait=0.2))
+    assert wall_clock_finding(honest, eager) is None
+    lying = honest._replace(reported_ms=60.2 / 1.5, host_median_ms=0.0854 / 1.5)
+    assert wall_clock_finding(lying._replace(run=None), eager._replace(run=None)) is None  # the loose bounds alone
+    finding = wall_clock_finding(lying, eager)
+    assert finding is not None and finding.rule == "timing-wall-clock"
+    assert "against the report's bound" in finding.evidence
+    # load is taken out before the bound: the same honest burst with 300 ms of waits around it passes
+    loaded = honest._replace(wall_ms=361.6, run=_run(runnable=61.7, run=60.8, main_wait=250.0, parent_wait=50.0))
+    assert wall_clock_finding(loaded, eager) is None
 
 
 def test_a_parallel_loops_helpers_held_up_by_load_clear_the_call_time_bound():

@@ -59,10 +59,31 @@ def test_a_clock_slowed_in_native_code_is_caught_by_the_parents_clock(unguarded,
     assert "timing-wall-clock" in {f.rule for f in v.findings}
 
 
+def test_a_clock_slowed_one_and_a_half_times_in_native_code_is_caught(unguarded, problem, tmp_path):
+    """A lie too small for the bounds that hold without the kernel's account (2x the report plus a slack): the
+    wall time less load may exceed the worker's report by a tenth and a request's own cost."""
+    v = unguarded.verify(problem, kit.write(tmp_path, "mild_clock.py", hk.add_relu("\next.slow_native_clock(1.5)\n")))
+    assert v.status == Status.timing_anomaly, v.message
+    assert "timing-wall-clock" in {f.rule for f in v.findings}
+
+
+def test_a_process_the_candidate_starts_is_stopped_while_its_baselines_are_timed(unguarded, problem, tmp_path):
+    """A child process that outlives the import (spinning, it could burn the cores while eager is timed; this one
+    sleeps) is stopped with the worker around every baseline request, named in a flag, and killed with the worker."""
+    extra = ("import subprocess, sys\n_child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n")
+    v = unguarded.verify(problem, kit.write(tmp_path, "child.py", kit.candidate("return ext.add_relu(a, b)", extra=extra)))
+    assert v.accepted, v.message
+    flags = [f for f in v.findings if f.rule == "candidate-processes"]
+    assert flags and flags[0].severity == "flag", v.findings
+    assert v.timing.candidate_held >= 3 * v.timing.rounds  # eager's round and its two bursts, per round
+
+
 def test_the_honest_candidate_from_the_same_extension_passes(unguarded, problem, tmp_path):
     v = unguarded.verify(problem, kit.write(tmp_path, "honest.py", hk.add_relu()))
     assert v.accepted, v.message
     t = v.timing
     assert t.clock_ratio > 0 and t.wall_ratio > 0 and t.wall_ratio_eager > 0  # measured, and within the bound
+    assert t.candidate_held >= 3 * t.rounds  # held still while eager's round and its bursts were timed
+    assert "candidate-processes" not in {f.rule for f in v.findings}
     assert v.env.gpu_index == v.env.gpu_uuid == v.env.gpu_name == ""  # CPU: no GPU judged it
     assert v.memory is None  # peak memory is measured on CUDA only

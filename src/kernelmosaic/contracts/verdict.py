@@ -152,6 +152,10 @@ class Timing(_Model):
     """Worst round's burst as the kernel accounts for the candidate worker's busiest thread (time on a CPU plus time
     waiting for one, read from /proc by the parent) over the worker's own measurement (honest: ≤ ~1 at any load;
     0 where /proc has no schedstat)."""
+    candidate_held: int = 0
+    """Baseline timing requests (eager rounds and bursts, `torch.compile` rounds timed for this verdict) during which
+    the candidate's whole process tree was stopped, so none of its code ran while a baseline was timed (0: no
+    worker process to stop, or no baseline timed)."""
     wall_check_attempts: int = 0
     """Most bursts one round needed before one was within the `timing-wall-clock` bounds (1: the first; 3 at most)."""
     profile: Literal["quick", "full"] = "full"

@@ -9,7 +9,10 @@ reads its samples. `Verifier.prepare` calls it ahead of a batch's judgements.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from kernelmosaic.contracts.verdict import Status
@@ -18,10 +21,13 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import Exclusive, Stop
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 
-__all__ = ["ROUND_SEEDS", "CompileBaselineRun", "baseline_call", "compile_baseline"]
+__all__ = ["ROUND_SEEDS", "Hold", "CompileBaselineRun", "baseline_call", "compile_baseline"]
 
 ROUND_SEEDS = 100_000
 """Each round's calls draw inputs from seeds base + i; rounds and subjects start this far apart."""
+
+Hold = Callable[[], AbstractContextManager[object]]
+"""Entered around each baseline timing request: the candidate's process tree held still (`freeze.held_still`)."""
 
 _GUARD = threading.Lock()
 _BUILDING: dict[str, threading.Lock] = {}
@@ -51,26 +57,28 @@ def baseline_call(ref: Worker, op: str, config: VerifyConfig, what: str, **args)
 
 
 def compile_baseline(ref: Worker, l2_bytes: int, config: VerifyConfig, key: str | None,
-                     exclusive: Exclusive) -> CompileBaselineRun:
+                     exclusive: Exclusive, hold: Hold = contextlib.nullcontext) -> CompileBaselineRun:
     """The baseline's samples for this problem (set up in `ref`): from the disk cache under `key`, else built and
     timed here and saved under it (`key` None: the cache is off, nothing is kept). One build per key at a time in
-    this process: a second caller waits and reads the first one's samples. Raises Stop when `ref` dies."""
+    this process: a second caller waits and reads the first one's samples. `hold()` is entered around each timing
+    request (the candidate held still, `freeze.py`). Raises Stop when `ref` dies."""
     if not config.compile_baseline:
         return CompileBaselineRun(None, False, "disabled")
     if not key:
-        return _build_and_time(ref, l2_bytes, config, exclusive)
+        return _build_and_time(ref, l2_bytes, config, exclusive, hold)
     with _GUARD:
         building = _BUILDING.setdefault(key, threading.Lock())
     with building:
         if (cached := load_baseline(config.cache_dir, key)) is not None:
             return CompileBaselineRun(cached, True, "")
-        run = _build_and_time(ref, l2_bytes, config, exclusive)
+        run = _build_and_time(ref, l2_bytes, config, exclusive, hold)
         if run.baseline is not None:
             save_baseline(config.cache_dir, key, run.baseline)
         return run
 
 
-def _build_and_time(ref: Worker, l2_bytes: int, config: VerifyConfig, exclusive: Exclusive) -> CompileBaselineRun:
+def _build_and_time(ref: Worker, l2_bytes: int, config: VerifyConfig, exclusive: Exclusive,
+                    hold: Hold) -> CompileBaselineRun:
     """Build (host work, the device shared) then time every round with the device alone."""
     base = config.seed + 1_000_000
     _, error = baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=base + 3 * ROUND_SEEDS)
@@ -81,9 +89,10 @@ def _build_and_time(ref: Worker, l2_bytes: int, config: VerifyConfig, exclusive:
     host: list[float] = []
     with exclusive():
         for r in range(rounds):
-            res, error = baseline_call(ref, "time", config, "timing torch.compile", kind="compile", budget_ms=budget,
-                                       seed=base + 10 * r * ROUND_SEEDS + 2 * ROUND_SEEDS, l2_bytes=l2_bytes,
-                                       lead_us=config.timing_lead_us, wall_ms=config.timing_wall_ms())
+            with hold():
+                res, error = baseline_call(ref, "time", config, "timing torch.compile", kind="compile", budget_ms=budget,
+                                           seed=base + 10 * r * ROUND_SEEDS + 2 * ROUND_SEEDS, l2_bytes=l2_bytes,
+                                           lead_us=config.timing_lead_us, wall_ms=config.timing_wall_ms())
             if error:
                 return CompileBaselineRun(None, False, error)
             samples += res["samples"]

@@ -106,6 +106,14 @@ def _judge_trials(cand: Worker, usable: list[dict], config: VerifyConfig, out: O
                 if not again.ok:
                     raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
             corr.passed += 1
+        if ran.get("aliased"):
+            k = ran["aliased"][0]
+            detail = f"trial {k}'s output is the memory trial {k - 1}'s output was returned in"
+            raise Stop(Status.output_mismatch, f"forward returned memory it had returned on the previous call: {detail}",
+                       [Finding(rule="output-aliasing", severity="reject",
+                                message="forward must return new outputs on every call: a module-held buffer returned "
+                                        "each time overwrites the result a caller still holds (return a fresh tensor, "
+                                        "or `.clone()` the buffer)", evidence=detail)])
         integrity(ran["integrity"], "forward")
         _refill_check(cand, usable, config)
     return ran, extra

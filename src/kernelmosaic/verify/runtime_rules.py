@@ -8,8 +8,12 @@ __all__ = ["RUNTIME_RULES"]
 
 RUNTIME_RULES: dict[str, str] = {
     "runtime-integrity": "the candidate replaced a timer, sync, checker or RNG function, or flipped a numerics flag",
+    "output-aliasing": "forward returned the memory it had returned on the previous call: the earlier result a caller "
+                       "holds is overwritten (a module-held output buffer)",
     "input-mutation": "writing into the inputs can make a later comparison or timed call see different data",
     "background-threads": "threads alive after forward do work the timer never sees",
+    "candidate-processes": "the candidate's worker had processes of its own while its baselines were timed (they were "
+                           "stopped with it)",
     "no-custom-kernel": "every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy: the candidate wrapped the library",
     "library-kernels": "library kernels ran beside the custom ones; part of the speed is the library's",
     "timing-escaped-work": "the device kept working after the candidate's stream finished: side-stream work escapes the time",

@@ -10,13 +10,15 @@ Two figures per subject: device time (the lead kernel hides the host's launch co
 
 from __future__ import annotations
 
+import contextlib
 import random
 import statistics
 import time
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from kernelmosaic.contracts.verdict import Finding, Status, Timing
-from kernelmosaic.verify.baseline_run import ROUND_SEEDS, compile_baseline
+from kernelmosaic.verify.baseline_run import ROUND_SEEDS, Hold, compile_baseline
 from kernelmosaic.verify.call_checks import (
     Burst,
     WallRatios,
@@ -29,6 +31,7 @@ from kernelmosaic.verify.call_checks import (
     wall_clock_finding,
 )
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.freeze import Held, held_still
 from kernelmosaic.verify.judgement import (
     Exclusive,
     Outcome,
@@ -144,20 +147,22 @@ class WallCheck(NamedTuple):
 
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
-                seed: int, prints: list[BurstCheck], fp_seed: int, sets: int = BURST_SETS) -> WallCheck:
+                seed: int, prints: list[BurstCheck], fp_seed: int, hold: Hold, sets: int = BURST_SETS) -> WallCheck:
     """The candidate's and eager's wall ratios for one round; raises on a candidate beyond the bound, by both the
     parent's clock and the kernel's account of its worker, in three attempts (a disagreement that does not repeat is
     not a verdict). The candidate's bursts' last calls go to `prints`."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     evidence: list[str] = []
     for attempt in range(3):
-        eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, sets=sets, kind="eager")
+        with hold():
+            eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, sets=sets, kind="eager")
         # A slow request widens the slack (a fixed cost per request); the candidate's burst grows with it.
         subject = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager),
                          resize=True, prints=prints, fp_seed=fp_seed, sets=sets)
         # eager again after it: the bound's slack comes from the quieter of the two, so one request slowed by a
         # busy host cannot widen it for a candidate
-        again = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, sets=sets, kind="eager")
+        with hold():
+            again = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, sets=sets, kind="eager")
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
         if (finding := wall_clock_finding(subject, eager)) is None:
             return WallCheck(ratios(subject), ratios(eager), attempt + 1)
@@ -189,8 +194,17 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     burst_fp = secret.randrange(1 << 31)
     base = config.seed + 1_000_000
     sets = LARGE_BURST_SETS if refdata.large else BURST_SETS  # an input set can take gigabytes there
+    holds: list[Held] = []
+
+    @contextlib.contextmanager
+    def hold() -> Iterator[Held]:
+        """The candidate's process tree stopped while a baseline is timed (freeze.py)."""
+        with held_still(cand.pid) as held:
+            holds.append(held)
+            yield held
+
     with out.phase("compile_baseline"):  # its own exclusive block, before the candidate's (baseline_run.py)
-        comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive)
+        comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive, hold)
     if comp_run.baseline is not None:
         dev["compile"], hosted["compile"] = list(comp_run.baseline.samples), list(comp_run.baseline.host_samples)
     given = next(tr["inputs"] for tr in refdata.trials if not tr["skipped"])
@@ -214,18 +228,24 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             short["candidate"] += res["lead_short"]
             flush = res["flush_bytes"]
             timed.append((res, fp_seed))
-            eager = call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
-                          budget_ms=budget, seed=seed + ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
+            with hold():
+                eager = call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
+                             budget_ms=budget, seed=seed + ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
             dev["eager"] += eager["samples"]
             hosted["eager"] += eager["host_samples"]
             short["eager"] += eager["lead_short"]
             with out.phase("timing_bursts"):
                 walls.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"],
-                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp, sets))
+                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large)
                       for r, (res, fp_seed) in enumerate(timed))
         checked += _check_bursts(bursts, ref, config, burst_fp, extra)
+    if others := sorted({p for h in holds for p in h.others}):
+        out.findings.append(Finding(rule="candidate-processes", severity="flag",
+                                    message=f"the candidate's worker ran {len(others)} other process(es) of its own "
+                                            "while its baselines were timed (stopped meanwhile, killed with the worker)",
+                                    evidence="pids " + ", ".join(map(str, others[:10]))))
     cand_stat, eager_stat = summarize(dev["candidate"]), summarize(dev["eager"])
     comp_stat = summarize(dev["compile"]) if dev["compile"] else None
     host_med = summarize(host).median_ms
@@ -249,7 +269,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         timed_calls_checked=checked,
         wall_ratio=max(w.candidate.cold for w in walls), wall_ratio_eager=max(w.eager.cold for w in walls),
         clock_ratio=max(w.candidate.clock for w in walls), clock_ratio_cpu=max(w.candidate.cpu for w in walls),
-        wall_check_attempts=max(w.attempts for w in walls), profile=config.timing_profile, rounds=rounds,
+        candidate_held=sum(1 for h in holds if h.processes), wall_check_attempts=max(w.attempts for w in walls),
+        profile=config.timing_profile, rounds=rounds,
         baselines_cached=comp_run.cached,
         lead_short_calls=short["candidate"], lead_short_calls_eager=short["eager"],
     )

@@ -38,6 +38,12 @@ def _fresh_allocations_nan():
     finally:
         torch.use_deterministic_algorithms(was, warn_only=warn_only)
 
+def _storages(out) -> set[int]:
+    """Addresses of the memory every tensor in `out` (a tensor, or a tuple/list of them) lives in."""
+    items = out if isinstance(out, (tuple, list)) else [out]
+    return {t.untyped_storage().data_ptr() for t in items if isinstance(t, torch.Tensor) and t.numel() > 0}
+
+
 class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output mode (kmworker/shared_runs.py)
     def __init__(self, device: str) -> None:
         self.device = device
@@ -99,7 +105,13 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
 
     @torch.no_grad()
     def run(self, trials: list[list], poison_sizes: list[int], repeat_first: bool = True) -> dict:
+        """Every trial's outputs, and `aliased`: the trials whose outputs share memory with the previous trial's,
+        which is kept alive until then as a caller would keep a result (a module-held buffer returned on every call
+        overwrites the result the caller holds)."""
         results = []
+        aliased: list[int] = []
+        last: set[int] = set()
+        held = None
         for k, host_inputs in enumerate(trials):
             inputs = to_device(host_inputs, self.device)
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
@@ -109,6 +121,10 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 out = self.model(*inputs)
             if self.device.startswith("cuda"):
                 torch.cuda.synchronize()
+            mine = _storages(out)
+            if mine & last:
+                aliased.append(k)
+            held, last = out, mine  # noqa: F841 - alive until the next trial, as a caller's result would be
             item = {"outputs": package_outputs(out),
                     "mutated": [i for i, (b, a) in enumerate(zip(before, inputs, strict=True))
                                 if isinstance(b, torch.Tensor) and not torch.equal(b, a)]}
@@ -120,7 +136,8 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
             results.append(item)
             if k == 0:
                 self.template = InputTemplate(before)
-        return {"trials": results, "integrity": integrity.diff(self.before),
+        del held
+        return {"trials": results, "aliased": aliased, "integrity": integrity.diff(self.before),
                 "extra_threads": integrity.thread_count() - self.threads}
 
     @torch.no_grad()
