@@ -220,6 +220,10 @@ def test_a_mild_lie_in_the_workers_clock_is_caught_where_the_kernel_accounts_for
     finding = wall_clock_finding(lying, eager)
     assert finding is not None and finding.rule == "timing-wall-clock"
     assert "against the report's bound" in finding.evidence
+    # a report longer than the parent's own window around it (a fast clock, or a reply inflated to widen the
+    # bound) is impossible on one monotonic clock
+    inflated = honest._replace(reported_ms=honest.wall_ms + 1.0)
+    assert "reported its burst taking longer" in wall_clock_finding(inflated, eager).message
     # load is taken out before the bound: the same honest burst with 300 ms of waits around it passes
     loaded = honest._replace(wall_ms=361.6, run=_run(runnable=61.7, run=60.8, main_wait=250.0, parent_wait=50.0))
     assert wall_clock_finding(loaded, eager) is None

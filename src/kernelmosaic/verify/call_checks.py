@@ -37,6 +37,9 @@ the worker's own measurement of the same calls by this factor, plus eager's fixe
 SELF_REPORT_SLACK_MS. Both clocks run over the same calls, so contention slows them alike and waits for a CPU are
 taken out: on two cores, honest bursts of 50 ms ran 0.5-1.6 ms over their report, eager's 0.3-1.0 ms."""
 SELF_REPORT_SLACK_MS = 3.0
+REPORT_GRAIN_MS = 0.05
+"""The parent's clock starts before the worker's and stops after it, on the same monotonic clock: a burst reported
+longer than that by more than this rounding was not measured by an honest clock."""
 
 
 def pick_calls(calls: int, count: int) -> list[int]:
@@ -204,6 +207,12 @@ def wall_clock_finding(subject: Burst, baseline: Burst) -> Finding | None:
     where the kernel accounts for both workers, whenever the wall time less load exceeds the report by more than
     SELF_REPORT_LIMIT and eager's own request cost (a clock slowed 1.3x is caught there, one slowed 3x only by
     the bounds above with bursts of 50 ms)."""
+    if subject.reported_ms > subject.wall_ms + REPORT_GRAIN_MS:
+        return Finding(rule="timing-wall-clock", severity="reject",
+                       message="the candidate's worker reported its burst taking longer than the verifier's own clock "
+                               "saw pass around the whole request: the worker's clock or its reply was tampered with",
+                       evidence=f"burst of {subject.calls} calls: {subject.reported_ms:.3f} ms reported, "
+                                f"{subject.wall_ms:.3f} ms on the parent's clock")
     bounds = wall_bounds(subject, baseline)
     close = bounds.report_ms is None or subject.free_wall_ms <= bounds.report_ms
     if close and subject.wall_ms <= bounds.clock_ms and subject.wall_ms <= bounds.cold_ms:
