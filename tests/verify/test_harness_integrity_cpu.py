@@ -67,6 +67,15 @@ def test_a_clock_slowed_one_and_a_half_times_in_native_code_is_caught(unguarded,
     assert "timing-wall-clock" in {f.rule for f in v.findings}
 
 
+def test_a_clock_slowed_through_the_got_of_every_loaded_library_is_caught(unguarded, problem, tmp_path):
+    """Issue 36: the GOT slots that resolve `clock_gettime` in libpython (and every other loaded object), found
+    through the ELF relocation tables and rewritten, so `time.perf_counter` runs 3x slow without any Python object
+    changing."""
+    v = unguarded.verify(problem, kit.write(tmp_path, "got_clock.py", hk.got_clock(3.0)))
+    assert v.status == Status.timing_anomaly, v.message
+    assert "timing-wall-clock" in {f.rule for f in v.findings}
+
+
 def test_a_process_the_candidate_starts_is_stopped_while_its_baselines_are_timed(unguarded, problem, tmp_path):
     """A child process that outlives the import (spinning, it could burn the cores while eager is timed; this one
     sleeps) is stopped with the worker around every baseline request, named in a flag, and killed with the worker."""

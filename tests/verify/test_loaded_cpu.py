@@ -24,6 +24,7 @@ def files(tmp_path_factory):
     for name, source in lk.CANDIDATES.items():
         kit.write(d, f"cand_{name}.py", source)
     kit.write(d, "cand_slow_clock.py", lk.slow_clock(10.0))
+    kit.write(d, "cand_mild_clock.py", lk.slow_clock(1.5))
     return d
 
 
@@ -52,3 +53,14 @@ def test_a_slowed_clock_is_rejected_with_every_core_busy(verifier, files):
     assert v.status == Status.timing_anomaly, v.message
     finding = next(f for f in v.findings if f.rule == "timing-wall-clock")
     assert finding.evidence.count("attempt") == 3 and "kernel's account" in finding.evidence
+
+
+def test_a_clock_slowed_one_and_a_half_times_is_rejected_with_every_core_busy(verifier, files):
+    """Under load the wall time less load is the worker's time on a CPU, which a 1.5x slowed clock's report can
+    match; its busiest thread's run + wait cannot: load only adds the request's own wake-ups beyond the report,
+    as eager's do, while the slowed clock's excess grows with the burst (each failed attempt runs 4x longer)."""
+    with lk.busy_cores():
+        v = verifier.verify(files / "problem_add.py", files / "cand_mild_clock.py")
+    assert v.status == Status.timing_anomaly, v.message
+    finding = next(f for f in v.findings if f.rule == "timing-wall-clock")
+    assert finding.evidence.count("attempt") == 3 and "busiest thread runnable" in finding.evidence

@@ -13,7 +13,7 @@ from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.verify.runclock import RunClock
 
 __all__ = ["FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
-           "WallBounds", "SELF_REPORT_LIMIT", "pick_calls", "fingerprint_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
+           "WallBounds", "SELF_REPORT_LIMIT", "outside_wait_ms", "pick_calls", "fingerprint_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
            "load_explains", "describe", "wall_clock_finding", "slack_ms", "burst_target_ms"]
 
 FINGERPRINT_Z = 8.0
@@ -137,11 +137,13 @@ def slack_ms(baseline: Burst) -> float:
     return SLACK_MS + 2 * max(baseline.free_wall_ms - baseline.reported_ms, 0.0)
 
 
-def burst_target_ms(configured_ms: float, baseline: Burst) -> float:
+def burst_target_ms(configured_ms: float, baseline: Burst, attempt: int = 0) -> float:
     """How long the candidate's burst should run: long enough that a clock slowed by a factor of a few shows above
     the additive slack (a fixed cost cannot hide a cost that grows with the burst), at most 2 s. The configured
-    length already outweighs SLACK_MS; what a slow request adds on top is what scales it."""
-    return min(max(configured_ms, 4 * (slack_ms(baseline) - SLACK_MS)), 2000.0)
+    length already outweighs SLACK_MS; what a slow request adds on top is what scales it. Each attempt after a
+    failed one runs 4 times longer: what load adds to a request (waking for it, replying) stays the same while a
+    slowed clock's excess grows with the burst."""
+    return min(max(configured_ms, 4 * (slack_ms(baseline) - SLACK_MS)) * 4 ** attempt, 2000.0)
 
 
 class WallBounds(NamedTuple):
@@ -154,18 +156,30 @@ class WallBounds(NamedTuple):
     report_ms: float | None = None
     """SELF_REPORT_LIMIT × the worker's report plus eager's fixed request cost and SELF_REPORT_SLACK_MS: the bound
     on the wall time less load (None where the kernel's account of either worker is missing)."""
+    runnable_ms: float | None = None
+    """SELF_REPORT_LIMIT × the worker's report plus eager's own runnable time beyond its report and
+    SELF_REPORT_SLACK_MS: the bound on the busiest worker thread's run + wait (None without the kernel's account)."""
 
 
-def wall_bounds(subject: Burst, baseline: Burst) -> WallBounds:
+def outside_wait_ms(*eager: Burst) -> float | None:
+    """How long eager's busiest thread wanted a CPU beyond its own report, the most of the given bursts: waking for
+    the request and replying, which load stretches and no report holds (None without the kernel's account)."""
+    excess = [b.run.busiest_runnable_ms - b.reported_ms for b in eager if b.run is not None]
+    return max(max(excess), 0.0) if excess and len(excess) == len(eager) else None
+
+
+def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None) -> WallBounds:
     slack = slack_ms(baseline)
     warm_over_cold = baseline.reported_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
     cold_limit = WALL_RATIO_LIMIT * max(warm_over_cold, 1.0)
-    report = None
+    report = runnable = None
     if subject.run is not None and baseline.run is not None:
         overhead = max(baseline.free_wall_ms - baseline.reported_ms, 0.0)
         report = SELF_REPORT_LIMIT * subject.reported_ms + overhead + SELF_REPORT_SLACK_MS
+        outside = outside_ms if outside_ms is not None else outside_wait_ms(baseline)
+        runnable = SELF_REPORT_LIMIT * subject.reported_ms + (outside or 0.0) + SELF_REPORT_SLACK_MS
     return WallBounds(CLOCK_RATIO_LIMIT * subject.reported_ms + slack,
-                      cold_limit * subject.calls * subject.host_median_ms + slack, cold_limit, slack, report)
+                      cold_limit * subject.calls * subject.host_median_ms + slack, cold_limit, slack, report, runnable)
 
 
 def load_explains(subject: Burst, bounds: WallBounds) -> bool:
@@ -191,16 +205,18 @@ def describe(subject: Burst, bounds: WallBounds) -> str:
     run = subject.run
     if run is None:
         return text + "; no run-time account of the worker (/proc schedstat unreadable)"
-    if bounds.report_ms is not None:
-        text += (f"; wall less load {subject.free_wall_ms:.1f} ms against the report's bound {bounds.report_ms:.1f} ms "
-                 f"({SELF_REPORT_LIMIT}x the report + eager's request cost + {SELF_REPORT_SLACK_MS:.0f} ms)")
+    if bounds.report_ms is not None and bounds.runnable_ms is not None and subject.run is not None:
+        text += (f"; wall less load {subject.free_wall_ms:.1f} ms and busiest thread runnable "
+                 f"{subject.run.busiest_runnable_ms:.1f} ms against the report's bounds {bounds.report_ms:.1f} ms and "
+                 f"{bounds.runnable_ms:.1f} ms ({SELF_REPORT_LIMIT}x the report + eager's request cost, or eager's "
+                 f"runnable time beyond its report, + {SELF_REPORT_SLACK_MS:.0f} ms)")
     return (text + f"; kernel's account: busiest worker thread runnable {run.busiest_runnable_ms:.1f} ms (on a CPU "
             f"{run.busiest_run_ms:.1f} ms), load held the request {run.load_ms:.1f} ms (worker "
             f"{run.main_wait_ms:.1f}, parent {run.parent_wait_ms:.1f}, all worker threads {run.threads_wait_ms:.1f}), wall less "
             f"load {subject.free_wall_ms:.1f} ms ({subject.free_wall_all_ms:.1f} ms less every thread's wait)")
 
 
-def wall_clock_finding(subject: Burst, baseline: Burst) -> Finding | None:
+def wall_clock_finding(subject: Burst, baseline: Burst, outside_ms: float | None = None) -> Finding | None:
     """A finding when the candidate's burst took far longer on the parent's clock than its worker reported, or than
     its reported single-call time predicts beyond what the eager baseline's own clock shows for the same ratio, and
     the kernel's account of the worker's threads does not put the difference down to load (`load_explains`); and,
@@ -213,8 +229,10 @@ def wall_clock_finding(subject: Burst, baseline: Burst) -> Finding | None:
                                "saw pass around the whole request: the worker's clock or its reply was tampered with",
                        evidence=f"burst of {subject.calls} calls: {subject.reported_ms:.3f} ms reported, "
                                 f"{subject.wall_ms:.3f} ms on the parent's clock")
-    bounds = wall_bounds(subject, baseline)
-    close = bounds.report_ms is None or subject.free_wall_ms <= bounds.report_ms
+    bounds = wall_bounds(subject, baseline, outside_ms)
+    close = bounds.report_ms is None or (subject.free_wall_ms <= bounds.report_ms
+                                         and subject.run is not None and bounds.runnable_ms is not None
+                                         and subject.run.busiest_runnable_ms <= bounds.runnable_ms)
     if close and subject.wall_ms <= bounds.clock_ms and subject.wall_ms <= bounds.cold_ms:
         return None
     if close and load_explains(subject, bounds):

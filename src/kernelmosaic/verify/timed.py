@@ -26,6 +26,7 @@ from kernelmosaic.verify.call_checks import (
     burst_target_ms,
     fingerprint_mismatch,
     longer_burst,
+    outside_wait_ms,
     pick_calls,
     ratios,
     wall_clock_finding,
@@ -157,14 +158,16 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
         with hold():
             eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, sets=sets, kind="eager")
         # A slow request widens the slack (a fixed cost per request); the candidate's burst grows with it.
-        subject = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager),
+        subject = _burst(cand, config, c_med, seed + 10 * attempt,
+                         burst_target_ms(config.wall_check_ms, eager, attempt),
                          resize=True, prints=prints, fp_seed=fp_seed, sets=sets)
         # eager again after it: the bound's slack comes from the quieter of the two, so one request slowed by a
         # busy host cannot widen it for a candidate
         with hold():
             again = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, sets=sets, kind="eager")
+        outside = outside_wait_ms(eager, again)
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
-        if (finding := wall_clock_finding(subject, eager)) is None:
+        if (finding := wall_clock_finding(subject, eager, outside)) is None:
             return WallCheck(ratios(subject), ratios(eager), attempt + 1)
         evidence.append(f"attempt {attempt + 1}: {finding.evidence}")
     finding = finding.model_copy(update={"evidence": " | ".join(evidence)})
