@@ -110,13 +110,6 @@ HONEST = {
         "        result = torch.empty_like(a)\n"
         "        result.copy_(self._buf)\n"
         "        return result"),
-    # (a) the buffer itself returned through a view
-    "first_call_buffer_view": _candidate(
-        "self._buf = None",
-        "if self._buf is None or self._buf.shape != a.shape:\n"
-        "            self._buf = torch.empty_like(a)\n"
-        "        fused.add_relu_out(a, b, self._buf)\n"
-        "        return self._buf.view(a.shape)"),
     # (b) a workspace made in __init__, fully written by the first stage before the second reads it
     "init_workspace_two_stages": _candidate(
         'self.register_buffer("workspace", torch.zeros(4096), persistent=False)',
@@ -213,3 +206,19 @@ def test_honest_buffer_reuse_passes_the_static_checks_too(build_cache, problem, 
             v = verifier.verify(problem, kit.write(tmp_path, f"{name}.py", HONEST[name]), policy="kernelbench")
             assert v.accepted, f"{name}: {v.status}: {v.message} {v.findings}"
             assert not _unused(v), _unused(v)
+
+
+ALIASED = _candidate(
+    "self._buf = None",
+    "if self._buf is None or self._buf.shape != a.shape:\n"
+    "            self._buf = torch.empty_like(a)\n"
+    "        fused.add_relu_out(a, b, self._buf)\n"
+    "        return self._buf.view(a.shape)")
+"""The buffer itself returned through a view: the kernel's output reaches the result, but every call returns the same
+memory, so a caller's earlier result changes under it (issue 36: outputs must not alias across calls)."""
+
+
+def test_a_buffer_returned_itself_through_a_view_is_rejected_as_aliasing(runtime_only, problem, tmp_path):
+    v = runtime_only.verify(problem, kit.write(tmp_path, "first_call_buffer_view.py", ALIASED), policy="kernelbench")
+    assert v.status == Status.output_mismatch, f"{v.status}: {v.message}"
+    assert [f.rule for f in v.rejected_by] == ["output-aliasing"], v.findings
