@@ -3,6 +3,7 @@ transformers, no FutureWarning or UserWarning from the training libraries, no di
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 
@@ -45,6 +46,10 @@ def test_tiny_base_and_train_print_no_library_bars_or_warnings(tmp_path):
     for res in (made, trained):
         assert not TQDM_BAR.search(res.stderr), res.stderr[-2000:]
     assert "{'loss'" not in trained.stdout and '"steps": 2' in trained.stdout  # the result, and no log dicts
+    # piped, the command says what it does before the first step and once per logged step
+    assert "sft train: loading" in trained.stderr and "sft train: step 1/2  loss" in trained.stderr, trained.stderr
+    result = json.loads(trained.stdout[trained.stdout.index("{"):trained.stdout.rindex("}") + 1])
+    assert result["peak_memory_gb"] is None and result["peak_host_memory_gb"] > 0  # CPU: no GPU figure, not 0.0
 
 
 def test_warnings_and_bars_are_back_afterwards():

@@ -130,6 +130,9 @@ def train_command(
         from kernelmosaic.sft.train import train
     except ImportError as exc:
         raise _fail(f"training needs the [train] extra ({exc.name} is missing): pip install -e '.[train]'") from None
+    Console(stderr=True, highlight=False).print(
+        f"sft train: loading {settings.model} and tokenizing {settings.dataset} (a minute on a CPU before the first step)",
+        markup=False)
     try:
         with quiet_libraries():
             result = train(settings)

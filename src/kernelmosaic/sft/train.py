@@ -4,6 +4,7 @@ checkpoints and resume, TensorBoard, and a merged model `generate` runs as `hf:P
 from __future__ import annotations
 
 import logging
+import resource
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,10 @@ class TrainResult(BaseModel):
     seconds: float
     """Wall time of this session's training loop."""
     tokens_per_second: float
-    peak_memory_gb: float
-    """Peak GPU memory allocated by torch; 0.0 on CPU."""
+    peak_memory_gb: float | None
+    """Peak GPU memory allocated by torch during training; None when it trained on the CPU (not measured)."""
+    peak_host_memory_gb: float
+    """Peak resident memory of this process (the kernel's high-water mark, model loading included)."""
     resumed_from: str = ""
 
 
@@ -158,7 +161,7 @@ def train(config: TrainConfig) -> TrainResult:
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     output = trainer.train(resume_from_checkpoint=resumed or None)
-    peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
+    peak = round(torch.cuda.max_memory_allocated() / 2**30, 3) if torch.cuda.is_available() else None
     serving, adapter = _save(trainer, config, facts["tokenizer"])
     tokens, seconds = facts["throughput"].tokens, facts["throughput"].seconds
     return TrainResult(
@@ -166,6 +169,7 @@ def train(config: TrainConfig) -> TrainResult:
         samples=facts["samples"], truncated=facts["truncated"], longest_tokens=facts["longest_tokens"],
         steps=trainer.state.global_step, train_loss=float(output.training_loss), tokens_seen=tokens,
         seconds=round(seconds, 3), tokens_per_second=round(tokens / seconds, 1) if seconds > 0 else 0.0,
-        peak_memory_gb=round(peak, 3),
+        peak_memory_gb=peak,
+        peak_host_memory_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 3),
         resumed_from=resumed,
     )
