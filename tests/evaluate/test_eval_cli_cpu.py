@@ -171,3 +171,16 @@ def test_bad_input_exits_2_naming_it(session, tmp_path):
     for args, named in cases:
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2 and named in result.output, (args, result.output)
+
+
+def test_a_replay_model_is_evaluated_on_the_tasks_it_recorded(session, tmp_path):
+    """`replay:bundled` holds three of the builtin tasks: the run queues those three (as generate does), says so,
+    and judges exactly those."""
+    out = invoke("evaluate", "--model", "replay:bundled", "--tasks", "builtin", "--device", "cpu",
+                 "--set", "verify.timing=false", "--set", "verify.trials=1", "--no-alternatives",
+                 "--db", session.db, "--out", str(tmp_path / "run"))
+    assert re.search(r"replay:bundled holds recordings of 3 of \d+ tasks; evaluating those", out), out
+    assert "3 task(s) x 1 sample(s)" in out, out
+    with open_store(session.db) as store:
+        episodes = store.list_episodes(int(re.search(r"evaluation run (\d+)", out).group(1)))
+    assert sorted(e.task_id for e in episodes) == ["l1_abs", "l1_relu", "l1_squared_difference"]

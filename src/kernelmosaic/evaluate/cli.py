@@ -181,6 +181,7 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
                                                Callable[[], ModelBackend] | None]:
     """The run's store, id and settings, its tasks (and generations), executor and model, checked before the run is
     created; exit 2 naming the problem."""
+    from kernelmosaic.agent.runner import replayable
     from kernelmosaic.evaluate.generations import discover_generations
     from kernelmosaic.models import ModelError
     from kernelmosaic.store import StoreError, open_store
@@ -200,6 +201,11 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
             found = [g for g in found if g.task.id in chosen]
             selected = list({g.task.id: g.task for g in found}.values())
         else:
+            if not config.task_ids and config.model and len(recorded := replayable(loaded, config.model)) < len(loaded):
+                Console(stderr=True).print(f"{config.model} holds recordings of {len(recorded)} of {len(loaded)} tasks; "
+                                  "evaluating those (name others with --task to count them as failed samples)",
+                                  markup=False, soft_wrap=True)
+                loaded = recorded
             selected, unknown = select(loaded, config.levels, config.task_ids, config.limit), set()
         if not selected:
             raise ValueError("no task to evaluate after --levels/--task/--limit")
