@@ -92,6 +92,9 @@ def test_one_shot_run_counts_a_raising_and_timing_out_model(session):
     assert rows["ev_scale"]["status"] == MODEL_FAILED and rows["ev_scale"]["model_failure"].startswith("timeout:")
     assert rows["ev_fused"]["model_failure"].startswith("bad_response")
     assert rows["ev_relu"]["model_failure"] == ""
+    with open_store(session.db) as store:  # one classification with agent episodes (agent/episode.py)
+        reasons = {e.task_id: e.exit_reason for e in store.list_episodes(run_id)}
+    assert reasons["ev_scale"] == "model_transient" and reasons["ev_fused"] == "model_error", reasons
     counted = len(rows)
     assert s["overall"]["episodes"] == counted and s["overall"]["correct"]["denominator"] == counted
     assert s["overall"]["correct"]["numerator"] == sum(t["correct"] for t in rows.values())

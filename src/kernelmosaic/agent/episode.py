@@ -30,7 +30,8 @@ from kernelmosaic.verify.stopping import Stopped, stop_requested
 if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
 
-__all__ = ["EpisodeContext", "run_episode", "task_sha256", "run_dir", "MODEL_UNUSABLE", "TRANSIENT", "INFRA_ERROR"]
+__all__ = ["EpisodeContext", "run_episode", "finish_model_failure", "task_sha256", "run_dir", "MODEL_UNUSABLE", "TRANSIENT",
+           "INFRA_ERROR"]
 
 log = logging.getLogger(__name__)
 MODEL_UNUSABLE = "model_unusable"
@@ -126,7 +127,7 @@ async def run_episode(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
         recorder.on_save = lambda: ctx.on_step(task.id, state)
     recorder.save()
     if model is None:
-        return _model_failed(recorder, model_failure)
+        return finish_model_failure(recorder, model_failure)
     await _fast_forward(model, state.turns)
     try:
         toolbox = Toolbox(verifier=ctx.verifier_for(task.dtype), task=task, problem=problem, workdir=workdir,
@@ -142,7 +143,7 @@ async def run_episode(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
     if end.detail:
         log.info("task %s ended (%s): %s", task.id, end.reason, end.detail)
     if end.reason == "model_error" and isinstance(end.__cause__, ModelError):
-        return _model_failed(recorder, end.__cause__)
+        return finish_model_failure(recorder, end.__cause__)
     return recorder.finish(end.reason, detail=end.detail)
 
 
@@ -156,9 +157,10 @@ async def _final_check(toolbox: Toolbox, recorder: Recorder, reason: str) -> Non
     recorder.final_check(best.candidate_sha256, verdict, reason, toolbox.gpu_seconds(verdict))
 
 
-def _model_failed(recorder: Recorder, exc: ModelError) -> EpisodeInfo:
+def finish_model_failure(recorder: Recorder, exc: ModelError) -> EpisodeInfo:
     """A server that is down or throttling says nothing about the model (the episode resumes later); a refusal no
-    retry fixes (a wrong key, a missing model) is `model_unusable`; any other model failure ends the episode."""
+    retry fixes (a wrong key, a missing model) is `model_unusable`; any other model failure ends the episode. The one
+    classification of a model's failure, for agent and one-shot episodes alike."""
     detail = f"{exc.kind}{f' HTTP {exc.status_code}' if exc.status_code else ''}: {exc.message}"
     if exc.retryable:
         return recorder.finish(TRANSIENT, status="failed", detail=detail)

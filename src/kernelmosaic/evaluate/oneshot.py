@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from kernelmosaic.agent.episode import EpisodeContext, run_dir, task_sha256
+from kernelmosaic.agent.episode import EpisodeContext, finish_model_failure, run_dir, task_sha256
 from kernelmosaic.agent.prompts import system_prompt, task_prompt
 from kernelmosaic.agent.recorder import Recorder
 from kernelmosaic.agent.tools import ToolOutput
@@ -69,8 +69,7 @@ async def run_one_shot(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
         try:
             reply = await ctx.backend.for_task(task.id).complete(list(state.messages), WRITE_ONLY)
         except ModelError as exc:
-            failed = "failed" if exc.retryable or exc.kind in ("unavailable", "config") else "done"
-            return recorder.finish("model_error", status=failed, detail=f"{exc.kind}: {exc.message}")
+            return finish_model_failure(recorder, exc)
         state.turns = 1
         recorder.message(reply.message, reply.usage)
     pending, logged = state.pending_calls(), state.logged_call_ids()
