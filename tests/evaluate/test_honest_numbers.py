@@ -59,7 +59,11 @@ def test_rows_and_summary_say_unreliable_and_not_measured(summary, tmp_path):
     assert all(r.tokens is None for r in rows.values())  # the backend reported no token counts
     headline = s.overall.speedup["eager_device"]
     assert headline.values == [3.0] and "1 speedup(s) left out" in headline.note
-    assert s.overall.fast_p[0].rate.numerator == 2  # fast_0 still counts b's measured (if unreliable) speedup
+    # an unreliable speedup counts in fast_p by the slow end of its range: b's median 2.0x spans 0.8x-5.0x
+    assert rows["b"].speedup_low["eager_device"] == pytest.approx(0.8)
+    fast = {f.p: f.rate for f in s.overall.fast_p if f.baseline == "eager" and f.time == "device"}
+    assert fast[0].numerator == 2 and fast[1].numerator == 1  # faster than 0 on its whole range, not than 1
+    assert "1 unreliable speedup(s) counted by the slow end" in fast[1].note
 
     write_report(store, [s], tmp_path / "report")
     data = json.loads((tmp_path / "report" / "summary.json").read_text())

@@ -150,6 +150,8 @@ def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
         speedup_compile_host=t.speedup_vs_compile_host if t else None,
         speedup_unreliable=[name for name, reading in speedup_readings(t).items()
                             if reading.measured and not reading.reliable] if t else [],
+        speedup_low={name: reading.low for name, reading in speedup_readings(t).items()
+                     if reading.measured and not reading.reliable and reading.low is not None} if t else {},
         candidate_ms=t.candidate.median_ms if t else None,
         max_abs_error=verdict.correctness.max_abs_error if verdict and verdict.correctness.trials else None,
         error_vs_fp64=verdict.correctness.error_vs_fp64 if verdict and verdict.correctness.error_vs_fp64 > 0 else None,

@@ -131,6 +131,8 @@ class TaskRow(_Model):
     speedup_unreliable: list[str] = Field(default_factory=list)
     """Which of the speedups above (`eager_device`, `compile_device`, `eager_host`, `compile_host`) the timings' own
     spread does not support (`contracts.speedup`): shown marked, left out of the speedup distributions."""
+    speedup_low: dict[str, float] = Field(default_factory=dict)
+    """For each unreliable speedup, the slow end of its quartile range: what fast_p counts it by."""
     candidate_ms: float | None = None
     max_abs_error: float | None = None
     """None when no verdict ran the answer's trials."""
