@@ -138,6 +138,9 @@ def test_one_shape_rule_for_the_python_api_and_verify_batch(env, tmp_path):
                                        "--trials", "2", "--no-timing", "--no-derive-alt", "--shapes", shapes])
         assert res.exit_code == 0, res.output
         rows[shapes] = json.loads(out.read_text().splitlines()[0])["verdict"]
+        # on screen too, not only in the JSONL: the rule before the first verdict, and each verdict's sizes
+        assert f"(verify.shapes = {shapes};" in res.output, res.output
+        assert f"    shapes: {rows[shapes]['shapes']}" in res.output, res.output
     assert rows["auto"]["problem_sha256"] == small_sha and rows["auto"]["shapes"].startswith("small (n=96)")
     assert rows["full"]["problem_sha256"] == problem_hash(kit.PROBLEM_ADD_RELU), rows["full"]["shapes"]
     assert rows["full"]["shapes"].startswith("full")

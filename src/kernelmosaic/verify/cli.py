@@ -298,9 +298,13 @@ def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternative
         return verifier.verify(problem, candidate, alternatives=alternatives)
 
 
-def _say_verdict(lines: DoneLines, item: str, verdict: Verdict) -> None:
+def _say_verdict(lines: DoneLines, item: str, verdict: Verdict, shapes: bool = False) -> None:
+    """`shapes`: add the sizes the problem was judged at (verify-batch, whose problems differ pair to pair)."""
     detail = speed_detail(verdict.timing) if verdict.accepted else verdict.message
-    lines.say(item, verdict.status.value, verdict.seconds, detail, time_line(verdict.phase_seconds))
+    where = time_line(verdict.phase_seconds)
+    if shapes and verdict.shapes:
+        where = f"{where}\n    shapes: {verdict.shapes}" if where else f"shapes: {verdict.shapes}"
+    lines.say(item, verdict.status.value, verdict.seconds, detail, where)
 
 
 def verify_batch_command(
@@ -354,6 +358,8 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
         if lines.enabled:  # no bar to watch: say at once what is running, before the first verdict (compiles first)
             console.print(f"judging {len(pairs)} pair(s) on {config.device} ({getattr(runner, 'name', 'local')}); "
                           f"verdicts go to {out}; a line as each arrives", highlight=False, soft_wrap=True)
+        console.print(f"shapes: {_SHAPE_RULE[config.shapes]} (verify.shapes = {config.shapes}; each verdict's `shapes` "
+                      "says which ran)", highlight=False, soft_wrap=True)
 
         def on_result(pair, row) -> None:
             key = "skipped" if row is None else ("accepted" if row["verdict"]["accepted"] else "rejected")
@@ -363,7 +369,7 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
             if row is None:
                 lines.skip()
             elif lines.enabled:
-                _say_verdict(lines, pair.id, Verdict.model_validate(row["verdict"]))
+                _say_verdict(lines, pair.id, Verdict.model_validate(row["verdict"]), shapes=True)
 
         try:
             for _ in run_batch(pairs, config, out, on_result=on_result, seeded=_seeded(config_file, sets),
@@ -378,6 +384,12 @@ def _batch(pairs, config, out: Path, runner, counts: dict[str, int], console: Co
             raise fail(_could_not_run(exc, config.device) + kept) from None
         except RuntimeError as exc:  # the Ray executor lost a job max_attempts times
             raise fail(f"{exc} (verdicts so far are in {out})") from None
+
+
+_SHAPE_RULE = {"auto": "on the CPU a task's reference runs at the task's small shapes, any other problem at its own "
+                       "sizes; on a GPU every problem at its own sizes",
+               "small": "every problem at its task's small shapes",
+               "full": "every problem at its own sizes"}
 
 
 def _any_rejected(out: Path, ids: set[str]) -> bool:
