@@ -154,3 +154,43 @@ def test_a_problem_that_does_not_import_is_unusable_input(env, tmp_path):
     assert res.exit_code == 2, res.output
     assert json.loads(res.stdout)["status"] == "bad_problem", "stdout holds the verdict and nothing else"
     assert "no_such_module_km" in res.stderr and "unusable" in res.stderr
+
+
+SLOW_AT_FULL_SIZE = '''\
+import time
+
+import torch
+import torch.nn as nn
+
+n = 4096
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        if a.numel() > 1000:  # its own sizes: far slower than the limit allows
+            time.sleep(30)
+        return torch.relu(a + b)
+
+
+def get_inputs():
+    return [torch.randn(n), torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_task_too_slow_at_its_own_sizes_on_the_cpu_points_to_its_small_shapes(env, tmp_path):
+    """Issue 37: `--shapes full` on the CPU that outruns the time limit names the way out (the task's small shapes,
+    or the limit's setting) instead of calling the task unusable."""
+    problem = _task_folder(tmp_path, small=96)
+    problem.write_text(SLOW_AT_FULL_SIZE)
+    good = kit.write(tmp_path, "good.py", kit.candidate("return ext.add_relu(a, b)"))
+    res = CliRunner().invoke(app, ["verify", str(problem), str(good), "--device", "cpu", "--trials", "2", "--no-timing",
+                                   "--shapes", "full", "--set", "verify.run_timeout_s=4"])
+    assert res.exit_code == 2, res.output
+    message = " ".join(res.output.split())
+    assert "could not be judged within the verifier's limits" in message and "is unusable" not in message, message
+    assert "--shapes auto (the default) judges it at its small (n=96)" in message, message
+    assert "--set verify.run_timeout_s=600" in message, message

@@ -245,9 +245,23 @@ def verify_command(
     else:
         _summary(verdict, explain, console)
     if verdict.status == Status.bad_problem:  # the problem, not the candidate, is at fault: unusable input
-        hint = " (time limits are settings, e.g. --set verify.run_timeout_s=600)" if "exceeded" in verdict.message else ""
-        raise fail(f"problem {problem} is unusable: {verdict.message}{hint}")
+        if "exceeded" not in verdict.message:
+            raise fail(f"problem {problem} is unusable: {verdict.message}")
+        raise fail(f"problem {problem} could not be judged within the verifier's limits: {verdict.message} "
+                   f"({_limit_hint(problem, config)})")
     raise typer.Exit(0 if verdict.accepted else 1)
+
+
+def _limit_hint(problem: Path, config: VerifyConfig) -> str:
+    """What to do about a reference that outran a time or memory limit: on the CPU at a task's full sizes, its small
+    shapes; always, the limit's setting."""
+    raise_it = "raise the limit, e.g. --set verify.run_timeout_s=600"
+    if config.device == "cpu" and config.shapes == "full":
+        small = problem_at_shapes(problem, config.model_copy(update={"shapes": "auto"}))
+        if small.path != problem:
+            return (f"it ran at its own sizes on the CPU, which are sized for a GPU; --shapes auto (the default) judges "
+                    f"it at its {small.note.split(' (verify.shapes')[0]}; or {raise_it}")
+    return raise_it
 
 
 def _executor(config_file: Path | None, sets: list[str], name: str | None, address: str | None, device: str):
