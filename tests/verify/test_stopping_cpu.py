@@ -21,7 +21,8 @@ from .kit import PROBLEM_ADD_RELU, candidate, write
 
 pytestmark = pytest.mark.slow
 
-LIMIT_S = 10.0
+LIMIT_S = 3.0
+"""What the README promises for Ctrl-C and SIGTERM (issue 37); on two loaded cores the stops took 1.0-2.1 s."""
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
