@@ -6,6 +6,7 @@ no stage."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -81,3 +82,20 @@ class Console(rich.console.Console):
         if soft_wrap and self.is_terminal:
             soft_wrap = False
         super().print(*objects, soft_wrap=soft_wrap, **kwargs)
+
+    @contextmanager
+    def phases(self, first: str, prefix: str) -> Iterator[Callable[[str], None]]:
+        """A spinner naming the current phase on a terminal; piped (a log, CI), one line per phase on stderr, so a
+        long command is never silent. Yields the function that moves to the next phase."""
+        if self.is_terminal:
+            with self.status(first) as status:
+                yield status.update
+            return
+        err = rich.console.Console(stderr=True, highlight=False, soft_wrap=True)
+        started = time.monotonic()
+
+        def say(what: str) -> None:
+            err.print(f"{prefix}: {what} ({time.monotonic() - started:.0f} s)", markup=False)
+
+        say(first)
+        yield say

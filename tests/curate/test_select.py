@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -101,6 +102,9 @@ def test_cli_select_on_seed_and_synthesized_tasks(tmp_path, embedder, monkeypatc
     args = ["curate", "select", "--tasks", str(pool), "--budget", "20", "--cache-dir", str(tmp_path / "cache")]
     result = CliRunner().invoke(app, [*args, "--out", str(out)])
     assert result.exit_code == 0, result.output
+    # piped, each phase is a line on stderr (a spinner only on a terminal): never silent while it embeds
+    phases = re.findall(r"^curate select: (.+) \(\d+ s\)$", result.stderr, re.M)
+    assert phases[0] == "loading the embedding model" and phases[-1].startswith("writing the selection"), result.stderr
     record = json.loads((out / "selection.json").read_text())
     assert len(record["ids"]) == 20 and record["dropped_duplicates"] == [relu.id + "_copy"]
     assert len(list((out / "tasks").rglob("task.toml"))) == 20

@@ -81,13 +81,13 @@ def select_command(
     pool = _load(tasks)
     if not pool:
         raise _fail(f"{tasks}: holds no tasks")
-    with console.status("loading the embedding model") as status:
+    with console.phases("loading the embedding model", "curate select") as phase:
         try:
             embedder = Embedder()
         except EmbeddingError as exc:
             raise _fail(str(exc)) from None
-        outcome = select_tasks(pool, cfg, embedder, progress=lambda what: status.update(what))
-        status.update("writing the selection and the coverage report")
+        outcome = select_tasks(pool, cfg, embedder, progress=phase)
+        phase("writing the selection and the coverage report")
         written = write_selection(outcome, cfg, out, tasks, fmt)
     for table in coverage_table(outcome.coverage):
         console.print(table)

@@ -111,7 +111,7 @@ def serve_command(
     pool = _load(tasks)
     against_tasks = _load(against) if against else None
     store = _open(db)
-    with console.status("preparing the review (duplicates, decontamination, audits)"):
+    with console.phases("preparing the review (duplicates, decontamination, audits)", "review"):
         board = build_board(pool, ReviewLog(store), against_tasks, against, audit, jobs)
     base = f"http://{config.host if ':' not in config.host else f'[{config.host}]'}:{config.port}/"
     link = f"{base}?token={config.token}" if not token_from else f"{base}?token=TOKEN (the token of {token_from})"
