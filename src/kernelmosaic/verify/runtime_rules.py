@@ -27,6 +27,8 @@ RUNTIME_RULES: dict[str, str] = {
                                 "skipped work once the calls come back to back",
     "stale-buffer-check": "new values written in place into the same input buffers gave the old output: a cache keyed "
                           "on buffer identity",
+    "timing-reply": "a timing reply from the candidate's process held a number its timer never sends (not finite, "
+                    "negative, missing or of another type)",
     "timing-wall-clock": "the verifier's own clock saw the calls take far longer than the worker reported",
     "speed-of-light": "timed faster than the device's measured bandwidth and FLOP rate allow",
     "speed-of-light-unchecked": "the device's peaks could not be measured, so the speed-of-light check did not run",

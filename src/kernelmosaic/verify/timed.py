@@ -45,6 +45,7 @@ from kernelmosaic.verify.judgement import (
 )
 from kernelmosaic.verify.large import compare_timed_call
 from kernelmosaic.verify.pool import Worker
+from kernelmosaic.verify.replies import burst_reply, timing_reply
 from kernelmosaic.verify.runclock import run_clock, snapshot
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS, burst_seed
 from kernelmosaic.verify.stats import summarize
@@ -114,7 +115,8 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
                           fp_seed=fp_seed)
             integrity(check["integrity"], "timing")
             prints.append(BurstCheck(burst_seed(seed, calls - 1, sets), check["last_fp"]))
-        burst = Burst(wall_ms, float(res["reported_ms"]), calls, host_median_ms, run)
+        reported = burst_reply(res, "the wall-clock burst", candidate=not kind).reported_ms
+        burst = Burst(wall_ms, reported, calls, host_median_ms, run)
         if not (calls := longer_burst(burst, target_ms)):
             break
     if not kind:
@@ -220,25 +222,27 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
                         fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large)
             integrity(res["integrity"], "timing")
+            mine = timing_reply(res, "timing the candidate", candidate=True)
             check_reported(res, seed, given)  # what reaches the reference from this reply is what was asked
             if refdata.large:  # its copy of the checked call's outputs stays on its device until checked: one round's
                 _check_full(res, ref, config, r, cand)  # at a time, compared now (its descriptors came with `res`)
-            dev["candidate"] += res["samples"]
-            hosted["candidate"] += res["host_samples"]
-            host += res["host"]
-            escaped.append(res["escaped_ms"])
-            leads.append(res["lead_us"])
-            short["candidate"] += res["lead_short"]
-            flush = res["flush_bytes"]
+            dev["candidate"] += mine.samples
+            hosted["candidate"] += mine.host_samples
+            host += mine.host
+            escaped.append(mine.escaped_ms or 0.0)  # present: required of the candidate's reply
+            leads.append(mine.lead_us)
+            short["candidate"] += mine.lead_short
+            flush = mine.flush_bytes
             timed.append((res, fp_seed))
             with hold():
                 eager = call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
                              budget_ms=budget, seed=seed + ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
-            dev["eager"] += eager["samples"]
-            hosted["eager"] += eager["host_samples"]
-            short["eager"] += eager["lead_short"]
+            theirs = timing_reply(eager, "timing eager", candidate=False)
+            dev["eager"] += theirs.samples
+            hosted["eager"] += theirs.host_samples
+            short["eager"] += theirs.lead_short
             with out.phase("timing_bursts"):
-                walls.append(_wall_check(cand, ref, config, res["host_samples"], eager["host_samples"],
+                walls.append(_wall_check(cand, ref, config, mine.host_samples, theirs.host_samples,
                                           seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large)
