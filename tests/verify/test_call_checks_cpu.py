@@ -237,3 +237,21 @@ def test_a_parallel_loops_helpers_held_up_by_load_clear_the_call_time_bound():
                   run=_run(runnable=540.0, run=150.0, main_wait=200.0, parent_wait=60.0, threads_wait=700.0))
     assert wall_clock_finding(burst._replace(run=_run(540.0, 150.0, 200.0, 60.0)), eager).rule == "timing-wall-clock"
     assert wall_clock_finding(burst, eager) is None
+
+
+def test_parallel_helpers_spinning_under_load_are_calibrated_by_eagers_own_account():
+    """An honest OpenMP triangular matmul on two loaded cores (CPU corpus, 2026-12-05): its busiest thread was on a
+    CPU 2426.8 ms for calls whose cold median predicts 806 ms, because a parallel loop's threads spin while they
+    wait for one another. Eager's own busiest thread, timed the same way, shows the same spin; the call-time bound
+    on time on a CPU takes it from there, so the burst passes, while a burst whose report is a lie still does not."""
+    subject = Burst(wall_ms=7756.0, reported_ms=7744.6, calls=1609, host_median_ms=7756.0 / (9.69 * 1609),
+                    run=_run(runnable=7750.9, run=2426.8, main_wait=5324.2, parent_wait=23.9, threads_wait=10652.7))
+
+    def eager(on_cpu_over_predicted: float) -> Burst:
+        return Burst(wall_ms=46.0, reported_ms=45.0, calls=100, host_median_ms=0.5,
+                     run=_run(runnable=46.0, run=on_cpu_over_predicted * 50.0, main_wait=2.0, parent_wait=1.0))
+
+    assert wall_clock_finding(subject, eager(1.0)) is not None  # no spin in eager's account: the bound stands
+    assert wall_clock_finding(subject, eager(1.2)) is None  # eager's helpers spin as much: calibrated
+    lying = subject._replace(reported_ms=7744.6 / 1.5)
+    assert wall_clock_finding(lying, eager(1.2)).rule == "timing-wall-clock"

@@ -159,6 +159,10 @@ class WallBounds(NamedTuple):
     runnable_ms: float | None = None
     """SELF_REPORT_LIMIT × the worker's report plus eager's own runnable time beyond its report and
     SELF_REPORT_SLACK_MS: the bound on the busiest worker thread's run + wait (None without the kernel's account)."""
+    cold_run_ms: float = math.inf
+    """The call-time bound on the busiest thread's time on a CPU: the cold limit, or eager's own on-CPU time over
+    what its cold calls predict when larger (threads of a parallel loop spin on a CPU while they wait for one
+    another, more so on a loaded host), × calls × the reported median, plus the slack."""
 
 
 def outside_wait_ms(*eager: Burst) -> float | None:
@@ -178,8 +182,13 @@ def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None
         report = SELF_REPORT_LIMIT * subject.reported_ms + overhead + SELF_REPORT_SLACK_MS
         outside = outside_ms if outside_ms is not None else outside_wait_ms(baseline)
         runnable = SELF_REPORT_LIMIT * subject.reported_ms + (outside or 0.0) + SELF_REPORT_SLACK_MS
-    return WallBounds(CLOCK_RATIO_LIMIT * subject.reported_ms + slack,
-                      cold_limit * subject.calls * subject.host_median_ms + slack, cold_limit, slack, report, runnable)
+    cold_run_limit = cold_limit
+    if baseline.run is not None:
+        eager_run = baseline.run.busiest_run_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
+        cold_run_limit = max(cold_limit, WALL_RATIO_LIMIT * eager_run)
+    predicted = subject.calls * subject.host_median_ms
+    return WallBounds(CLOCK_RATIO_LIMIT * subject.reported_ms + slack, cold_limit * predicted + slack, cold_limit,
+                      slack, report, runnable, cold_run_limit * predicted + slack)
 
 
 def load_explains(subject: Burst, bounds: WallBounds) -> bool:
@@ -192,7 +201,7 @@ def load_explains(subject: Burst, bounds: WallBounds) -> bool:
     run = subject.run
     if run is None:
         return False
-    return (run.busiest_runnable_ms <= bounds.clock_ms and run.busiest_run_ms <= bounds.cold_ms
+    return (run.busiest_runnable_ms <= bounds.clock_ms and run.busiest_run_ms <= bounds.cold_run_ms
             and subject.free_wall_ms <= bounds.clock_ms and subject.free_wall_all_ms <= bounds.cold_ms)
 
 
