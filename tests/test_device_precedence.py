@@ -34,3 +34,20 @@ def test_without_the_flag_the_settings_verify_device_beats_the_machines_default_
     assert run_device(None, {"device": "cuda"}, "cpu") == "cpu"  # the run's own section ([generate] agent.device)
     assert run_device(None, {}, None, "cuda") == "cuda"  # a recording's device, when nothing else chose
     assert run_device("cpu", {"device": "cuda"}, "cuda", "cuda") == "cpu"  # the flag over everything
+
+
+def test_both_runs_build_their_verifier_settings_by_one_rule():
+    """Both configs are `runs.config.RunConfig`s: a setting the run owns (its device, `compile_baseline`) beats the
+    same key in `[verify]`, whichever command the run is."""
+    from kernelmosaic.runs.config import RunConfig
+
+    tree = {"verify": {"device": "cuda", "compile_baseline": True, "trials": 3}}
+    generate = _new_config(tree, {"model": None, "compile_baseline": False}, "cpu", None)
+    evaluate = EvalConfig(mode="one-shot", model="scripted:x", device="cpu", compile_baseline=False,
+                          verify=tree["verify"])
+    assert isinstance(generate, RunConfig) and isinstance(evaluate, RunConfig)
+    for config in (generate, evaluate):
+        settings = config.verify_config()
+        assert (settings.device, settings.compile_baseline, settings.trials) == ("cpu", False, 3)
+        assert settings.timing_budget_ms == 25.0  # the CPU's short budget, which [verify] may still override
+    assert EvalConfig(device="cpu", verify={"timing_budget_ms": 80.0}).verify_config().timing_budget_ms == 80.0

@@ -6,9 +6,9 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.episode import INFRA_ERROR, MODEL_UNUSABLE, EpisodeContext, run_episode
@@ -17,73 +17,38 @@ from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.trajectory import Trajectory
 from kernelmosaic.contracts.verified import AUDIT_FAILED
 from kernelmosaic.models.base import ModelBackend
+from kernelmosaic.runs.config import RunConfig
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.audit.cache import audit_failure
 from kernelmosaic.tasks.schema import Task
-from kernelmosaic.verify.config import VerifyConfig, run_timing
 
 if TYPE_CHECKING:
     from kernelmosaic.verify.verifier import Verifier
 
-__all__ = ["GenerateConfig", "without_secrets", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
+__all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
            "start_or_resume_run", "task_flags", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
            "spec_problem"]
 
 log = logging.getLogger(__name__)
 
 
-def without_secrets(options: dict[str, Any]) -> dict[str, Any]:
-    """Model options as stored with a run: an API key among them is refused, as it would be stored too."""
-    if "api_key" in options:
-        raise ValueError("the API key is not a setting (it would be stored with the run): set OPENAI_API_KEY")
-    return options
-
-
-class GenerateConfig(BaseModel):
+class GenerateConfig(RunConfig):
     """One `kernelmosaic generate` run; stored with the run so `--resume` continues with the same settings."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    tasks: str = "builtin"
-    """Task source: `builtin`, a folder, a Parquet file, `kernelbench:PATH`."""
     model: str = "replay:bundled"
     """Model spec, e.g. `openai:NAME`, `hf:PATH`, `replay:FILE`, `scripted:NAME`."""
-    task_ids: list[str] = Field(default_factory=list)
-    """Only these tasks (empty: all)."""
-    limit: int = Field(0, ge=0)
-    """At most this many tasks, after filtering (0: no limit)."""
-    concurrency: int = Field(4, ge=1)
-    """Episodes running at once."""
-    out_dir: Path = Path("runs")
-    """Run directories (problem and candidate files, trajectory JSON) go under it."""
     agent: AgentConfig = Field(default_factory=AgentConfig)
-    """Episode configuration."""
-    compile_baseline: bool = True
-    """Also time a torch.compile build of each reference in benchmark()."""
+    """Episode configuration (its `device` is the run's)."""
     include_flagged: bool = False
     """Also run tasks whose audit failed; their solutions are kept, marked `task-audit-failed`, never counted."""
     retry_failed: bool = False
     """On resume, also retry episodes that failed with an infrastructure error (a bug does not fix itself)."""
     origin_model: str = ""
     """For `replay:`: the model(s) that wrote the recordings (hand-written demonstrations say so)."""
-    model_options: dict[str, Any] = Field(default_factory=dict)
-    """Options of the model backend (the config file's `[model]` section): `temperature`, `max_tokens`,
-    `prompt_price_per_million`, `completion_price_per_million`, `base_url`, `device` for `hf:`, ... The API key
-    never goes here (it is stored with the run): it comes from `OPENAI_API_KEY`."""
-    verify: dict[str, Any] = Field(default_factory=dict)
-    """Overrides of the verifier's settings (the config file's `[verify]` section, any `VerifyConfig` field)."""
 
-    @field_validator("model_options")
-    @classmethod
-    def _no_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
-        return without_secrets(options)
-
-    def verify_config(self) -> VerifyConfig:
-        """The verifier settings of this run: `[verify]` over the defaults, judged on the run's device
-        (`verify.settings.run_device`). Host timing on CPU is only indicative, so it gets a short budget."""
-        return VerifyConfig.model_validate({"compile_baseline": self.compile_baseline, **run_timing(self.agent.device),
-                                            **self.verify, "device": self.agent.device})
+    def judged_on(self) -> str:
+        return self.agent.device
 
 
 def select_tasks(tasks: Sequence[Task], task_ids: Sequence[str], limit: int) -> list[Task]:

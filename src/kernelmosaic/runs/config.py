@@ -1,0 +1,75 @@
+"""What every run of episodes is configured with, whichever solver runs them (`generate`'s agent, `evaluate`'s
+one-shot, agent or given generations): the task source and selection, the model and its options, how many at once,
+where files go, and the verifier's settings, with one precedence rule for the last.
+
+`GenerateConfig` (agent/runner.py) and `EvalConfig` (evaluate/config.py) extend `RunConfig`; each is stored with its
+run, so `--resume` continues with the same settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kernelmosaic.verify.config import VerifyConfig, run_timing
+
+__all__ = ["RunConfig", "without_secrets"]
+
+
+def without_secrets(options: dict[str, Any]) -> dict[str, Any]:
+    """Model options as stored with a run: an API key among them is refused, as it would be stored too."""
+    if "api_key" in options:
+        raise ValueError("the API key is not a setting (it would be stored with the run): set OPENAI_API_KEY")
+    return options
+
+
+class RunConfig(BaseModel):
+    """The settings every run shares. A subclass says which device the run is on (`judged_on`) and which other
+    verifier settings the run owns (`owned_verify_settings`)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    tasks: str = "builtin"
+    """Task source: `builtin`, a folder, a Parquet file, `kernelbench:PATH` (read in place)."""
+    model: str = ""
+    """Model spec: `openai:NAME`, `hf:PATH`, `replay:FILE`, `scripted:NAME`."""
+    model_options: dict[str, Any] = Field(default_factory=dict)
+    """Options of the model backend (the config file's `[model]` section): `temperature`, `max_tokens`,
+    `max_new_tokens` for `hf:`, prices, `base_url`, ... Stored with the run, so `--resume` samples the same way. The
+    API key never goes here (it would be stored): it comes from `OPENAI_API_KEY`."""
+    task_ids: list[str] = Field(default_factory=list)
+    """Only these tasks (empty: all)."""
+    limit: int = Field(0, ge=0)
+    """At most this many tasks, after filtering (0: no limit)."""
+    concurrency: int = Field(4, ge=1)
+    """Episodes (or candidates) running at once."""
+    out_dir: Path = Path("runs")
+    """Run folders (problem and candidate files, trajectory JSON) go under it."""
+    compile_baseline: bool = True
+    """Time a torch.compile build of each reference beside eager."""
+    verify: dict[str, Any] = Field(default_factory=dict)
+    """Overrides of the verifier's settings (the config file's `[verify]` section and `--set verify.KEY=VALUE`, any
+    `VerifyConfig` field, e.g. `trials` or `timing_profile`); stored with the run. The run's own settings (its
+    device, `compile_baseline`, and what the command owns, e.g. evaluate's `policy`) win over the same keys here."""
+
+    @field_validator("model_options")
+    @classmethod
+    def _no_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
+        return without_secrets(options)
+
+    def judged_on(self) -> str:
+        """The device the run's candidates are written for and judged on."""
+        raise NotImplementedError
+
+    def owned_verify_settings(self) -> dict[str, Any]:
+        """Verifier settings the command sets itself, beyond device and `compile_baseline` (none by default)."""
+        return {}
+
+    def verify_config(self) -> VerifyConfig:
+        """The verifier's settings, one rule for every run: the defaults, then the device's timing budget (host
+        timing on the CPU is only indicative, so it gets a short one), then `verify`'s overrides, then what the run
+        itself owns (its device, `compile_baseline`, `owned_verify_settings`)."""
+        device = self.judged_on()
+        return VerifyConfig.model_validate({**run_timing(device), **self.verify, "device": device,
+                                            "compile_baseline": self.compile_baseline, **self.owned_verify_settings()})
