@@ -16,12 +16,13 @@ with the same comparison; only its numbers come back.
 
 from __future__ import annotations
 
-from kernelmosaic.contracts.verdict import CustomWork, Finding, KernelUse, Status
+from kernelmosaic.contracts.verdict import Census, CustomWork, Finding, KernelUse, Status
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import ReferenceData, Stop, call, integrity
 from kernelmosaic.verify.large import compare_probe_outputs, hold_probe_outputs, let_go_probes
 from kernelmosaic.verify.pool import Worker
+from kernelmosaic.verify.run_replies import ProbeReply, candidate_reply
 
 __all__ = ["check_custom_work", "custom_share"]
 
@@ -29,23 +30,25 @@ NO_TENSOR = "it returned no tensor and wrote none of its tensor arguments (a siz
 """An entry point with no tensor output: not judged alone, but no such entry point shows a kernel's work used."""
 
 
-def custom_share(census: dict) -> float | None:
+def custom_share(census: Census | None) -> float | None:
     """Custom kernels' device time over all kernels' in the census (None without a census or any time)."""
-    rows = census.get("kernels", []) if census else []
-    total = sum(r["total_ms"] for r in rows)
+    rows = census.kernels if census is not None else []
+    total = sum(r.total_ms for r in rows)
     if not rows or total <= 0:
         return None
-    return round(sum(r["total_ms"] for r in rows if r["custom"]) / total, 4)
+    return round(sum(r.total_ms for r in rows if r.custom) / total, 4)
 
 
-def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str], seed: int, shared: bool) -> dict:
-    res = call(cand, "probe", config.run_timeout_s, Status.runtime_error, "probing the candidate's kernels",
-                host_inputs=inputs, perturb=perturb, seed=seed, shared=shared)
-    integrity(res["integrity"], "kernel probes")
+def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str], seed: int,
+           shared: bool) -> ProbeReply:
+    res = candidate_reply(ProbeReply, call(cand, "probe", config.run_timeout_s, Status.runtime_error,
+                                           "probing the candidate's kernels", host_inputs=inputs, perturb=perturb,
+                                           seed=seed, shared=shared), "probe")
+    integrity(res.integrity, "kernel probes")
     return res
 
 
-def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: dict,
+def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: Census | None,
                       findings: list[Finding], ref: Worker | None = None) -> CustomWork:
     """Probe the candidate (already loaded and constructed in `cand`); raise Stop when its kernels' output is
     unused (or, under `kernelbench`, unobservable); append flags for entry points that are decoys. `ref`: the
@@ -60,22 +63,22 @@ def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig
         let_go_probes(cand, ref, config)
 
 
-def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: VerifyConfig, census: dict,
+def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: VerifyConfig, census: Census | None,
            findings: list[Finding]) -> CustomWork:
     """`check_custom_work`; `ref` given: large-output mode (the outputs compared in the reference worker)."""
     trial = next(tr for tr in refdata.trials if not tr["skipped"])
     shared = ref is not None
     base = _probe(cand, config, trial["inputs"], [], config.seed + 5000, shared)
-    if base["error"] or base["outputs"] is None:
-        raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base['error']}")
+    if base.error or base.outputs is None:
+        raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base.error}")
     if ref is not None:
-        hold_probe_outputs(cand, ref, config, base["outputs"])
-    work = CustomWork(kernels=[KernelUse(name=n, calls=c) for n, c in sorted(base["calls"].items())])
+        hold_probe_outputs(cand, ref, config, base.outputs)
+    work = CustomWork(kernels=[KernelUse(name=n, calls=c) for n, c in sorted(base.calls.items())])
     if cand.device.startswith("cuda"):
         work.share, work.share_basis = custom_share(census), "device_time" if custom_share(census) is not None \
             else "unavailable"
-    elif base["calls"] and base["forward_s"] > 0:
-        work.share = round(min(1.0, sum(base["host_s"].values()) / base["forward_s"]), 4)
+    elif base.calls and base.forward_s > 0:
+        work.share = round(min(1.0, sum(base.host_s.values()) / base.forward_s), 4)
         work.share_basis = "host_time"
     if not work.kernels:
         message = ("kernel-output-unverified: no call into the candidate's own kernels was observed (extension "
@@ -91,17 +94,17 @@ def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: Ver
     atol, rtol = config.tolerances()
     for k, use in enumerate(work.kernels[: config.dataflow_functions]):
         res = _probe(cand, config, trial["inputs"], [use.name], config.seed + 5001 + k, shared)
-        if res["error"]:
-            use.reaches_output, use.detail = False, f"forward raised when its output was noise: {res['error']}"
+        if res.error:
+            use.reaches_output, use.detail = False, f"forward raised when its output was noise: {res.error}"
             continue
-        if not res["noised"].get(use.name):
+        if not res.noised.get(use.name):
             use.detail = NO_TENSOR  # a size or other host value: nothing to judge, neither used nor unused
             continue
-        if res["outputs"] is None:  # forward returned None under noise: not what the unperturbed forward returned
+        if res.outputs is None:  # forward returned None under noise: not what the unperturbed forward returned
             use.reaches_output, use.detail = True, "forward returned nothing when its output was noise"
             continue
-        cmp = (compare_probe_outputs(cand, ref, config, res["outputs"]) if ref is not None
-               else compare_outputs(base["outputs"], res["outputs"], atol, rtol))
+        cmp = (compare_probe_outputs(cand, ref, config, res.outputs) if ref is not None
+               else compare_outputs(base.outputs, res.outputs, atol, rtol))
         use.reaches_output = not cmp.ok
         use.detail = cmp.detail if not cmp.ok else "noise in its output left the result within tolerance"
     tested = [u for u in work.kernels if u.reaches_output is not None]

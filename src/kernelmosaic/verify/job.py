@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelmosaic.contracts.verdict import Census, Correctness, Finding, Status, Verdict, WeightCopy
+from kernelmosaic.contracts.verdict import Correctness, Finding, Status, Verdict, WeightCopy
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import Outcome, Stop
 from kernelmosaic.verify.robustness import Alternative
@@ -62,8 +62,8 @@ def finish(job: Job) -> Verdict:
     verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
     if "timing_held" in out.phase_started:
         verdict.phase_started["timing_held"] = out.phase_started["timing_held"]
-    if out.census:
-        verdict.census = Census.model_validate(out.census)
+    if out.census is not None:
+        verdict.census = out.census
     verdict.memory = out.memory
     if out.weights:
         verdict.weights = WeightCopy.model_validate(out.weights)

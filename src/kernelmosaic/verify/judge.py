@@ -19,6 +19,18 @@ from kernelmosaic.verify.judgement import (
 )
 from kernelmosaic.verify.large import judge_large_trials
 from kernelmosaic.verify.pool import Worker
+from kernelmosaic.verify.replies import parse_reply
+from kernelmosaic.verify.run_replies import (
+    ForwardEnd,
+    InitReply,
+    LoadReply,
+    PeakReply,
+    RefillReply,
+    RunReply,
+    candidate_reply,
+    candidate_reply_stop,
+    census_reply,
+)
 from kernelmosaic.verify.timed import time_candidate
 
 __all__ = ["judge_candidate"]
@@ -31,16 +43,18 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     atol, rtol = config.tolerances()
     with out.phase("load_init"):
         with out.phase("load"):
-            loaded = call(cand, "load", config.load_timeout_s, Status.load_error, "loading the candidate",
-                           candidate=candidate_path, cache_dir=str(config.cache_dir))
-        out.builds = loaded["builds"]
-        integrity(loaded["integrity"], "import")
+            loaded = candidate_reply(LoadReply, call(cand, "load", config.load_timeout_s, Status.load_error,
+                                                     "loading the candidate", candidate=candidate_path,
+                                                     cache_dir=str(config.cache_dir)), "load")
+        out.builds = loaded.builds
+        integrity(loaded.integrity, "import")
         with out.phase("init"):
-            init = call(cand, "init", config.init_timeout_s, Status.init_error, "constructing ModelNew",
-                         init_inputs=refdata.setup["init_inputs"], state_dict=refdata.setup["state_dict"],
-                         seed=config.seed, precision=config.precision)
-        out.weights = {"copied": len(init["copied"]), "not_copied": init["skipped"]}
-        integrity(init["integrity"], "construction")
+            init = candidate_reply(InitReply, call(cand, "init", config.init_timeout_s, Status.init_error,
+                                                   "constructing ModelNew", init_inputs=refdata.setup["init_inputs"],
+                                                   state_dict=refdata.setup["state_dict"], seed=config.seed,
+                                                   precision=config.precision), "init")
+        out.weights = {"copied": len(init.copied), "not_copied": init.skipped}
+        integrity(init.integrity, "construction")
 
     usable = [tr for tr in refdata.trials if not tr["skipped"]]
     if refdata.large:  # outputs compared in the reference worker, one trial at a time (verify/large.py)
@@ -48,24 +62,24 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         ran, extra = judge_large_trials(cand, ref, refdata, config, out)
     else:
         ran, extra = _judge_trials(cand, usable, config, out)
-    if ran["extra_threads"] > 0:
-        raise Stop(Status.timing_anomaly, f"{ran['extra_threads']} thread(s) left running after forward",
+    if ran.extra_threads > 0:
+        raise Stop(Status.timing_anomaly, f"{ran.extra_threads} thread(s) left running after forward",
                    [Finding(rule="background-threads", severity="reject",
-                            message="threads outlive forward: their work escapes timing", evidence=str(ran["extra_threads"]))])
+                            message="threads outlive forward: their work escapes timing", evidence=str(ran.extra_threads))])
 
     with out.phase("checks"):  # kernel census and peak memory (CUDA)
         if cand.device.startswith("cuda"):
-            out.census = call(cand, "census", config.run_timeout_s, Status.runtime_error, "kernel census",
-                               host_inputs=usable[0]["inputs"])
-            if out.census["custom"] == 0:
-                names = ", ".join(k["name"][:60] for k in out.census["kernels"][:5]) or "none"
+            out.census = census = census_reply(call(cand, "census", config.run_timeout_s, Status.runtime_error,
+                                                    "kernel census", host_inputs=usable[0]["inputs"]))
+            if census.custom == 0:
+                names = ", ".join(k.name[:60] for k in census.kernels[:5]) or "none"
                 raise Stop(Status.no_custom_kernel, f"no kernel of the candidate's own ran (kernels seen: {names})",
                            [Finding(rule="no-custom-kernel", severity="reject",
                                     message="every kernel that ran came from ATen/cuBLAS/cuDNN/CuPy", evidence=names)])
-            if out.census["library"] > 0:
-                lib = [k["name"][:80] for k in out.census["kernels"] if not k["custom"]]
+            if census.library > 0:
+                lib = [k.name[:80] for k in census.kernels if not k.custom]
                 out.findings.append(Finding(rule="library-kernels", severity="flag",
-                                            message=f"{out.census['library']} library kernel launch(es) beside the custom ones",
+                                            message=f"{census.library} library kernel launch(es) beside the custom ones",
                                             evidence="; ".join(lib[:5])))
             out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
     if timing:
@@ -74,21 +88,24 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
             out.timing = time_candidate(cand, ref, refdata, config, out, extra, exclusive)
 
 
-def _judge_trials(cand: Worker, usable: list[dict], config: VerifyConfig, out: Outcome) -> tuple[dict, list[float]]:
+def _judge_trials(cand: Worker, usable: list[dict], config: VerifyConfig, out: Outcome) -> tuple[ForwardEnd, list[float]]:
     """Every trial's outputs sent here and compared here, then the refill check; returns the run's reply and, per
     output, the most budget any trial needed above atol + rtol·|r|."""
     atol, rtol = config.tolerances()
     with out.phase("correctness"):
-        ran = call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
-                    trials=[tr["inputs"] for tr in usable],
-                    poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])])
+        ran = candidate_reply(RunReply, call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
+                                             trials=[tr["inputs"] for tr in usable],
+                                             poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]),
+                              "run")
     with out.phase("compare"):  # the trials' outputs against the oracle, the refill check
         corr = out.correctness
         corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
         corr.distributions = sorted({tr["distribution"] for tr in usable})
         extra: list[float] = []  # per output: the most budget any trial needed above atol + rtol·|r|
-        for k, (tr, got) in enumerate(zip(usable, ran["trials"], strict=True)):
-            cmp = compare_outputs(tr["outputs"], got["outputs"], atol, rtol, tr.get("oracle"))
+        if len(ran.trials) != len(usable):
+            raise candidate_reply_stop(f"run: trials: {len(ran.trials)} results for {len(usable)} trials")
+        for k, (tr, got) in enumerate(zip(usable, ran.trials, strict=True)):
+            cmp = compare_outputs(tr["outputs"], dict(got.outputs), atol, rtol, tr.get("oracle"))
             extra = [max(a, b) for a, b in zip(extra, cmp.extra, strict=False)] + cmp.extra[len(extra):]
             corr.max_abs_error = max(corr.max_abs_error, cmp.max_abs)
             corr.max_rel_error = max(corr.max_rel_error, cmp.max_rel)
@@ -97,38 +114,38 @@ def _judge_trials(cand: Worker, usable: list[dict], config: VerifyConfig, out: O
             if not cmp.ok:
                 corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
                 raise Stop(cmp.status, f"wrong result on trial {k} of {len(usable)}: {cmp.detail}")
-            if got["mutated"] and not tr["mutates_inputs"]:
-                raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
+            if got.mutated and not tr["mutates_inputs"]:
+                raise Stop(Status.integrity_violation, f"forward modified its input(s) {got.mutated}; the reference does not",
                            [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
-                                    evidence=f"inputs {got['mutated']} changed on trial {k}")])
-            if "repeat" in got:  # both runs within the budget of the oracle, and each within it of the other
-                again = compare_outputs(got["outputs"], got["repeat"], atol, rtol, tr.get("oracle"))
+                                    evidence=f"inputs {got.mutated} changed on trial {k}")])
+            if got.repeat is not None:  # both runs within the budget of the oracle, and each within it of the other
+                again = compare_outputs(dict(got.outputs), dict(got.repeat), atol, rtol, tr.get("oracle"))
                 if not again.ok:
                     raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
             corr.passed += 1
-        if ran.get("aliased"):
-            k = ran["aliased"][0]
+        if ran.aliased:
+            k = ran.aliased[0]
             detail = f"trial {k}'s output is the memory trial {k - 1}'s output was returned in"
             raise Stop(Status.output_mismatch, f"forward returned memory it had returned on the previous call: {detail}",
                        [Finding(rule="output-aliasing", severity="reject",
                                 message="forward must return new outputs on every call: a module-held buffer returned "
                                         "each time overwrites the result a caller still holds (return a fresh tensor, "
                                         "or `.clone()` the buffer)", evidence=detail)])
-        integrity(ran["integrity"], "forward")
+        integrity(ran.integrity, "forward")
         _refill_check(cand, usable, config)
     return ran, extra
 
 
 def _peak_memory(cand: Worker, ref: Worker, host_inputs: list, config: VerifyConfig) -> MemoryUse | None:
     """Peak device memory of one forward of the candidate and of the reference on the same inputs (a metric)."""
-    mine = call(cand, "peak_memory", config.run_timeout_s, Status.runtime_error, "measuring peak memory",
-                 host_inputs=host_inputs)
-    integrity(mine["integrity"], "forward")
-    theirs = call(ref, "peak_memory", config.run_timeout_s, Status.bad_problem, "the reference's peak memory",
-                   inputs=host_inputs)
-    if mine["peak_bytes"] is None or theirs["peak_bytes"] is None:
+    mine = candidate_reply(PeakReply, call(cand, "peak_memory", config.run_timeout_s, Status.runtime_error,
+                                           "measuring peak memory", host_inputs=host_inputs), "peak_memory")
+    integrity(mine.integrity, "forward")
+    theirs = parse_reply(PeakReply, call(ref, "peak_memory", config.run_timeout_s, Status.bad_problem,
+                                         "the reference's peak memory", inputs=host_inputs), "peak_memory", False)
+    if mine.peak_bytes is None or theirs.peak_bytes is None:
         return None
-    c, r = int(mine["peak_bytes"]), int(theirs["peak_bytes"])
+    c, r = mine.peak_bytes, theirs.peak_bytes
     return MemoryUse(candidate_peak_bytes=c, reference_peak_bytes=r, ratio=round(c / r, 4) if r > 0 else None)
 
 
@@ -136,14 +153,17 @@ def _refill_check(cand: Worker, usable: list[dict], config: VerifyConfig) -> Non
     """The trials again, written in place into one set of input buffers without moving their version counters: an
     output cached on the buffers' identity goes stale (`stale-buffer-check`)."""
     atol, rtol = config.tolerances()
-    res = call(cand, "refill", config.run_timeout_s, Status.runtime_error, "running forward on refilled buffers",
-                trials=[tr["inputs"] for tr in usable],
-                poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])])
-    integrity(res["integrity"], "forward")
-    for k, (tr, got) in enumerate(zip(usable, res["outputs"], strict=True)):
-        cmp = compare_outputs(tr["outputs"], got, atol, rtol, tr.get("oracle"))
+    res = candidate_reply(RefillReply, call(cand, "refill", config.run_timeout_s, Status.runtime_error,
+                                            "running forward on refilled buffers", trials=[tr["inputs"] for tr in usable],
+                                            poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]),
+                          "refill")
+    integrity(res.integrity, "forward")
+    if len(res.outputs) != len(usable) or len(res.versions) != len(usable):
+        raise candidate_reply_stop(f"refill: {len(res.outputs)} results for {len(usable)} trials")
+    for k, (tr, got) in enumerate(zip(usable, res.outputs, strict=True)):
+        cmp = compare_outputs(tr["outputs"], dict(got), atol, rtol, tr.get("oracle"))
         if not cmp.ok:
-            detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res['versions'][k]}): {cmp.detail}"
+            detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res.versions[k]}): {cmp.detail}"
             raise Stop(Status.output_mismatch, f"a stale result on refilled input buffers: {detail}",
                        [Finding(rule="stale-buffer-check", severity="reject",
                                 message="the output must follow the inputs' values, not the buffers' identity",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from kernelmosaic.contracts.verdict import Correctness, Finding, MemoryUse, Status, Timing
+from kernelmosaic.contracts.verdict import Census, Correctness, Finding, MemoryUse, Status, Timing
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 
 __all__ = ["Stop", "ReferenceData", "Outcome", "Exclusive", "call", "call_on_candidate_data", "check_reported",
@@ -78,7 +78,7 @@ class Outcome:
     correctness: Correctness
     findings: list[Finding] = field(default_factory=list)
     timing: Timing | None = None
-    census: dict = field(default_factory=dict)
+    census: Census | None = None
     weights: dict = field(default_factory=dict)
     memory: MemoryUse | None = None
     builds: list[dict] = field(default_factory=list)

@@ -28,6 +28,7 @@ from kernelmosaic.verify.judgement import (
     integrity,
 )
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.run_replies import ForwardEnd, SharedRunReply, candidate_reply
 
 __all__ = ["alternative_comparisons", "compare_probe_outputs", "compare_timed_call", "hold_probe_outputs",
            "judge_large_trials", "let_go_probes"]
@@ -68,7 +69,7 @@ def _compared(ref: Worker, cand: Worker, config: VerifyConfig, what: str, op: st
 
 
 def judge_large_trials(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfig,
-                       out: Outcome) -> tuple[dict, list[float]]:
+                       out: Outcome) -> tuple[ForwardEnd, list[float]]:
     """Fill `out.correctness` as the ordinary mode does, or raise Stop with the same status and message; then the
     refill check (`stale-buffer-check`). Returns the run's integrity report and thread count, and per output the most
     budget any trial needed above atol + rtol·|r| (the timing checks' allowance)."""
@@ -79,7 +80,7 @@ def judge_large_trials(cand: Worker, ref: Worker, refdata: ReferenceData, config
     corr.distributions = sorted({tr["distribution"] for tr in usable})
     poison = [(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]
     extra: list[float] = []
-    ran: dict = {"integrity": [], "extra_threads": 0}  # the last trial's run: what judge_candidate checks after them
+    ran = ForwardEnd(integrity=[], extra_threads=0)  # the last trial's run: what judge_candidate checks after them
     out_bytes = sum(output_nbytes(usable[0]["outputs"]))
     out.findings.append(Finding(rule="large-output-mode", severity="flag",
                                 message=f"outputs of {out_bytes / 2**20:.0f} MiB per trial compared in the reference "
@@ -104,7 +105,7 @@ def _let_go(ref: Worker, config: VerifyConfig) -> None:
 
 
 def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, k: int, tr: dict, trials: int,
-                 poison: list[int]) -> tuple[Comparison, dict]:
+                 poison: list[int]) -> tuple[Comparison, ForwardEnd]:
     """Trial k: recomputed and held by the reference, run by the candidate, compared in place, then its refill (or
     Stop). Returns the trial's comparison and the run's integrity report and thread count."""
     corr = out.correctness
@@ -115,29 +116,30 @@ def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, 
     try:
         with out.phase("correctness"):
             cand.channel.attach(fds)
-            got = call(cand, "run_shared", config.run_timeout_s, Status.runtime_error, "running forward",
-                        inputs=held["inputs"], poison_sizes=poison, repeat=k == 0)
+            got = candidate_reply(SharedRunReply, call(cand, "run_shared", config.run_timeout_s, Status.runtime_error,
+                                                       "running forward", inputs=held["inputs"], poison_sizes=poison,
+                                                       repeat=k == 0), "run_shared")
         with out.phase("compare"):
-            res = _compared(ref, cand, config, f"trial {k}", outputs=got["outputs"], repeat=got.get("repeat"))
+            res = _compared(ref, cand, config, f"trial {k}", outputs=got.outputs, repeat=got.repeat)
             cmp = from_core(res["comparison"])
             _record(corr, cmp)
             if not cmp.ok:
                 corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
                 raise Stop(cmp.status, f"wrong result on trial {k} of {trials}: {cmp.detail}")
-            if got["mutated"] and not tr["mutates_inputs"]:
-                raise Stop(Status.integrity_violation, f"forward modified its input(s) {got['mutated']}; the reference does not",
+            if got.mutated and not tr["mutates_inputs"]:
+                raise Stop(Status.integrity_violation, f"forward modified its input(s) {got.mutated}; the reference does not",
                            [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
-                                    evidence=f"inputs {got['mutated']} changed on trial {k}")])
+                                    evidence=f"inputs {got.mutated} changed on trial {k}")])
             if res["repeat"] is not None and not (again := from_core(res["repeat"])).ok:
                 raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
             corr.passed += 1
-            integrity(got["integrity"], "forward")
+            integrity(got.integrity, "forward")
             _refill(cand, ref, config, k, fds, held["inputs"], poison)
         call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a trial's outputs")
     finally:
         cand.channel.attach([])
         _close(fds)
-    return cmp, {"integrity": got["integrity"], "extra_threads": got["extra_threads"]}
+    return cmp, got
 
 
 def _record(corr, cmp: Comparison) -> None:

@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from kernelmosaic.contracts.verdict import Finding, Status
 from kernelmosaic.verify.judgement import Stop
 
-__all__ = ["TimingReply", "CandidateTimingReply", "BurstReply", "timing_reply", "burst_reply"]
+__all__ = ["TimingReply", "CandidateTimingReply", "BurstReply", "timing_reply", "burst_reply", "parse_reply", "malformed", "Reply"]
 
 
 def _finite(value: float) -> float:
@@ -30,11 +30,13 @@ Millis = Annotated[float, Field(ge=0.0, strict=True), AfterValidator(_finite)]
 """A duration in ms: a finite number (a float, or an int), never negative; never a string or a bool."""
 
 
-class _Reply(BaseModel):
+class Reply(BaseModel):
+    """A worker's reply: fields it does not know are ignored, the ones it reads are checked."""
+
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class TimingReply(_Reply):
+class TimingReply(Reply):
     """A `time` request's figures (candidate, eager or `torch.compile`); the candidate's carries more (its calls and
     the checked call), which `judgement.check_reported` and the fingerprint checks read from the raw reply."""
 
@@ -55,34 +57,44 @@ class CandidateTimingReply(TimingReply):
     """Device work still running once the call's stream was done (0 on the CPU): required of the candidate."""
 
 
-class BurstReply(_Reply):
+class BurstReply(Reply):
     reported_ms: Millis
     """The worker's own clock around the burst's calls."""
 
 
-R = TypeVar("R", bound=_Reply)
+R = TypeVar("R", bound=BaseModel)
 
 
-def _parse(model: type[R], raw: object, what: str, candidate: bool) -> R:
+def malformed(detail: str, candidate: bool, rule: str = "timing-reply") -> Stop:
+    """The Stop for a reply that is not what the worker sends: `bad_problem` for the reference's worker (it runs no
+    candidate code); for the candidate's, a rejection under `rule` (`timing-reply`: a timing anomaly;
+    `worker-reply`, run_replies.py: an integrity violation)."""
+    if not candidate:
+        return Stop(Status.bad_problem, f"the reference worker sent a malformed reply to {detail}")
+    timing = rule == "timing-reply"
+    sender = "the worker's timer" if timing else "the worker"
+    return Stop(Status.timing_anomaly if timing else Status.integrity_violation,
+                f"the candidate's worker sent a malformed reply to {detail}",
+                [Finding(rule=rule, severity="reject",
+                         message=f"a {'timing ' if timing else ''}reply from the candidate's process was not what "
+                                 f"{sender} sends (a field missing, of another type, or out of range)",
+                         evidence=detail)])
+
+
+def parse_reply(model: type[R], raw: object, what: str, candidate: bool, rule: str = "timing-reply") -> R:
+    """`raw` as `model`, or the Stop of `malformed` naming the first field wrong."""
     try:
-        return model.model_validate(raw)
+        return model.model_validate(raw, strict=True)  # a count is an int, a flag a bool: nothing coerced
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the reply"
-        detail = f"{what}: {where}: {first['msg']}"
-        if not candidate:
-            raise Stop(Status.bad_problem, f"the reference worker sent a malformed reply to {detail}") from None
-        raise Stop(Status.timing_anomaly, f"the candidate's worker sent a malformed reply to {detail}",
-                   [Finding(rule="timing-reply", severity="reject",
-                            message="a timing reply from the candidate's process was not what the worker's timer "
-                                    "sends (a number not finite, negative, missing or of another type)",
-                            evidence=detail)]) from None
+        raise malformed(f"{what}: {where}: {first['msg']}", candidate, rule) from None
 
 
 def timing_reply(raw: object, what: str, candidate: bool) -> TimingReply:
     """`raw` parsed (the candidate's with every field its timer sends), or Stop naming the first field wrong."""
-    return _parse(CandidateTimingReply if candidate else TimingReply, raw, what, candidate)
+    return parse_reply(CandidateTimingReply if candidate else TimingReply, raw, what, candidate)
 
 
 def burst_reply(raw: object, what: str, candidate: bool) -> BurstReply:
-    return _parse(BurstReply, raw, what, candidate)
+    return parse_reply(BurstReply, raw, what, candidate)
