@@ -1,8 +1,9 @@
-"""Per-verdict cost of the OS isolation layers on CPU: the same honest C++ candidate judged side by side with the
-layers on (this host's defaults) and off (`KERNELMOSAIC_ISOLATION_CPU=none`), each in a fresh process so that the
-layer plan and the workers are fresh, alternating on/off to spread the machine's load over both.
+"""Per-verdict cost of the OS isolation layers: the same honest candidate (C++ on the CPU, CUDA with `--device
+cuda`) judged side by side with the layers on (this host's defaults) and off (`KERNELMOSAIC_ISOLATION_CPU=none` /
+`KERNELMOSAIC_ISOLATION_CUDA=none`), each in a fresh process so that the layer plan and the workers are fresh,
+alternating on/off to spread the machine's load over both.
 
-    python scripts/bench/bench_isolation.py [--runs 3]
+    python scripts/bench/bench_isolation.py [--runs 3] [--device cpu|cuda] [--out FILE.json]
 
 Prints one row per mode: median verdict wall time (s) and median worker start time (s), as measured by the
 verdict's own phases.
@@ -24,14 +25,22 @@ ONE = r'''
 import json, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])  # the repository root
-from tests.verify.kit import PROBLEM_ADD_RELU, candidate, write
+from tests.verify.kit import write
 from kernelmosaic.verify import Verifier, VerifyConfig
 tmp = Path(tempfile.mkdtemp())
-config = VerifyConfig(device="cpu", trials=3, cache_dir=Path(sys.argv[2]), timing_budget_ms=20, timing_rounds=2,
-                      compile_baseline=False, memory_limit_gb=8)
+if sys.argv[3] == "cuda":
+    from tests.verify.gpu_kit import PROBLEM_ADD_RELU, cuda_candidate
+    source = cuda_candidate("ext.add_relu(a, b)")
+    config = VerifyConfig(device="cuda", trials=3, cache_dir=Path(sys.argv[2]), timing_profile="quick",
+                          compile_baseline=False)
+else:
+    from tests.verify.kit import PROBLEM_ADD_RELU, candidate
+    source = candidate("return ext.add_relu(a, b)")
+    config = VerifyConfig(device="cpu", trials=3, cache_dir=Path(sys.argv[2]), timing_budget_ms=20, timing_rounds=2,
+                          compile_baseline=False, memory_limit_gb=8)
 with Verifier(config) as v:
     t = time.perf_counter()
-    verdict = v.verify(write(tmp, "p.py", PROBLEM_ADD_RELU), write(tmp, "c.py", candidate("return ext.add_relu(a, b)")))
+    verdict = v.verify(write(tmp, "p.py", PROBLEM_ADD_RELU), write(tmp, "c.py", source))
     wall = time.perf_counter() - t
 print(json.dumps({"wall_s": wall, "accepted": verdict.accepted, "isolation": verdict.env.isolation,
                   "phases": verdict.phase_seconds}))
@@ -41,17 +50,20 @@ print(json.dumps({"wall_s": wall, "accepted": verdict.accepted, "isolation": ver
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--out", type=Path, help="also write the rows and medians here (JSON)")
     args = parser.parse_args()
+    var = "KERNELMOSAIC_ISOLATION_CUDA" if args.device == "cuda" else "KERNELMOSAIC_ISOLATION_CPU"
     cache = Path(tempfile.mkdtemp(prefix="km-bench-iso-"))
     results: dict[str, list[dict]] = {"on": [], "off": []}
     for i in range(args.runs + 1):  # the first pair warms the build cache and is not counted
         for mode in ("on", "off"):
             env = {**os.environ}
-            env.pop("KERNELMOSAIC_ISOLATION_CPU", None)
+            env.pop(var, None)
             if mode == "off":
-                env["KERNELMOSAIC_ISOLATION_CPU"] = "none"
-            out = subprocess.run([sys.executable, "-c", ONE, str(ROOT), str(cache)], env=env, capture_output=True,
-                                 text=True, check=True).stdout.strip().splitlines()[-1]
+                env[var] = "none"
+            out = subprocess.run([sys.executable, "-c", ONE, str(ROOT), str(cache), args.device], env=env,
+                                 capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
             row = json.loads(out)
             if i:
                 results[mode].append(row)
@@ -61,6 +73,9 @@ def main() -> None:
         print(f"{mode}: median verdict {statistics.median(walls):.2f} s (runs {', '.join(f'{w:.2f}' for w in walls)}); "
               f"worker start {statistics.median(starts) if starts else float('nan'):.2f} s; accepted "
               f"{sum(r['accepted'] for r in rows)}/{len(rows)}; layers {rows[0]['isolation']}")
+    if args.out:
+        args.out.write_text(json.dumps({"device": args.device, "rows": results, "median_s": {
+            mode: statistics.median(r["wall_s"] for r in rows) for mode, rows in results.items()}}, indent=1))
 
 
 if __name__ == "__main__":
