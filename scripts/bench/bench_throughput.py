@@ -1,18 +1,23 @@
-"""Verifier throughput against a naive KernelBench-style harness, cold caches, in one run.
+"""Verifier throughput against KernelBench's method, cold caches, side by side in one run.
 
 Usage:
-  python scripts/bench/bench_throughput.py --device cpu [--count 32] [--out bench_throughput.json]
-  python scripts/bench/bench_throughput.py --device cuda --count 40
+  python scripts/bench/bench_throughput.py --device cuda [--count 32] [--profiles quick,full] [--out FILE.json]
+  python scripts/bench/bench_throughput.py --device cpu --cases synthetic --distinct
 
-Both harnesses judge the same candidates (`throughput_cases.py`: correct, slow, wrong, failing to compile) from
-empty build caches (and empty Triton and Inductor caches of their own). The naive harness follows KernelBench's method in one process: import each candidate (its
-`load_inline` builds there, in a build folder of its own, as KernelBench's `eval_from_generations.py` gives every
-sample `<build dir>/<run>/<problem>/<sample>`), 5 correctness trials with `allclose(atol=rtol=1e-2)`, then 100 timed
-calls. Ours is `Verifier.verify_many` with the default settings (compiles ahead of judgement, isolated workers,
-every check; its build cache is keyed on the extension's content, so candidates sharing a source build it once),
-once per timing profile of `--profiles` (default `full`; `quick,full` runs both, each from a cold cache).
-`--distinct` gives every candidate its own extension source (an agent's successive kernels), so neither harness
-builds anything twice. `--variant NAME:KEY=VALUE,...` also runs ours with other verify settings (each cold, beside the
+Both harnesses judge the same candidates from empty build caches (and empty Triton and Inductor caches of their
+own). `--cases corpus` (the default): distinct model-style candidates from the project's honest corpus, its hacks
+and compile errors made from it (`corpus_cases.py`; every candidate its own extension source, as every model sample
+is), judged under `kernelbench`. `--cases synthetic`: the project's small synthetic set (`throughput_cases.py`:
+correct, slow, wrong, failing to compile), which shares extension sources between candidates unless `--distinct`.
+
+The naive harness is KernelBench's method in its fastest local mode (`--naive-mode parallel`, the default): every
+candidate built first, `--naive-jobs` at a time (default: the cores), each in a process and a build folder of its
+own (as KernelBench's `build_compile_cache` does, `<build dir>/<run>/<problem>/<sample>`), then each candidate
+evaluated in a fresh process of its own (import, the cached build loaded, 5 correctness trials with
+`allclose(atol=rtol=1e-2)`, 100 timed calls), one after another on the one GPU. `--naive-mode serial` runs the older
+one-process form (build, trials and timing per candidate in turn). Ours is `Verifier.verify_many` with the
+default settings (compiles ahead of judgement, isolated workers, every check), once per timing profile of
+`--profiles` (default `full`; `quick,full` runs both, each from a cold cache). `--variant NAME:KEY=VALUE,...` also runs ours with other verify settings (each cold, beside the
 same naive run), so settings can be compared side by side. Before either runs, one process imports torch and
 preprocesses `torch/extension.h` (`warm_os_cache`): the OS page cache is warm for both alike (build caches stay
 cold), so neither harness's time depends on the order they run in. Reports candidates per minute for each, where
@@ -36,7 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from throughput_cases import EXPECTED, write_cases  # noqa: E402 - the sibling module, put on the path above
+import corpus_cases  # noqa: E402 - the sibling modules, put on the path above
+import throughput_cases  # noqa: E402
 
 
 def _load(path: Path, name: str):
@@ -64,7 +70,7 @@ def naive_one(problem: Path, candidate: Path, device: str, k: int) -> dict:
         with torch.no_grad():
             for trial in range(5):
                 torch.manual_seed(1000 + trial)
-                inputs = [x.to(device) for x in ref_mod.get_inputs()]
+                inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref_mod.get_inputs()]
                 want, got = model(*inputs), new(*inputs)
                 if got.shape != want.shape or not torch.allclose(got, want, atol=1e-2, rtol=1e-2):
                     return {"accepted": False, "status": "output_mismatch"}
@@ -90,8 +96,55 @@ def naive_one(problem: Path, candidate: Path, device: str, k: int) -> dict:
 
 def naive_main(manifest: Path, out: Path) -> None:
     rows = json.loads(manifest.read_text())
-    results = {r["id"]: naive_one(Path(r["problem"]), Path(r["candidate"]), r["device"], k) for k, r in enumerate(rows)}
+    results = {r["id"]: naive_one(Path(r["problem"]), Path(r["candidate"]), r["device"], r.get("k", k))
+               for k, r in enumerate(rows)}
     out.write_text(json.dumps(results))
+
+
+def naive_build(candidate: Path, k: int, build_root: Path) -> dict:
+    """KernelBench's `build_compile_cache` for one sample: import the candidate in a process of its own, its
+    `load_inline` building into the sample's own folder. Returns whether it built and the seconds it took."""
+    env = {**os.environ, "TORCH_EXTENSIONS_DIR": str(build_root / f"sample_{k}")}
+    code = ("import importlib.util, sys\nspec = importlib.util.spec_from_file_location('cand', sys.argv[1])\n"
+            "spec.loader.exec_module(importlib.util.module_from_spec(spec))")
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, str(candidate)], env=env, capture_output=True, text=True,
+                          check=False)
+    return {"built": done.returncode == 0, "seconds": round(time.perf_counter() - t0, 2),
+            "detail": done.stderr[-200:] if done.returncode else ""}
+
+
+def run_naive_parallel(cases: list, device: str, tmp: Path, jobs: int) -> tuple[float, dict]:
+    """KernelBench's fastest local mode: build every candidate, `jobs` at a time, then evaluate each in a fresh
+    process on its cached build (a candidate that did not build is a compile error and is not evaluated)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    root = tmp / "naive-extensions"
+    env = {**os.environ, "KM_NAIVE_BUILD_ROOT": str(root), **_jit_caches(tmp / "naive-jit")}
+    saved = dict(os.environ)
+    os.environ.update(_jit_caches(tmp / "naive-jit"))
+    t0 = time.perf_counter()
+    try:
+        with ThreadPoolExecutor(jobs) as pool:  # each thread waits on its build's own process
+            builds = list(pool.map(lambda c: naive_build(c[1][2], c[0], root), enumerate(cases)))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    build_s = time.perf_counter() - t0
+    results = {}
+    for k, ((ident, problem, candidate, _), build) in enumerate(zip(cases, builds, strict=True)):
+        if not build["built"]:
+            results[ident] = {"accepted": False, "status": "compile_error", "detail": build["detail"],
+                              "build_s": build["seconds"]}
+            continue
+        manifest, out = tmp / f"naive_one_{k}.json", tmp / f"naive_one_{k}.out.json"
+        manifest.write_text(json.dumps([{"id": ident, "problem": str(problem), "candidate": str(candidate),
+                                         "device": device, "k": k}]))
+        subprocess.run([sys.executable, __file__, "--naive-run", str(manifest), str(out)], check=True, env=env)
+        results[ident] = {**json.loads(out.read_text())[ident], "build_s": build["seconds"]}
+    print(f"naive (parallel builds, {jobs} at a time): builds {build_s:.0f} s, evaluation "
+          f"{time.perf_counter() - t0 - build_s:.0f} s", flush=True)
+    return time.perf_counter() - t0, results
 
 
 def run_naive(cases: list, device: str, tmp: Path) -> tuple[float, dict]:
@@ -110,7 +163,8 @@ def _jit_caches(root: Path) -> dict[str, str]:
     return {"TRITON_CACHE_DIR": str(root / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor")}
 
 
-def run_ours(cases: list, device: str, tmp: Path, profile: str, sets: list[str] = (), run: str = "") -> tuple[float, dict]:
+def run_ours(cases: list, device: str, tmp: Path, profile: str, sets: list[str] = (), run: str = "",
+             policy: str = "strict") -> tuple[float, dict]:
     """`sets`: `verify.<key>=<value>` settings of a variant (`--variant`), read as `--set` reads them; `run`: the
     run's label, which names its caches (default the profile)."""
     from kernelmosaic.config import read_config
@@ -119,7 +173,7 @@ def run_ours(cases: list, device: str, tmp: Path, profile: str, sets: list[str] 
 
     run = run or profile
     # a cold build cache of its own per run: each run pays every compile, as the naive harness does
-    config = verify_settings(read_config(None, list(sets)), {"device": device}).model_copy(
+    config = verify_settings(read_config(None, list(sets)), {"device": device, "policy": policy}).model_copy(
         update={"cache_dir": tmp / f"km-cache-{run}", "use_service": False, "timing_profile": profile})
     saved = dict(os.environ)
     os.environ.update(_jit_caches(tmp / f"km-jit-{run}"))  # the workers inherit it
@@ -193,8 +247,16 @@ def main() -> None:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--count", type=int, default=32)
     parser.add_argument("--out", type=Path, default=Path("bench_throughput.json"))
+    parser.add_argument("--cases", choices=["corpus", "synthetic"], default="corpus",
+                        help="corpus: distinct model-style candidates (corpus_cases.py), judged under kernelbench; "
+                             "synthetic: throughput_cases.py, judged under strict")
     parser.add_argument("--distinct", action="store_true",
-                        help="every candidate its own extension source (nothing is built twice by either harness)")
+                        help="synthetic cases: every candidate its own extension source (nothing is built twice)")
+    parser.add_argument("--naive-mode", choices=["parallel", "serial"], default="parallel",
+                        help="parallel: KernelBench's fastest local mode (builds first, N at a time, then one "
+                             "process per evaluation); serial: build, check and time each candidate in one process")
+    parser.add_argument("--naive-jobs", type=int, default=os.cpu_count() or 2,
+                        help="builds in flight in the naive harness's parallel mode (default: the cores)")
     parser.add_argument("--profiles", default="full",
                         help="our timing profiles to run, comma-separated (quick,full): each judges every candidate "
                              "from a cold cache, side by side with the naive harness in the same run")
@@ -218,14 +280,19 @@ def main() -> None:
             parser.error(f"--variant {spec!r}: expected NAME:KEY=VALUE[,KEY=VALUE]")
         variants.append((name, [f"verify.{p.strip()}" for p in pairs.split(",")]))
     with tempfile.TemporaryDirectory(prefix="km-bench-throughput-") as tmp:
-        cases = write_cases(Path(tmp) / "cases", args.device, args.count, args.distinct)
+        if args.cases == "corpus":
+            cases = corpus_cases.write_corpus_cases(Path(tmp) / "cases", args.count, args.device)
+            expected, policy = corpus_cases.EXPECTED, "kernelbench"
+        else:
+            cases = throughput_cases.write_cases(Path(tmp) / "cases", args.device, args.count, args.distinct)
+            expected, policy = throughput_cases.EXPECTED, "strict"
         warm_s = warm_os_cache(args.device, Path(tmp))
         print(f"OS page cache warmed for both harnesses (torch's libraries and headers): {warm_s:.1f} s", flush=True)
         ours = {}
         for profile in profiles:  # ours first: a run cut short still says where our time went
             for name, sets in variants:
                 run = f"{profile}-{name}" if name else profile
-                ours[run] = run_ours(cases, args.device, Path(tmp), profile, sets, run)
+                ours[run] = run_ours(cases, args.device, Path(tmp), profile, sets, run, policy)
                 print(f"ours, `{run}`: {ours[run][0]:.0f} s; phase medians (s): "
                       f"{_phase_medians(ours[run][1].values())}", flush=True)
                 # written at once: the naive harness takes ~9 minutes, and a device call cut before it ends
@@ -233,18 +300,20 @@ def main() -> None:
                 partial = args.out.with_name(f"{args.out.stem}.{run}.json")
                 partial.write_text(json.dumps({"seconds": round(ours[run][0], 1), "verdicts": ours[run][1]}, indent=1))
                 _print_timeline(run, ours[run][1])
-        naive_s, naive = run_naive(cases, args.device, Path(tmp))
+        naive_s, naive = (run_naive_parallel(cases, args.device, Path(tmp), args.naive_jobs)
+                          if args.naive_mode == "parallel" else run_naive(cases, args.device, Path(tmp)))
     device_name = torch.cuda.get_device_name(0) if args.device == "cuda" else (platform.processor() or platform.machine())
     result = {"date": date.today().isoformat(), "device": args.device, "device_name": device_name,
               "cores": os.cpu_count(), "torch": torch.__version__, "candidates": len(cases),
-              "distinct_sources": args.distinct, "os_cache_warm_s": round(warm_s, 1), "naive_seconds": round(naive_s, 1),
+              "cases": args.cases, "policy": policy, "naive_mode": args.naive_mode,
+              "naive_jobs": args.naive_jobs, "distinct_sources": args.cases == "corpus" or args.distinct, "os_cache_warm_s": round(warm_s, 1), "naive_seconds": round(naive_s, 1),
               "naive_per_min": round(60 * len(cases) / naive_s, 2), "ours": {}}
     print("| harness | seconds | candidates/min | vs naive |\n|---|---|---|---|\n"
-          f"| naive (KernelBench method) | {naive_s:.0f} | {result['naive_per_min']} | 1.00x |")
+          f"| KernelBench's method ({args.naive_mode}) | {naive_s:.0f} | {result['naive_per_min']} | 1.00x |")
     for run, (ours_s, got) in ours.items():
         rows = [{"id": i, "kind": kind, "naive": naive[i]["status"], "ours": got[i]["status"],
                  "agree": naive[i]["accepted"] == got[i]["accepted"], "seconds": got[i]["seconds"],
-                 "ours_as_expected": got[i]["accepted"] == EXPECTED[kind], "phases": got[i]["phases"],
+                 "ours_as_expected": got[i]["accepted"] == expected[kind], "phases": got[i]["phases"],
                  "started": got[i]["started"], "compile_s": got[i]["compile_s"],
                  "compile_steps": got[i]["compile_steps"]}
                 for i, _, _, kind in cases]
@@ -266,7 +335,7 @@ def main() -> None:
         for r in summary["rows"]:
             if not r["ours_as_expected"]:
                 print(f"  unexpected: {r['id']} ({r['kind']}): ours {r['ours']}, expected "
-                      f"{'accept' if EXPECTED[r['kind']] else 'reject'}")
+                      f"{'accept' if expected[r['kind']] else 'reject'}")
             if not r["agree"]:
                 print(f"  disagree: {r['id']} ({r['kind']}): naive {r['naive']}, ours {r['ours']}")
     args.out.write_text(json.dumps(result, indent=1))
