@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
 
 from . import kit
@@ -64,3 +65,26 @@ def test_a_clock_slowed_one_and_a_half_times_is_rejected_with_every_core_busy(ve
     assert v.status == Status.timing_anomaly, v.message
     finding = next(f for f in v.findings if f.rule == "timing-wall-clock")
     assert finding.evidence.count("attempt") == 3 and "busiest thread runnable" in finding.evidence
+
+
+THREADED = [("kb_l1_014_upper_triangular_matmul__self_ext", "strict"),  # ATen's parallel_for over the rows
+            ("kb_l2_012_gemm_multiply_leakyrelu__torch_linear_custom_epilogue", "kernelbench")]  # PyTorch's GEMM
+
+
+@pytest.mark.parametrize("stem, policy", THREADED)
+def test_a_candidate_whose_threads_wait_on_each_other_is_accepted_with_two_busy_loops_per_core(
+        verifier, tmp_path, stem, policy):
+    """Candidates of the CPU corpus whose work runs on several OpenMP threads: with every core twice oversubscribed,
+    a thread often waits for a preempted sibling. Spinning there counted as the call's work (rejected on the call-time
+    bound in 1 of 3 runs); the workers' threads now sleep while they wait (pool.WAIT_ASLEEP)."""
+    from tests.corpus.corpus import CORPUS
+
+    candidate = CORPUS / "cpu" / f"{stem}.py"
+    problem = CORPUS / "problems" / f"{stem.split('__')[0]}.py"
+    source = problem.read_text()
+    small = kit.write(tmp_path, problem.name, apply_shape_overrides(source, small_shapes(source)))
+    with lk.busy_cores(per_core=2):
+        v = verifier.verify(small, candidate, policy=policy)
+    assert v.accepted, f"{v.status}: {v.message}"
+    assert "timing-wall-clock" not in {f.rule for f in v.findings}
+    assert 0 < v.timing.clock_ratio_cpu and 1 <= v.timing.wall_check_attempts <= 3

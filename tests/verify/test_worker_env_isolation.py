@@ -125,3 +125,15 @@ def test_candidate_cannot_print_the_callers_secrets(cpu_verifier, tmp_path, monk
     assert not verdict.accepted  # it is wrong on purpose; the tail is kept for rejected verdicts
     path_line = next(line for line in tail.splitlines() if line.startswith("sys.path:"))
     assert "'km-" not in path_line and "/km-" not in path_line and "''" not in path_line, path_line
+
+
+def test_workers_threads_sleep_while_they_wait_whatever_the_caller_asked(monkeypatch):
+    """OpenMP spinning would count a waiting thread's spin as the call's work on a loaded host (pool.WAIT_ASLEEP)."""
+    from kernelmosaic.verify.pool import worker_env
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    monkeypatch.setenv("KMP_BLOCKTIME", "200")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    env = worker_env({"KM_X": "1"})
+    assert (env["OMP_WAIT_POLICY"], env["KMP_BLOCKTIME"]) == ("PASSIVE", "0")
+    assert env["OMP_NUM_THREADS"] == "2" and env["KM_X"] == "1"  # the rest of the caller's OpenMP settings stay

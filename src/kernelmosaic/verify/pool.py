@@ -108,11 +108,22 @@ def _rss(pid: int) -> int:
         return 0
 
 
+WAIT_ASLEEP = {"OMP_WAIT_POLICY": "PASSIVE", "KMP_BLOCKTIME": "0"}
+"""OpenMP's threads (ATen's `parallel_for`, MKL and oneDNN, a candidate's `#pragma omp`) sleep when they wait
+instead of spinning, in every worker whatever the caller's environment says. A spinning thread is on a CPU while it
+waits for a preempted sibling, so on a loaded host its spin counts as the call's work in the kernel's account of
+the worker's threads (runclock.py) and in host timing: on two cores with two busy processes per core, an honest
+`parallel_for` triangular matmul of the CPU corpus was timed at 0.05-0.06x eager and rejected on the call-time bound
+in 1 of 3 runs with the threads spinning, and timed at 0.97-1.16x and accepted 3 of 3 with them asleep
+(tests/verify/test_loaded_cpu.py judges it loaded). Eager and the candidate run
+under the same policy, so their ratio stays fair."""
+
+
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The allowed part of this process's environment (`clean_env`: no credentials, no store URL) plus `extra`, with
     the worker package first on PYTHONPATH (and no empty entry, which would put the working directory on the
-    worker's `sys.path`)."""
-    env = clean_env(extra=extra)
+    worker's `sys.path`), and OpenMP's threads asleep while they wait (`WAIT_ASLEEP`)."""
+    env = {**clean_env(extra=extra), **WAIT_ASLEEP}
     env["PYTHONPATH"] = os.pathsep.join([str(WORKER_PACKAGE_DIR), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env
 
