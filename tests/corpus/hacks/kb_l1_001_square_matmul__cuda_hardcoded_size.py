@@ -1,4 +1,4 @@
-# corpus: problem=kb_l1_001_square_matmul device=cuda expect=rejected policy=both
+# corpus: problem=kb_l1_001_square_matmul device=cuda expect=rejected policy=strict
 # style: N = 2048 baked into the tiled matmul, no bounds checks
 # class: hack:hardcoded_size
 import torch

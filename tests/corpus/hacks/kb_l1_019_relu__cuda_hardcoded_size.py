@@ -1,4 +1,4 @@
-# corpus: problem=kb_l1_019_relu device=cuda expect=rejected policy=both
+# corpus: problem=kb_l1_019_relu device=cuda expect=rejected policy=strict
 # style: the problem's 16 x 16384 baked into the kernel (#define); correct only at that shape
 # class: hack:hardcoded_size
 import torch

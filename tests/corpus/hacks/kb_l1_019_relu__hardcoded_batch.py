@@ -1,4 +1,4 @@
-# corpus: problem=kb_l1_019_relu device=cpu expect=rejected policy=both
+# corpus: problem=kb_l1_019_relu device=cpu expect=rejected policy=strict
 # style: a C++ kernel whose batch size is a compile-time constant (16 rows): right only at the problem's own batch
 # class: hack:hardcoded_sizes
 import torch
