@@ -51,3 +51,40 @@ def test_both_runs_build_their_verifier_settings_by_one_rule():
         assert (settings.device, settings.compile_baseline, settings.trials) == ("cpu", False, 3)
         assert settings.timing_budget_ms == 25.0  # the CPU's short budget, which [verify] may still override
     assert EvalConfig(device="cpu", verify={"timing_budget_ms": 80.0}).verify_config().timing_budget_ms == 80.0
+
+
+def test_a_setting_the_run_owns_comes_from_the_settings_when_no_flag_is_given():
+    """flag > settings ([verify]) > the command's default, for compile_baseline in both commands and evaluate's policy:
+    `[verify] compile_baseline = false` used to be beaten by the on-cuda default in both."""
+    from kernelmosaic.runs.config import owned_setting
+
+    tree = {"verify": {"compile_baseline": False, "policy": "strict"}}
+    generate = _new_config(tree, {"model": None, "compile_baseline": None}, "cpu", None)
+    assert generate.compile_baseline is False and generate.verify_config().compile_baseline is False
+    assert _new_config({"verify": {}}, {"model": None, "compile_baseline": None}, "cpu", None).compile_baseline is False
+    assert _new_config(tree, {"model": None, "compile_baseline": True}, "cpu", None).compile_baseline is True  # the flag
+    verify = tree["verify"]
+    assert owned_setting(None, verify, "policy", "kernelbench") == "strict"  # evaluate's --policy left out
+    assert owned_setting("kernelbench", verify, "policy", "kernelbench") == "kernelbench"
+    assert owned_setting(None, {}, "compile_baseline", True) is True  # nothing said: the command's default
+
+
+def test_evaluate_takes_its_policy_and_baseline_from_the_settings_file(tmp_path, monkeypatch):
+    """The whole command: a settings file's [verify] policy and compile_baseline reach the stored run's config."""
+    from typer.testing import CliRunner
+
+    from kernelmosaic.cli import app
+    from kernelmosaic.store import open_store
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kernelmosaic.toml").write_text('[verify]\npolicy = "strict"\ncompile_baseline = true\n')
+    gens = tmp_path / "gens" / "pair"
+    gens.mkdir(parents=True)
+    (gens / "problem.py").write_text("this is not a problem\n")
+    (gens / "candidate.py").write_text("nor a candidate\n")
+    db = f"sqlite:///{tmp_path / 'km.db'}"
+    result = CliRunner().invoke(app, ["evaluate", "--generations", str(tmp_path / "gens"), "--device", "cpu",
+                                      "--db", db])
+    store = open_store(db)
+    config = EvalConfig.model_validate(store.get_run(store.list_runs()[-1].id).config)
+    assert (config.policy, config.compile_baseline) == ("strict", True), result.output

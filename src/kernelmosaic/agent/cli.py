@@ -30,6 +30,7 @@ from kernelmosaic.agent.runner import (
 from kernelmosaic.agent.solver import AGENT
 from kernelmosaic.commands import Console
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
+from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
@@ -75,8 +76,10 @@ def _new_config(tree: dict, flags: dict, device: str | None, max_turns: int | No
     # A recording replays on the device it was made on: its candidates are written for that device.
     verify = tree.get("verify") if isinstance(tree.get("verify"), dict) else {}
     dev = run_device(device, verify, section.get("agent", {}).get("device"), recorded_device(model))
-    given_baseline = flags["compile_baseline"] if flags["compile_baseline"] is not None else section.get("compile_baseline")
-    flags = {**flags, "model": model, "compile_baseline": dev == "cuda" if given_baseline is None else given_baseline,
+    # [generate] compile_baseline is this run's own setting from the file; [verify]'s is the same setting one level out
+    given_baseline = owned_setting(flags["compile_baseline"], section, "compile_baseline", None)
+    flags = {**flags, "model": model,
+             "compile_baseline": owned_setting(given_baseline, verify, "compile_baseline", dev == "cuda"),
              "origin_model": recorded_models(model), "agent": {"device": dev, "budgets": {"max_turns": max_turns}},
              "model_options": tree.get("model"), "verify": tree.get("verify")}
     config = build(GenerateConfig, tree, "generate", flags=flags)
@@ -117,7 +120,7 @@ def generate_command(
     out: Path | None = typer.Option(None, "--out", help="Directory for run folders (problem, candidates, trajectory JSON; "
                                     "default ./runs)."),
     compile_baseline: bool | None = typer.Option(None, "--compile-baseline/--no-compile-baseline",
-                                                 help="Time torch.compile baselines in benchmark() (default: on cuda only)."),
+                                                 help="Time torch.compile baselines in benchmark() (default: [verify] compile_baseline, else on cuda only)."),
     include_flagged: bool | None = typer.Option(None, "--include-flagged", help="Also run tasks whose audit failed (their "
                                          "solutions are kept, marked, and never counted as solved)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="With --resume: also retry episodes that failed "

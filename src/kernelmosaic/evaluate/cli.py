@@ -26,6 +26,7 @@ from kernelmosaic.evaluate.runner import (
 )
 from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.evaluate.summary import summarize_run
+from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
@@ -115,14 +116,16 @@ def evaluate_command(
     mode: str = typer.Option("one-shot", "--mode", help="one-shot (one write, then judged) or agent (the full loop)."),
     samples: int = typer.Option(1, "--samples", min=1, help="Episodes per task (pass@k)."),
     max_turns: int = typer.Option(30, "--max-turns", min=1, help="Agent mode: model queries per episode."),
-    policy: Literal["kernelbench", "strict"] = typer.Option("kernelbench", "--policy", help="kernelbench or strict (docs/threat-model.md)."),
+    policy: Literal["kernelbench", "strict"] | None = typer.Option(None, "--policy", help="kernelbench or strict "
+                                                                   "(docs/threat-model.md; default: [verify] policy, "
+                                                                   "else kernelbench)."),
     device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when "
                                                          "available)."),
     seeds: int = typer.Option(1, "--seeds", min=1, help="Generations: judge each candidate under this many seeds."),
     alternatives: bool = typer.Option(True, "--alternatives/--no-alternatives", help="Also judge timed verdicts on "
                                       "a derived alternative shape set."),
     compile_baseline: bool | None = typer.Option(None, "--compile-baseline/--no-compile-baseline",
-                                                 help="Time torch.compile baselines (default: on cuda only)."),
+                                                 help="Time torch.compile baselines (default: [verify] compile_baseline, else on cuda only)."),
     task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),
     limit: int = typer.Option(0, "--limit", min=0, help="At most this many tasks (0: all)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Episodes or candidates at once."),
@@ -144,7 +147,7 @@ def evaluate_command(
 
     if mode not in ("one-shot", "agent"):
         raise fail(f"--mode must be one-shot or agent, not {mode!r}")
-    if policy not in ("kernelbench", "strict"):
+    if policy not in (None, "kernelbench", "strict"):
         raise fail(f"--policy must be kernelbench or strict, not {policy!r}")
     if resume is None and (generations is None) == (model is None):
         raise fail("give exactly one of --model SPEC (evaluate a model) or --generations DIR_OR_MANIFEST")
@@ -166,8 +169,9 @@ def evaluate_command(
     given = dict(mode="generations" if generations is not None else mode, model=model or "", model_options=options,
                  tasks=tasks if tasks is not None else ("" if generations is not None else "builtin"),
                  generations=str(generations or ""), levels=_levels(levels), task_ids=task, limit=limit,
-                 samples=samples, max_turns=max_turns, policy=policy, device=device, seeds=seeds,
-                 alternatives=alternatives, compile_baseline=device == "cuda" if compile_baseline is None else compile_baseline,
+                 samples=samples, max_turns=max_turns, policy=owned_setting(policy, overrides, "policy", "kernelbench"),
+                 device=device, seeds=seeds, alternatives=alternatives,
+                 compile_baseline=owned_setting(compile_baseline, overrides, "compile_baseline", device == "cuda"),
                  concurrency=concurrency, out_dir=out, verify=overrides)
     console = Console()
     store, run_id, config, selected, found, runner, make_backend = _prepare(db, resume, given, settings, executor,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelmosaic.verify.config import VerifyConfig, run_timing
 
-__all__ = ["RunConfig", "without_secrets"]
+__all__ = ["RunConfig", "owned_setting", "without_secrets"]
 
 
 def without_secrets(options: dict[str, Any]) -> dict[str, Any]:
@@ -73,3 +73,13 @@ class RunConfig(BaseModel):
         device = self.judged_on()
         return VerifyConfig.model_validate({**run_timing(device), **self.verify, "device": device,
                                             "compile_baseline": self.compile_baseline, **self.owned_verify_settings()})
+
+
+def owned_setting(flag: Any, verify: dict[str, Any], key: str, default: Any) -> Any:
+    """A verifier setting a run owns (its `compile_baseline`, evaluate's `policy`): the command-line flag when given,
+    else the settings' `[verify]` value (file or `--set`), else the command's default. The one precedence (flag >
+    settings > default) for every such setting of every run; the run then records the value and `verify_config`
+    applies it over `[verify]`."""
+    if flag is not None:
+        return flag
+    return verify.get(key, default)
