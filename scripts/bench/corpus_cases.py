@@ -18,10 +18,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes  # noqa: E402
-from tests.corpus.corpus import load_corpus  # noqa: E402 - the repository root, put on the path above
 
 __all__ = ["EXPECTED", "write_corpus_cases"]
 
@@ -52,6 +48,10 @@ def write_corpus_cases(root: Path, count: int, device: str = "cuda") -> list[tup
     """Up to `count` cases (id, problem, candidate, kind), honest ones first among every 8: 6 honest, 1 hack, 1
     compile error, while each lasts. Each candidate is copied under `root` as it is; its problem stays in place on
     CUDA and is written there at its small sizes on the CPU."""
+    sys.path.insert(0, str(ROOT))  # the repository root, for the corpus's own reader
+    from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
+    from tests.corpus.corpus import load_corpus
+
     root.mkdir(parents=True, exist_ok=True)
     (root / "problems").mkdir(exist_ok=True)
     seen: set[str] = set()
@@ -86,3 +86,7 @@ def write_corpus_cases(root: Path, count: int, device: str = "cuda") -> list[tup
             problem.write_text(apply_shape_overrides(source, small_shapes(source)))
         cases.append((ident, problem, path, kind))
     return cases
+
+
+if __name__ == "__main__":  # a module: running it (with --help or not) shows what it is
+    print(__doc__)

@@ -29,6 +29,8 @@ RUNTIME_RULES: dict[str, str] = {
                           "on buffer identity",
     "timing-reply": "a timing reply from the candidate's process held a number its timer never sends (not finite, "
                     "negative, missing or of another type)",
+    "worker-reply": "a reply from the candidate's process (its load, trials, outputs, probes, census or peak memory) "
+                    "was not what the worker sends: a field missing, of another type, or answering for fewer trials",
     "timing-wall-clock": "the verifier's own clock saw the calls take far longer than the worker reported",
     "speed-of-light": "timed faster than the device's measured bandwidth and FLOP rate allow",
     "speed-of-light-unchecked": "the device's peaks could not be measured, so the speed-of-light check did not run",
