@@ -9,6 +9,8 @@ user would type, so the loop shows nothing the stage commands cannot do on their
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -23,14 +25,25 @@ __all__ = ["loop_command"]
 
 
 def _stage(console: Console, title: str, args: list[str], ok: tuple[int, ...] = (0,)) -> int:
+    """Run one stage as its own command. The stage has a process group of its own and every SIGINT or SIGTERM the
+    loop gets is passed on to it once (a Ctrl-C at the terminal reaches the loop's group; a `kill` reaches the loop
+    alone): the stage stops as that command stops (within seconds, its workers with it), then the loop does."""
     console.rule(f"[bold]{title}[/bold]: kernelmosaic {' '.join(args)}")
-    child = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", *args])
+    child = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", *args], process_group=0)
+    signals: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        signals.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signum)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         code = child.wait()
-    except KeyboardInterrupt:  # the stage got the same Ctrl-C (one process group) and stops within seconds
-        code = child.wait()
-        code = 130 if code in (0, -signal.SIGINT) else code
-    if code in (130, -signal.SIGINT, -signal.SIGTERM):
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if signals or code in (130, -signal.SIGINT, -signal.SIGTERM):
         Console(stderr=True).print(f"[yellow]interrupted[/yellow] during {title} (`kernelmosaic {args[0]}`): the stages "
                                    "before it are done and stored; `kernelmosaic loop` with the same options runs the "
                                    "loop again from the start.", highlight=False, soft_wrap=True)

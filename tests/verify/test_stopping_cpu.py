@@ -163,3 +163,20 @@ def test_evaluate_of_generations_stops_within_seconds_and_records_no_verdict_for
     with open_store(f"sqlite:///{db}") as store:
         assert store.get_run(1).status == "interrupted"
         assert not [e for e in store.list_episodes(1) if e.status == "failed"], "a cut judgement recorded a failure"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_loop_passes_a_signal_sent_to_it_alone_on_to_its_stage(tmp_path, sig):
+    """`kill <loop's pid>` (not the group): the stage running (generate, judging) gets the signal once, stops as
+    generate stops, and the loop says where it was cut and exits 130. Before, SIGTERM ended the loop at once with its
+    stage and workers running on, and SIGINT waited for the stage to finish (93 s in a newcomer trial)."""
+    env = _env(tmp_path)
+    proc = subprocess.Popen(_cli("loop", "--device", "cpu", "--db", f"sqlite:///{tmp_path / 'km.db'}", "--out",
+                                 str(tmp_path / "loop")),
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _wait_for(lambda: len(_workers(tmp_path)) >= 2, 240)  # generate's reference and candidate workers
+    took, out = _stop(proc, sig)
+    assert proc.returncode == 130, out[-3000:]
+    assert took < 2 * LIMIT_S, f"stopping took {took:.1f} s"  # the stage's own stop, then the loop's
+    assert "interrupted during 2/6 generate" in out, out[-2000:]
+    _nothing_left(tmp_path)
