@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import click
 import pytest
 from typer.testing import CliRunner
 
@@ -57,3 +58,17 @@ def test_help_shows_plain_types(path, command):
     odd = sorted(set(re.findall(r"<bool>|<list\[[^>]*\]>|<\w+ range>", res.output)))
     assert not odd, f"`kernelmosaic {' '.join(path)} --help` shows {odd}"
     assert re.search(r"--help +Show this message", res.output), "a flag has no type beside it"
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(p) for p, _ in COMMANDS])
+def test_help_fits_80_columns_without_cutting_a_name(path, command):
+    """A newcomer's 80-column terminal: typer's rich panels cut option names and ids with an ellipsis there
+    (`--compile-baseli…`); click's layout wraps the help beside them instead."""
+    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert res.exit_code == 0, res.output
+    assert "…" not in res.output, res.output
+    wide = [line for line in res.output.splitlines() if len(line) > 80]
+    assert not wide, wide
+    for param in command.params:  # every option's own name appears whole
+        for name in param.opts if isinstance(param, click.Option) else []:
+            assert re.search(rf"(^|[\s,/]){re.escape(name)}(\s|,|$)", res.output, re.M), (name, res.output)

@@ -1,5 +1,5 @@
-"""How a stage's typer command becomes a click command with the help and errors the CLI shows: help texts escaped
-for rich, plain type hints, refused option values worded without pydantic's prefix. The top-level CLI builds every
+"""How a stage's typer command becomes a click command with the help and errors the CLI shows: click's help layout,
+plain type hints, refused option values worded without pydantic's prefix. The top-level CLI builds every
 stage with it; the verifier service builds `verify` with it for a handed-over client (verify/forwarded.py). Imports
 no stage."""
 
@@ -15,7 +15,7 @@ import click
 import rich.console
 import typer
 from rich.markup import escape
-from typer.core import TyperOption
+from typer.core import TyperArgument, TyperOption
 
 __all__ = ["Console", "build_command", "plain_usage_errors"]
 
@@ -30,6 +30,7 @@ def build_command(target: Callable | typer.Typer, name: str, kind: str, short: s
         holder.command(name)(target)
         command = typer.main.get_command(holder)
     command.name = name
+    _plain_help(command)
     _escape_help(command)
     _plain_types(command)
     return command
@@ -44,6 +45,16 @@ def plain_usage_errors() -> Iterator[None]:
     except typer.BadParameter as exc:
         exc.message = exc.message.removeprefix("Value error, ")
         raise
+
+
+def _plain_help(command: click.Command) -> None:
+    """Help in click's own layout (options, then their help wrapped beside them, a long option on a line of its own)
+    for the command and its sub-commands: typer's rich panels give an 80-column terminal an options column of ~40
+    and cut option names and ids in the help with an ellipsis (`--compile-baseli…`, `replay:FILE|bund…`)."""
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None  # type: ignore[attr-defined]
+    for sub in getattr(command, "commands", {}).values():
+        _plain_help(sub)
 
 
 def _escape_help(command: click.Command) -> None:
@@ -63,13 +74,14 @@ def _escape_help(command: click.Command) -> None:
 def _plain_types(command: click.Command) -> None:
     """typer's help shows a type beside every option: `<bool>` beside a flag, `<list[str]>` beside a repeatable option,
     `<int range>` before the bounds. Here a flag shows none (its name says it: --timing/--no-timing), a repeatable
-    option the type of one value, a bounded number its type; every option of the command and its sub-commands."""
-    if getattr(command, "rich_markup_mode", None) is None:
-        return  # plain click help shows no type beside a flag
+    option the type of one value, a bounded number its type; every option of the command and its sub-commands. An
+    argument is named in capitals, as the docs write it (`{PROBLEM}` in typer's usage line, not `{problem}`)."""
     for param in command.get_params(command.context_class(command)):  # --help too: get_params builds it, and keeps it
         if isinstance(param, TyperOption) and param.metavar is None:
             shown = "" if param.is_flag else re.sub(r"^<list\[(.*)\]>$", r"<\1>", param.display_type(None))
             param.metavar = shown.replace(" range>", ">").replace("<Path>", "<path>")
+        elif isinstance(param, TyperArgument) and param.metavar is None and param.name:
+            param.metavar = param.name.upper()  # typer adds the brackets: {REQUIRED}, [OPTIONAL], ... for many
     for sub in getattr(command, "commands", {}).values():
         _plain_types(sub)
 

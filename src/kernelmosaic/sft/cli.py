@@ -109,7 +109,7 @@ def export_command(
 
 @app.command("train")
 def train_command(
-    config_arg: Path | None = typer.Argument(None, metavar="[CONFIG]", help="Same as --config."),
+    config_arg: Path | None = typer.Argument(None, metavar="CONFIG", help="Same as --config."),
     config: Path | None = typer.Option(None, "--config", help=f"Settings file (TOML; default ./{DEFAULT_FILE} when "
                                        "present) whose [sft.train] section is a TrainConfig."),
     sets: list[str] = typer.Option([], "--set", help="Override one field: sft.train.KEY=VALUE, e.g. "
