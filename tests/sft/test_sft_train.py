@@ -176,6 +176,9 @@ def test_bad_train_config_exits_2_naming_file_and_problem(tmp_path):
     path.write_text(f'[sft.train]\nmodel = "m"\ndataset = "{tmp_path}/none"\noutput_dir = "{tmp_path}/o"\n')
     result = CliRunner().invoke(app, ["sft", "train", str(path)])
     assert result.exit_code == 2 and "none: cannot load" in result.output
+    resumed = CliRunner().invoke(app, ["sft", "train", str(path), "--resume"])  # a first run given --resume
+    assert resumed.exit_code == 2 and "--resume" in resumed.output and "run once without --resume" in \
+        " ".join(resumed.output.split()), resumed.output
 
 
 def test_the_former_train_table_and_set_keys_are_named_with_their_new_form(tmp_path):

@@ -59,7 +59,8 @@ def _precision(config: TrainConfig) -> tuple[bool, Any]:
 def _latest_checkpoint(output_dir: Path) -> str:
     checkpoints = sorted(output_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
     if not checkpoints:
-        raise ValueError(f"resume: no checkpoint-* folder in {output_dir}")
+        raise ValueError(f"--resume (resume = true): nothing to resume, no checkpoint-* folder in output_dir "
+                         f"{output_dir} yet: run once without --resume (a checkpoint is saved every save_steps)")
     return str(checkpoints[-1])
 
 
