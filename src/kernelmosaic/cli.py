@@ -73,6 +73,11 @@ def stage_command(name: str) -> click.Command:
     return _checks_settings(build_command(getattr(importlib.import_module(module), attr), name, kind, short))
 
 
+_STAGES_READ = {"loop": ("generate", "model", "verify", "scale", "sft.export", "sft.train")}
+"""Sections a command with no `--config` of its own still reads through the commands it runs (the loop's stages read
+./kernelmosaic.toml), named in its message for an unknown section."""
+
+
 def _checks_settings(command: click.Command) -> click.Command:
     """Every command checks the whole settings file (docs/configuration.md): one that takes `--config` reads it
     itself, naming the sections it reads; every other one (`tasks list`, `runs list`, `review log`, ...) checks
@@ -92,7 +97,7 @@ def _checks_settings(command: click.Command) -> click.Command:
         from kernelmosaic.config import ConfigError, read_config
 
         try:
-            read_config(reads=())
+            read_config(reads=_STAGES_READ.get(command.name or "", ()))
         except ConfigError as exc:
             from rich.markup import escape
 
