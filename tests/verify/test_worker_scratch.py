@@ -179,3 +179,33 @@ def test_closing_a_ready_worker_asks_it_to_exit(tmp_path):
     sent = _sent_ops(worker)
     worker.close()
     assert sent == ["exit"] and worker.proc.poll() is not None and not worker.scratch.exists()
+
+
+STOP_SCRIPT = r"""
+import json, sys
+from pathlib import Path
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerLimits
+from kernelmosaic.verify.stopping import request_stop
+root = Path(sys.argv[1])
+made = Worker("compile", "cpu", WorkerLimits(), scratch_root=root)  # made, never spawned (a judgement cut here)
+kept = Worker("candidate", "cpu", WorkerLimits(), scratch_root=root, keep_scratch=True)
+request_stop()  # what SIGINT/SIGTERM do
+after = Worker("candidate", "cpu", WorkerLimits(), scratch_root=root)  # made once the stop's sweep has run
+try:
+    after.spawn()
+    refused = False
+except WorkerDied:
+    refused = True
+print(json.dumps({"made": made.scratch.exists(), "kept": kept.scratch.exists(), "after": after.scratch.exists(),
+                  "refused": refused}))
+"""
+
+
+def test_a_stop_removes_the_scratch_of_workers_made_but_never_spawned(tmp_path):
+    """A full-suite run left a `km-compile-*` folder behind a stopped `verify-batch`: a worker made, then dropped
+    when the stop cut its judgement before it spawned, was in no list the stop went through."""
+    res = subprocess.run([sys.executable, "-c", STOP_SCRIPT, str(tmp_path)], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert json.loads(res.stdout.strip().splitlines()[-1]) == {"made": False, "kept": True, "after": False,
+                                                              "refused": True}
+    assert [p.name.split("-")[1] for p in tmp_path.iterdir()] == ["candidate"]  # only the one kept on purpose

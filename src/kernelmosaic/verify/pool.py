@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kernelmosaic.verify import isolation
 from kernelmosaic.verify.clean_env import clean_env
-from kernelmosaic.verify.scratch import make_scratch, record_worker
+from kernelmosaic.verify.scratch import forget_scratch, make_scratch, record_worker, remove_made_scratch
 from kernelmosaic.verify.stopping import on_stop, stop_requested
 
 __all__ = ["Worker", "WorkerDied", "WorkerStartFailed", "DeviceCrowded", "stopping_death", "WorkerError", "WorkerLimits", "WORKER_PACKAGE_DIR", "worker_env", "ToolCommand", "tool_command", "tool_layers", "live_worker_pids",
@@ -222,6 +222,7 @@ def kill_stray_workers() -> int:
 
 on_stop(kill_all_workers)
 on_stop(kill_stray_workers)
+on_stop(remove_made_scratch)  # after the kills: also the folders of workers made but never spawned
 
 
 class Worker:
@@ -231,6 +232,9 @@ class Worker:
         self.keep_scratch = keep_scratch
         self.scratch = make_scratch(role, scratch_root, keep_scratch)
         self._tail = ""  # the end of the output log, kept when the scratch directory is removed
+        if stop_requested():  # made after the stop's sweep: it goes now, and `spawn` refuses to start it
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            forget_scratch(self.scratch)
         self.log_path = self.scratch / "output.log"
         self.proc: subprocess.Popen | None = None
         self.channel = None
@@ -426,6 +430,7 @@ class Worker:
             return
         self._tail = self.output_tail(16_000)
         shutil.rmtree(self.scratch, ignore_errors=True)
+        forget_scratch(self.scratch)
 
     def close(self) -> None:
         """Ask a ready worker to exit, then make sure it is gone. One that has not greeted (still importing torch, or

@@ -19,12 +19,16 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["make_scratch", "record_worker", "sweep_stale_scratch", "OWNER_FILE"]
+__all__ = ["make_scratch", "record_worker", "sweep_stale_scratch", "forget_scratch", "remove_made_scratch", "OWNER_FILE"]
 
 OWNER_FILE = "km.owner"
 _NAME = re.compile(r"^km-(candidate|reference|compile)-[A-Za-z0-9_]+$")
 _SWEPT: set[str] = set()
 _SWEPT_LOCK = threading.Lock()
+_MADE: set[Path] = set()
+"""Every scratch folder this process made and has not removed (none kept on purpose): what a stop removes, whether or
+not its worker ever started (a judgement cut between making a worker and spawning it drops the object)."""
+_MADE_LOCK = threading.Lock()
 
 
 def _started(pid: int) -> int | None:
@@ -47,8 +51,27 @@ def make_scratch(role: str, root: Path | None, keep: bool) -> Path:
     """A new scratch folder for a worker of `role`, owned by this process (no owner when `keep`)."""
     folder = Path(tempfile.mkdtemp(prefix=f"km-{role}-", dir=root))
     if not keep:
+        with _MADE_LOCK:
+            _MADE.add(folder)
         _write(folder, [{"pid": os.getpid(), "started": _started(os.getpid())}])
     return folder
+
+
+def forget_scratch(folder: Path) -> None:
+    """`folder` was removed by its worker's owner: a stop need not."""
+    with _MADE_LOCK:
+        _MADE.discard(folder)
+
+
+def remove_made_scratch() -> int:
+    """Remove every scratch folder this process made and still holds (when stopping, after every worker is killed).
+    Returns how many went."""
+    with _MADE_LOCK:
+        folders = list(_MADE)
+        _MADE.clear()
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(folders)
 
 
 def record_worker(folder: Path, pid: int) -> None:
