@@ -232,9 +232,6 @@ class Worker:
         self.keep_scratch = keep_scratch
         self.scratch = make_scratch(role, scratch_root, keep_scratch)
         self._tail = ""  # the end of the output log, kept when the scratch directory is removed
-        if stop_requested():  # made after the stop's sweep: it goes now, and `spawn` refuses to start it
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            forget_scratch(self.scratch)
         self.log_path = self.scratch / "output.log"
         self.proc: subprocess.Popen | None = None
         self.channel = None
@@ -250,6 +247,8 @@ class Worker:
         self._pid = 0
         self.isolation: list[str] = []
         """The isolation layers active around this worker (namespaces it started in, and what it applied itself)."""
+        if stop_requested():  # made after the stop's sweep: it goes now, and `spawn` refuses to start it
+            self._remove_scratch()
 
     def start(self, timeout: float = 120.0) -> dict:
         """Start the worker and wait until it is ready on its device; returns its environment."""

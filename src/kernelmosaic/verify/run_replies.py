@@ -9,15 +9,15 @@ its shape: a flag, one description per returned value and one host tensor per va
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from typing_extensions import TypedDict
 
 from kernelmosaic.contracts.verdict import Census
 from kernelmosaic.verify.judgement import Stop
-from kernelmosaic.verify.replies import Reply, malformed, parse_reply
+from kernelmosaic.verify.replies import R, Reply, malformed, parse_reply
 
 __all__ = ["LoadReply", "InitReply", "ForwardEnd", "TrialRun", "RunReply", "SharedRunReply", "RefillReply",
            "PeakReply", "ProbeReply", "candidate_reply", "candidate_reply_stop", "census_reply"]
@@ -109,9 +109,6 @@ class PeakReply(Reply):
     peak_bytes: int | None = Field(ge=0, strict=True)
     """Peak device memory of one forward (None on the CPU)."""
     integrity: list[str] = Field(default_factory=list)
-
-
-R = TypeVar("R", bound=BaseModel)
 
 
 def candidate_reply(model: type[R], raw: object, what: str) -> R:
