@@ -1,5 +1,5 @@
-"""The ground floor type-checks strictly (pyproject.toml `[tool.mypy]`: `contracts/`, `--strict`): the types every
-stage reads are annotated throughout and used as annotated. A change that breaks it fails here with mypy's report."""
+"""The ground floor, the run hallway and the workers' typed replies type-check strictly (pyproject.toml `[tool.mypy]`,
+`--strict`): annotated throughout and used as annotated. A change that breaks it fails here with mypy's report."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_contracts_package_type_checks_strictly():
+def test_the_typed_floors_check_strictly():
     done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from kernelmosaic.contracts.verdict import Status
+from kernelmosaic.verify.call_checks import check_reported
 from kernelmosaic.verify.device_memory import (
     ADMIT_SHARE,
     DeviceCrowded,
@@ -20,7 +21,9 @@ from kernelmosaic.verify.device_memory import (
     retry_reason,
 )
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold, lock_path
-from kernelmosaic.verify.judgement import ReferenceData, Stop, check_reported, device_oom
+from kernelmosaic.verify.judgement import Stop, device_oom
+from kernelmosaic.verify.reference_data import ReferenceData, RefSetup
+from kernelmosaic.verify.replies import CandidateTimingReply, candidate_timing_reply
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 
 GIB = 1 << 30
@@ -28,7 +31,8 @@ MEMORY = {"weight_bytes": 1 * GIB, "input_bytes": 2 * GIB, "output_bytes": 1 * G
 
 
 def _refdata(memory: dict, l2: int = 50 << 20) -> ReferenceData:
-    return ReferenceData(setup={}, trials=[], env={"l2_bytes": l2}, memory=memory)
+    return ReferenceData(setup=RefSetup(init_inputs=[], state_dict={}, flops=0.0), trials=[], env={"l2_bytes": l2},
+                         memory=memory)
 
 
 def test_estimate_counts_candidate_reference_and_timing_sets():
@@ -161,8 +165,10 @@ def test_the_cpu_hold_waits_for_a_neighbour_and_nests(tmp_path):
     assert _other_holds(path)
 
 
-def _reply(seeds: list[int], checked) -> dict:
-    return {"calls": [{"seed": s, "fp": []} for s in seeds], "checked_inputs": checked}
+def _reply(seeds: list[int], checked) -> CandidateTimingReply:
+    return candidate_timing_reply({"samples": [0.1], "host_samples": [0.1], "escaped_ms": 0.0, "integrity": [],
+                                   "calls": [{"seed": s, "fp": [{"tuple": False}]} for s in seeds],
+                                   "checked_inputs": checked, "checked_outputs": {}}, "timing the candidate")
 
 
 def test_a_timing_reply_must_report_the_seeds_and_inputs_it_was_given():

@@ -77,16 +77,16 @@ def test_the_parent_holds_no_trial_data_and_the_reference_one_trial(build_cache,
     try:
         refdata = slot.reference(str(problem), "sha-large")
         assert refdata.large
-        tensors = [t for tr in refdata.trials for t in [*tr["inputs"], *tr["outputs"]["tensors"]]]
+        tensors = [t for tr in refdata.usable for t in [*tr.inputs, *tr.outputs["tensors"]]]
         assert tensors and all(t.is_meta for t in tensors)  # shapes and dtypes only
-        assert "oracle" not in refdata.trials[0] and "repeat" not in refdata.trials[0]
+        assert not refdata.usable[0].oracle and refdata.usable[0].repeat is None
         per_trial = N * (4 + 8 + 4)  # fp32 outputs, float64 oracle, terms kept in float32
-        for tr in refdata.trials:
-            held = slot.ref.call("large_trial", 30, seed=tr["seed"], distribution=tr["distribution"])
+        for tr in refdata.usable:
+            held = slot.ref.call("large_trial", 30, seed=tr.seed, distribution=tr.distribution)
             fds = slot.ref.channel.take_fds()
             try:
                 assert held["held_bytes"] == per_trial  # the previous trial was let go
-                assert held["held_seed"] == tr["seed"]
+                assert held["held_seed"] == tr.seed
                 assert len(fds) == 2 and all(os.fstat(fd).st_size == N * 4 for fd in fds)  # the inputs a and b
             finally:
                 for fd in fds:

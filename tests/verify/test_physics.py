@@ -7,15 +7,17 @@ import torch
 
 from kernelmosaic.contracts.results import DevicePeaks
 from kernelmosaic.contracts.verdict import Stat, Status, Timing
-from kernelmosaic.verify.judgement import ReferenceData, Stop
+from kernelmosaic.verify.judgement import Stop
 from kernelmosaic.verify.physics import check_speed_of_light, floor_ms
+from kernelmosaic.verify.reference_data import ReferenceData, RefSetup, reference_trials
 
 N = 1 << 24  # two 64 MiB inputs, one 64 MiB output: 201 MB must move
 REF = ReferenceData(
-    setup={"flops": 0.0},
-    trials=[{"skipped": False, "inputs": [torch.empty(N), torch.empty(N)],
-             "outputs": {"tuple": False, "meta": [{"type": "Tensor", "dtype": "float32", "shape": [N], "device": "cuda"}],
-                         "tensors": []}}],
+    setup=RefSetup(init_inputs=[], state_dict={}, flops=0.0),
+    trials=reference_trials({"large": False, "trials": [
+        {"distribution": "given", "skipped": False, "mutates_inputs": False, "inputs": [torch.empty(N), torch.empty(N)],
+         "outputs": {"tuple": False, "meta": [{"type": "Tensor", "dtype": "float32", "shape": [N], "device": "cuda"}],
+                     "tensors": []}}]}, "a problem").trials,
     env={},
 )
 PEAKS = DevicePeaks(bandwidth_gbps=4000.0, fp32_tflops=50.0, bf16_tflops=760.0, measured=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kernelmosaic.verify.judgement import ReferenceData
+from kernelmosaic.verify.reference_data import ReferenceData, RefSetup, reference_trials
 from kernelmosaic.verify.sandbox.kmworker.common import package_outputs
 from kernelmosaic.verify.task_audit import audit_reference
 
@@ -18,7 +18,8 @@ def _refdata(fn, dists=("given", "signed", "scaled"), repeat=None) -> ReferenceD
         again = (repeat or fn)(a, b)
         trials.append({"distribution": dist, "skipped": False, "inputs": [a, b], "outputs": package_outputs(out),
                        "repeat": package_outputs(again), "mutates_inputs": False})
-    return ReferenceData(setup={}, trials=trials, env={})
+    return ReferenceData(setup=RefSetup(init_inputs=[], state_dict={}, flops=0.0),
+                         trials=reference_trials({"trials": trials, "large": False}, "a task").trials, env={})
 
 
 def _rules(fn, **kw) -> set[str]:

@@ -20,6 +20,7 @@ from kernelmosaic.verify.baselines import CompileBaseline, load_baseline, save_b
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import Exclusive, Stop
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
+from kernelmosaic.verify.replies import timing_reply
 
 __all__ = ["ROUND_SEEDS", "Hold", "CompileBaselineRun", "baseline_call", "compile_baseline"]
 
@@ -95,8 +96,9 @@ def _build_and_time(ref: Worker, l2_bytes: int, config: VerifyConfig, exclusive:
                                            lead_us=config.timing_lead_us, wall_ms=config.timing_wall_ms())
             if error:
                 return CompileBaselineRun(None, False, error)
-            samples += res["samples"]
-            host += res["host_samples"]
+            got = timing_reply(res, "timing torch.compile")
+            samples += got.samples
+            host += got.host_samples
     if not samples:
         return CompileBaselineRun(None, False, "no samples")
     return CompileBaselineRun(CompileBaseline(samples=samples, host_samples=host), False, "")

@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import math
 import random
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from kernelmosaic.contracts.verdict import Finding
+import torch
+
+from kernelmosaic.contracts.verdict import Finding, Status
+from kernelmosaic.verify.judgement import Stop, reported_data_finding
+from kernelmosaic.verify.replies import CandidateTimingReply, Print
 from kernelmosaic.verify.runclock import RunClock
 
-__all__ = ["FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
+__all__ = ["check_reported", "FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
            "WallBounds", "SELF_REPORT_LIMIT", "outside_wait_ms", "pick_calls", "fingerprint_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
            "load_explains", "describe", "wall_clock_finding", "slack_ms", "burst_target_ms"]
 
@@ -54,7 +58,7 @@ def _tolerance(ref: dict, atol: float, rtol: float, extra: float) -> float:
     return FINGERPRINT_Z * math.sqrt(max(var, 0.0)) + 1e-12 * math.sqrt(ref["w2"] * max(ref["w2sq"], 1.0))
 
 
-def fingerprint_mismatch(got: list[dict], want: list[dict], atol: float, rtol: float, extra: list[float]) -> str:
+def fingerprint_mismatch(got: list[Print], want: list[Print], atol: float, rtol: float, extra: list[float]) -> str:
     """Why the candidate's fingerprint `got` cannot be an honest result whose reference fingerprint is `want`
     ("" when it can). `extra`: per output, the budget the trials needed above atol + rtol·|r|."""
     if len(got) != len(want) or got[0] != want[0]:
@@ -67,8 +71,10 @@ def fingerprint_mismatch(got: list[dict], want: list[dict], atol: float, rtol: f
             continue
         is_float = w["dtype"].startswith(("float", "bfloat", "complex"))
         tol = _tolerance(w, atol, rtol, extra[i] if i < len(extra) else 0.0) if is_float else _tolerance(w, 0, 0, 0)
-        if abs(g["dot"] - w["dot"]) > tol:
-            return f"output {i}: fingerprint {g['dot']:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
+        if (dot := g.get("dot")) is None:
+            return f"output {i}: no fingerprint reported"
+        if abs(dot - w["dot"]) > tol:
+            return f"output {i}: fingerprint {dot:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
     return ""
 
 
@@ -251,3 +257,28 @@ def wall_clock_finding(subject: Burst, baseline: Burst, outside_ms: float | None
                            "account of its worker's threads, than its process reported: its clock or timer was "
                            "tampered with (a candidate that leaves the worker's clock and timer alone is accepted)",
                    evidence=describe(subject, bounds))
+
+
+def check_reported(res: CandidateTimingReply, seed: int, given: list[Any]) -> None:
+    """A timing reply's own account of its calls against what the parent asked: call i drew its inputs from seed
+    `seed + i`, and the call copied in full has the problem's input shapes and dtypes (`given`: a trial's inputs).
+    Raises Stop (`candidate-reported-inputs`) when it differs: forward changed its inputs, or the reply lies."""
+    seeds = [c.seed for c in res.calls]
+    if seeds != list(range(seed, seed + len(seeds))):
+        wrong = next(i for i, s in enumerate(seeds) if s != seed + i)
+        detail = f"call {wrong + 1} of the round reports seed {seeds[wrong]}; it was given {seed + wrong}"
+        raise Stop(Status.runtime_error, f"the timing reply misreports its calls: {detail}", [reported_data_finding(detail)])
+    reported = res.checked_inputs
+    if isinstance(reported, dict):  # named by seed (large-output mode): the reference redraws them
+        return
+    for k, (got, want) in enumerate(zip(reported, given, strict=False)):
+        if isinstance(want, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != want.shape
+                                                or got.dtype != want.dtype):
+            what = f"{tuple(got.shape)} {got.dtype}" if isinstance(got, torch.Tensor) else type(got).__name__
+            detail = f"input {k} of the timed call checked in full is {what} after forward; the problem's is " \
+                     f"{tuple(want.shape)} {want.dtype}"
+            raise Stop(Status.runtime_error, f"forward changed its inputs during timing: {detail}",
+                       [reported_data_finding(detail)])
+    if len(reported) != len(given):
+        detail = f"the timed call checked in full reports {len(reported)} inputs; the problem has {len(given)}"
+        raise Stop(Status.runtime_error, f"forward changed its inputs during timing: {detail}", [reported_data_finding(detail)])

@@ -19,9 +19,10 @@ from __future__ import annotations
 from kernelmosaic.contracts.verdict import Census, CustomWork, Finding, KernelUse, Status
 from kernelmosaic.verify.compare import compare_outputs
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judgement import ReferenceData, Stop, call, integrity
+from kernelmosaic.verify.judgement import Stop, call, integrity
 from kernelmosaic.verify.large import compare_probe_outputs, hold_probe_outputs, let_go_probes
 from kernelmosaic.verify.pool import Worker
+from kernelmosaic.verify.reference_data import ReferenceData
 from kernelmosaic.verify.run_replies import ProbeReply, candidate_reply
 
 __all__ = ["check_custom_work", "custom_share"]
@@ -66,9 +67,9 @@ def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig
 def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: VerifyConfig, census: Census | None,
            findings: list[Finding]) -> CustomWork:
     """`check_custom_work`; `ref` given: large-output mode (the outputs compared in the reference worker)."""
-    trial = next(tr for tr in refdata.trials if not tr["skipped"])
+    trial = refdata.usable[0]
     shared = ref is not None
-    base = _probe(cand, config, trial["inputs"], [], config.seed + 5000, shared)
+    base = _probe(cand, config, trial.inputs, [], config.seed + 5000, shared)
     if base.error or base.outputs is None:
         raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base.error}")
     if ref is not None:
@@ -93,7 +94,7 @@ def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: Ver
         return work
     atol, rtol = config.tolerances()
     for k, use in enumerate(work.kernels[: config.dataflow_functions]):
-        res = _probe(cand, config, trial["inputs"], [use.name], config.seed + 5001 + k, shared)
+        res = _probe(cand, config, trial.inputs, [use.name], config.seed + 5001 + k, shared)
         if res.error:
             use.reaches_output, use.detail = False, f"forward raised when its output was noise: {res.error}"
             continue

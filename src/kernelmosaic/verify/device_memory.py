@@ -32,8 +32,9 @@ from collections.abc import Callable
 
 from kernelmosaic.contracts.verdict import Status, Verdict
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold
-from kernelmosaic.verify.judgement import Outcome, ReferenceData, Stop
+from kernelmosaic.verify.judgement import Outcome, Stop
 from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError
+from kernelmosaic.verify.reference_data import ReferenceData
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 from kernelmosaic.verify.slot import DeviceSlot, nvidia_smi
 

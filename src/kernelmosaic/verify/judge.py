@@ -12,13 +12,13 @@ from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import (
     Exclusive,
     Outcome,
-    ReferenceData,
     Stop,
     call,
     integrity,
 )
 from kernelmosaic.verify.large import judge_large_trials
 from kernelmosaic.verify.pool import Worker
+from kernelmosaic.verify.reference_data import ReferenceData, RefTrial
 from kernelmosaic.verify.replies import parse_reply
 from kernelmosaic.verify.run_replies import (
     ForwardEnd,
@@ -50,13 +50,13 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         integrity(loaded.integrity, "import")
         with out.phase("init"):
             init = candidate_reply(InitReply, call(cand, "init", config.init_timeout_s, Status.init_error,
-                                                   "constructing ModelNew", init_inputs=refdata.setup["init_inputs"],
-                                                   state_dict=refdata.setup["state_dict"], seed=config.seed,
+                                                   "constructing ModelNew", init_inputs=refdata.setup.init_inputs,
+                                                   state_dict=refdata.setup.state_dict, seed=config.seed,
                                                    precision=config.precision), "init")
         out.weights = {"copied": len(init.copied), "not_copied": init.skipped}
         integrity(init.integrity, "construction")
 
-    usable = [tr for tr in refdata.trials if not tr["skipped"]]
+    usable = refdata.usable
     if refdata.large:  # outputs compared in the reference worker, one trial at a time (verify/large.py)
 
         ran, extra = judge_large_trials(cand, ref, refdata, config, out)
@@ -70,7 +70,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     with out.phase("checks"):  # kernel census and peak memory (CUDA)
         if cand.device.startswith("cuda"):
             out.census = census = census_reply(call(cand, "census", config.run_timeout_s, Status.runtime_error,
-                                                    "kernel census", host_inputs=usable[0]["inputs"]))
+                                                    "kernel census", host_inputs=usable[0].inputs))
             if census.custom == 0:
                 names = ", ".join(k.name[:60] for k in census.kernels[:5]) or "none"
                 raise Stop(Status.no_custom_kernel, f"no kernel of the candidate's own ran (kernels seen: {names})",
@@ -81,45 +81,45 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
                 out.findings.append(Finding(rule="library-kernels", severity="flag",
                                             message=f"{census.library} library kernel launch(es) beside the custom ones",
                                             evidence="; ".join(lib[:5])))
-            out.memory = _peak_memory(cand, ref, usable[0]["inputs"], config)
+            out.memory = _peak_memory(cand, ref, usable[0].inputs, config)
     if timing:
 
         with out.phase("timing"):
             out.timing = time_candidate(cand, ref, refdata, config, out, extra, exclusive)
 
 
-def _judge_trials(cand: Worker, usable: list[dict], config: VerifyConfig, out: Outcome) -> tuple[ForwardEnd, list[float]]:
+def _judge_trials(cand: Worker, usable: list[RefTrial], config: VerifyConfig, out: Outcome) -> tuple[ForwardEnd, list[float]]:
     """Every trial's outputs sent here and compared here, then the refill check; returns the run's reply and, per
     output, the most budget any trial needed above atol + rtol·|r|."""
     atol, rtol = config.tolerances()
     with out.phase("correctness"):
         ran = candidate_reply(RunReply, call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
-                                             trials=[tr["inputs"] for tr in usable],
-                                             poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]),
+                                             trials=[tr.inputs for tr in usable],
+                                             poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0].outputs)]),
                               "run")
     with out.phase("compare"):  # the trials' outputs against the oracle, the refill check
         corr = out.correctness
         corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
-        corr.distributions = sorted({tr["distribution"] for tr in usable})
+        corr.distributions = sorted({tr.distribution for tr in usable})
         extra: list[float] = []  # per output: the most budget any trial needed above atol + rtol·|r|
         if len(ran.trials) != len(usable):
             raise candidate_reply_stop(f"run: trials: {len(ran.trials)} results for {len(usable)} trials")
         for k, (tr, got) in enumerate(zip(usable, ran.trials, strict=True)):
-            cmp = compare_outputs(tr["outputs"], dict(got.outputs), atol, rtol, tr.get("oracle"))
+            cmp = compare_outputs(tr.outputs, dict(got.outputs), atol, rtol, tr.oracle or None)
             extra = [max(a, b) for a, b in zip(extra, cmp.extra, strict=False)] + cmp.extra[len(extra):]
             corr.max_abs_error = max(corr.max_abs_error, cmp.max_abs)
             corr.max_rel_error = max(corr.max_rel_error, cmp.max_rel)
             corr.error_vs_fp64 = round(max(corr.error_vs_fp64, cmp.budget_used), 4)
             corr.reference_error_vs_fp64 = round(max(corr.reference_error_vs_fp64, cmp.reference_budget_used), 4)
             if not cmp.ok:
-                corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
+                corr.detail = f"trial {k} ({tr.distribution} inputs): {cmp.detail}"
                 raise Stop(cmp.status, f"wrong result on trial {k} of {len(usable)}: {cmp.detail}")
-            if got.mutated and not tr["mutates_inputs"]:
+            if got.mutated and not tr.mutates_inputs:
                 raise Stop(Status.integrity_violation, f"forward modified its input(s) {got.mutated}; the reference does not",
                            [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
                                     evidence=f"inputs {got.mutated} changed on trial {k}")])
             if got.repeat is not None:  # both runs within the budget of the oracle, and each within it of the other
-                again = compare_outputs(dict(got.outputs), dict(got.repeat), atol, rtol, tr.get("oracle"))
+                again = compare_outputs(dict(got.outputs), dict(got.repeat), atol, rtol, tr.oracle or None)
                 if not again.ok:
                     raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
             corr.passed += 1
@@ -149,19 +149,19 @@ def _peak_memory(cand: Worker, ref: Worker, host_inputs: list, config: VerifyCon
     return MemoryUse(candidate_peak_bytes=c, reference_peak_bytes=r, ratio=round(c / r, 4) if r > 0 else None)
 
 
-def _refill_check(cand: Worker, usable: list[dict], config: VerifyConfig) -> None:
+def _refill_check(cand: Worker, usable: list[RefTrial], config: VerifyConfig) -> None:
     """The trials again, written in place into one set of input buffers without moving their version counters: an
     output cached on the buffers' identity goes stale (`stale-buffer-check`)."""
     atol, rtol = config.tolerances()
     res = candidate_reply(RefillReply, call(cand, "refill", config.run_timeout_s, Status.runtime_error,
-                                            "running forward on refilled buffers", trials=[tr["inputs"] for tr in usable],
-                                            poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]),
+                                            "running forward on refilled buffers", trials=[tr.inputs for tr in usable],
+                                            poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0].outputs)]),
                           "refill")
     integrity(res.integrity, "forward")
     if len(res.outputs) != len(usable) or len(res.versions) != len(usable):
         raise candidate_reply_stop(f"refill: {len(res.outputs)} results for {len(usable)} trials")
     for k, (tr, got) in enumerate(zip(usable, res.outputs, strict=True)):
-        cmp = compare_outputs(tr["outputs"], dict(got), atol, rtol, tr.get("oracle"))
+        cmp = compare_outputs(tr.outputs, dict(got), atol, rtol, tr.oracle or None)
         if not cmp.ok:
             detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res.versions[k]}): {cmp.detail}"
             raise Stop(Status.output_mismatch, f"a stale result on refilled input buffers: {detail}",

@@ -1,5 +1,5 @@
 """The parts of a judgement every phase shares: `Stop` (a phase's end, carrying the status), the worker call that
-turns a worker's death or error into one, the reference's data and the judgement's `Outcome`, the checks of what a
+turns a worker's death or error into one, the judgement's `Outcome`, the checks of what a
 worker reports, and the escaped-work rule. Runs in the trusted parent; `judge.py` is the flow that uses them."""
 
 from __future__ import annotations
@@ -9,12 +9,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import torch
-
 from kernelmosaic.contracts.verdict import Census, Correctness, Finding, MemoryUse, Status, Timing
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 
-__all__ = ["Stop", "ReferenceData", "Outcome", "Exclusive", "call", "call_on_candidate_data", "check_reported",
+__all__ = ["Stop", "Outcome", "Exclusive", "call", "call_on_candidate_data", "reported_data_finding",
            "integrity", "status_of_death", "status_of_error", "device_oom", "escaped_work", "ESCAPED_FLOOR_MS"]
 
 Exclusive = Callable[[], contextlib.AbstractContextManager[float]]
@@ -58,22 +56,6 @@ def status_of_error(error: dict, phase_status: Status) -> Status:
 
 
 @dataclass
-class ReferenceData:
-    """What the reference worker produced for one problem under one config (cached across candidates)."""
-
-    setup: dict
-    trials: list[dict]
-    env: dict
-    large: bool = False
-    """Large-output mode (`VerifyConfig.large_output_bytes`): `trials` describe the trials without their data (inputs
-    and outputs as `meta` tensors, each with its `seed`); the reference worker recomputes and compares each trial in
-    place (verify/large.py)."""
-    memory: dict = field(default_factory=dict)
-    """The first trial's sizes in the reference worker: `input_bytes`, `output_bytes`, `weight_bytes` and, on CUDA,
-    `peak_bytes` (the forward's peak beyond its inputs and weights): what memory admission sizes a judgement from."""
-
-
-@dataclass
 class Outcome:
     correctness: Correctness
     findings: list[Finding] = field(default_factory=list)
@@ -90,7 +72,7 @@ class Outcome:
     device_alone: str = ""
     """Why this judgement holds the device alone ("" = shared with other judgements; `device_memory`)."""
     reference_memory: dict = field(default_factory=dict)
-    """The reference's sizes (`ReferenceData.memory`), for attributing an out-of-memory."""
+    """The reference's sizes (`reference_data.ReferenceData.memory`), for attributing an out-of-memory."""
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -115,6 +97,15 @@ def call(worker: Worker, op: str, timeout: float, phase_status: Status, what: st
                    oom=worker.role if oom else "") from exc
 
 
+def reported_data_finding(detail: str) -> Finding:
+    return Finding(rule="candidate-reported-inputs", severity="reject",
+                   message="candidate-reported-inputs: the inputs the candidate's process reported for a timed call are "
+                           "not the ones it was given, or make the reference fail: forward changed them (rebinding "
+                           "`x.data`, resizing or swapping an input) or the worker misreports them. Forward must leave its inputs' "
+                           "storage and shape as given; returning new tensors (or writing into an output it allocates) "
+                           "is accepted", evidence=detail[:800])
+
+
 def call_on_candidate_data(ref: Worker, op: str, timeout: float, what: str, **args) -> dict:
     """A reference call on data that passed through the candidate's process (the inputs or seeds its timing reply
     reports): whatever makes the reference fail there is the candidate's doing (a forward that rebinds `x.data`,
@@ -125,47 +116,13 @@ def call_on_candidate_data(ref: Worker, op: str, timeout: float, what: str, **ar
     except WorkerDied as exc:
         detail = f"the reference worker failed on {what}: {exc.detail}"
         raise Stop(status_of_death(exc), detail,
-                   [_reported_data_finding(detail)]) from exc
+                   [reported_data_finding(detail)]) from exc
     except WorkerError as exc:
         err = exc.error
         detail = f"the reference raised on {what}: {err.get('type')}: {err.get('message', '')[:400]}"
         if device_oom(err):
             raise Stop(Status.resource_error, detail, oom="reference") from exc
-        raise Stop(Status.runtime_error, detail, [_reported_data_finding(detail)]) from exc
-
-
-def check_reported(res: dict, seed: int, given: list) -> None:
-    """A timing reply's own account of its calls against what the parent asked: call i drew its inputs from seed
-    `seed + i`, and the call copied in full has the problem's input shapes and dtypes (`given`: a trial's inputs).
-    Raises Stop (`candidate-reported-inputs`) when it differs: forward changed its inputs, or the reply lies."""
-    seeds = [c.get("seed") for c in res["calls"]]
-    if seeds != list(range(seed, seed + len(seeds))):
-        wrong = next(i for i, s in enumerate(seeds) if s != seed + i)
-        detail = f"call {wrong + 1} of the round reports seed {seeds[wrong]}; it was given {seed + wrong}"
-        raise Stop(Status.runtime_error, f"the timing reply misreports its calls: {detail}", [_reported_data_finding(detail)])
-    reported = res["checked_inputs"]
-    if isinstance(reported, dict):  # named by seed (large-output mode): the reference redraws them
-        return
-    for k, (got, want) in enumerate(zip(reported, given, strict=False)):
-        if isinstance(want, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != want.shape
-                                                or got.dtype != want.dtype):
-            what = f"{tuple(got.shape)} {got.dtype}" if isinstance(got, torch.Tensor) else type(got).__name__
-            detail = f"input {k} of the timed call checked in full is {what} after forward; the problem's is " \
-                     f"{tuple(want.shape)} {want.dtype}"
-            raise Stop(Status.runtime_error, f"forward changed its inputs during timing: {detail}",
-                       [_reported_data_finding(detail)])
-    if len(reported) != len(given):
-        detail = f"the timed call checked in full reports {len(reported)} inputs; the problem has {len(given)}"
-        raise Stop(Status.runtime_error, f"forward changed its inputs during timing: {detail}", [_reported_data_finding(detail)])
-
-
-def _reported_data_finding(detail: str) -> Finding:
-    return Finding(rule="candidate-reported-inputs", severity="reject",
-                   message="candidate-reported-inputs: the inputs the candidate's process reported for a timed call are "
-                           "not the ones it was given, or make the reference fail: forward changed them (rebinding "
-                           "`x.data`, resizing or swapping an input) or the worker misreports them. Forward must leave its inputs' "
-                           "storage and shape as given; returning new tensors (or writing into an output it allocates) "
-                           "is accepted", evidence=detail[:800])
+        raise Stop(Status.runtime_error, detail, [reported_data_finding(detail)]) from exc
 
 
 def integrity(diffs: list[str], phase: str) -> None:

@@ -21,14 +21,14 @@ from kernelmosaic.verify.compare import Comparison, compare_outputs, from_core, 
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import (
     Outcome,
-    ReferenceData,
     Stop,
     call,
     call_on_candidate_data,
     integrity,
 )
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
-from kernelmosaic.verify.run_replies import ForwardEnd, SharedRunReply, candidate_reply
+from kernelmosaic.verify.reference_data import ReferenceData, RefTrial
+from kernelmosaic.verify.run_replies import ForwardEnd, SharedRefillReply, SharedRunReply, candidate_reply
 
 __all__ = ["alternative_comparisons", "compare_probe_outputs", "compare_timed_call", "hold_probe_outputs",
            "judge_large_trials", "let_go_probes"]
@@ -74,14 +74,14 @@ def judge_large_trials(cand: Worker, ref: Worker, refdata: ReferenceData, config
     refill check (`stale-buffer-check`). Returns the run's integrity report and thread count, and per output the most
     budget any trial needed above atol + rtol·|r| (the timing checks' allowance)."""
     atol, rtol = config.tolerances()
-    usable = [tr for tr in refdata.trials if not tr["skipped"]]
+    usable = refdata.usable
     corr = out.correctness
     corr.trials, corr.atol, corr.rtol, corr.seed = len(usable), atol, rtol, config.seed
-    corr.distributions = sorted({tr["distribution"] for tr in usable})
-    poison = [(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]
+    corr.distributions = sorted({tr.distribution for tr in usable})
+    poison = [(n + 3) // 4 for n in output_nbytes(usable[0].outputs)]
     extra: list[float] = []
     ran = ForwardEnd(integrity=[], extra_threads=0)  # the last trial's run: what judge_candidate checks after them
-    out_bytes = sum(output_nbytes(usable[0]["outputs"]))
+    out_bytes = sum(output_nbytes(usable[0].outputs))
     out.findings.append(Finding(rule="large-output-mode", severity="flag",
                                 message=f"outputs of {out_bytes / 2**20:.0f} MiB per trial compared in the reference "
                                         "worker, one trial at a time; the reference audit (task-* checks) did not run",
@@ -104,14 +104,14 @@ def _let_go(ref: Worker, config: VerifyConfig) -> None:
             pass
 
 
-def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, k: int, tr: dict, trials: int,
+def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, k: int, tr: RefTrial, trials: int,
                  poison: list[int]) -> tuple[Comparison, ForwardEnd]:
     """Trial k: recomputed and held by the reference, run by the candidate, compared in place, then its refill (or
     Stop). Returns the trial's comparison and the run's integrity report and thread count."""
     corr = out.correctness
     with out.phase("reference_trial"):
         held = call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
-                     f"recomputing reference trial {k}", seed=int(tr["seed"]), distribution=tr["distribution"])
+                     f"recomputing reference trial {k}", seed=tr.seed, distribution=tr.distribution)
     fds = ref.channel.take_fds()
     try:
         with out.phase("correctness"):
@@ -124,9 +124,9 @@ def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, 
             cmp = from_core(res["comparison"])
             _record(corr, cmp)
             if not cmp.ok:
-                corr.detail = f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
+                corr.detail = f"trial {k} ({tr.distribution} inputs): {cmp.detail}"
                 raise Stop(cmp.status, f"wrong result on trial {k} of {trials}: {cmp.detail}")
-            if got.mutated and not tr["mutates_inputs"]:
+            if got.mutated and not tr.mutates_inputs:
                 raise Stop(Status.integrity_violation, f"forward modified its input(s) {got.mutated}; the reference does not",
                            [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
                                     evidence=f"inputs {got.mutated} changed on trial {k}")])
@@ -153,36 +153,38 @@ def _refill(cand: Worker, ref: Worker, config: VerifyConfig, k: int, fds: list[i
             poison: list[int]) -> None:
     """Trial k's inputs written into the buffers of trial 0 (`judge._refill_check`), against the same held trial."""
     cand.channel.attach(fds)
-    res = call(cand, "refill_shared", config.run_timeout_s, Status.runtime_error,
-                "running forward on refilled buffers", inputs=inputs, poison_sizes=poison, first=k == 0)
-    integrity(res["integrity"], "forward")
-    cmp = from_core(_compared(ref, cand, config, f"refill {k}", outputs=res["outputs"])["comparison"])
+    res = candidate_reply(SharedRefillReply, call(cand, "refill_shared", config.run_timeout_s, Status.runtime_error,
+                                                  "running forward on refilled buffers", inputs=inputs,
+                                                  poison_sizes=poison, first=k == 0), "refill_shared")
+    integrity(res.integrity, "forward")
+    cmp = from_core(_compared(ref, cand, config, f"refill {k}", outputs=res.outputs)["comparison"])
     if not cmp.ok:
-        detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res['versions']}): {cmp.detail}"
+        detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res.versions}): {cmp.detail}"
         raise Stop(Status.output_mismatch, f"a stale result on refilled input buffers: {detail}",
                    [Finding(rule="stale-buffer-check", severity="reject",
                             message="the output must follow the inputs' values, not the buffers' identity",
                             evidence=detail)])
 
 
-def alternative_comparisons(cand: Worker, ref: Worker, usable: list[dict], atol: float, rtol: float,
+def alternative_comparisons(cand: Worker, ref: Worker, usable: list[RefTrial], atol: float, rtol: float,
                             config: VerifyConfig) -> list[Comparison]:
     """An alternative shape set's trials in large-output mode (robustness.py: no repeat, no refill), compared in the
     reference worker; stops at the first that fails. Raises WorkerDied and WorkerError as the ordinary run does."""
-    poison = [(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])]
+    poison = [(n + 3) // 4 for n in output_nbytes(usable[0].outputs)]
     done: list[Comparison] = []
     try:
         for tr in usable:
-            held = ref.call("large_trial", config.run_timeout_s, seed=int(tr["seed"]), distribution=tr["distribution"])
+            held = ref.call("large_trial", config.run_timeout_s, seed=tr.seed, distribution=tr.distribution)
             fds = _relay(ref, cand)
             try:
-                got = cand.call("run_shared", config.run_timeout_s, inputs=held["inputs"], poison_sizes=poison, repeat=False)
+                got = candidate_reply(SharedRunReply, cand.call("run_shared", config.run_timeout_s, inputs=held["inputs"],
+                                                                poison_sizes=poison, repeat=False), "run_shared")
             finally:
                 cand.channel.attach([])
                 _close(fds)
             fds = _relay(cand, ref)
             try:
-                res = ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, outputs=got["outputs"])
+                res = ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, outputs=got.outputs)
             finally:
                 ref.channel.attach([])
                 _close(fds)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from kernelmosaic.contracts.results import DevicePeaks
 from kernelmosaic.contracts.verdict import Finding, Status, Timing
 from kernelmosaic.verify.compare import output_nbytes
-from kernelmosaic.verify.judgement import ReferenceData, Stop
+from kernelmosaic.verify.judgement import Stop
+from kernelmosaic.verify.reference_data import ReferenceData
 
 __all__ = ["floor_ms", "check_speed_of_light", "SLACK"]
 
@@ -19,10 +20,10 @@ SLACK = 0.5
 the datasheet's, and caches can help a little even with the L2 flushed)."""
 
 def floor_ms(refdata: ReferenceData, peaks: DevicePeaks) -> tuple[float, str]:
-    trial = next(t for t in refdata.trials if not t["skipped"])
-    in_bytes = sum(x.numel() * x.element_size() for x in trial["inputs"] if hasattr(x, "element_size"))
-    moved = in_bytes + sum(output_nbytes(trial["outputs"]))
-    flops = float(refdata.setup.get("flops", 0.0))
+    trial = refdata.usable[0]
+    in_bytes = sum(x.numel() * x.element_size() for x in trial.inputs if hasattr(x, "element_size"))
+    moved = in_bytes + sum(output_nbytes(trial.outputs))
+    flops = refdata.setup.flops
     rate = max(peaks.fp32_tflops, peaks.bf16_tflops) * 1e12
     t_bytes = moved / (peaks.bandwidth_gbps * 1e9) * 1e3 if peaks.bandwidth_gbps > 0 else 0.0
     t_flops = flops / rate * 1e3 if rate > 0 else 0.0

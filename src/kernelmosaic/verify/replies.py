@@ -10,14 +10,16 @@ The worker side (`kmworker`) still speaks plain dicts: it imports only the stand
 from __future__ import annotations
 
 import math
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict
 
 from kernelmosaic.contracts.verdict import Finding, Status
 from kernelmosaic.verify.judgement import Stop
 
-__all__ = ["TimingReply", "CandidateTimingReply", "BurstReply", "timing_reply", "burst_reply", "parse_reply", "malformed", "Reply"]
+__all__ = ["TimingReply", "CandidateTimingReply", "BurstReply", "BurstCheckReply", "ChecksReply", "Print", "TimedCall",
+           "timing_reply", "candidate_timing_reply", "burst_reply", "parse_reply", "malformed", "Reply"]
 
 
 def _finite(value: float) -> float:
@@ -36,9 +38,33 @@ class Reply(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
+class Print(TypedDict, total=False):
+    """One item of an output's fingerprint (`kmworker.fingerprint`): the first says whether forward returned a tuple,
+    each next one describes a returned value and, for a tensor, its weighted sums."""
+
+    tuple: bool
+    type: str
+    shape: list[int]
+    dtype: str
+    dot: float
+    nan: int
+    posinf: int
+    neginf: int
+    w2: float
+    w2abs: float
+    w2sq: float
+
+
+class TimedCall(Reply):
+    """One timed call as the candidate's worker reports it: the seed its inputs were drawn from, its fingerprint."""
+
+    seed: int = Field(strict=True)
+    fp: list[Print]
+
+
 class TimingReply(Reply):
-    """A `time` request's figures (candidate, eager or `torch.compile`); the candidate's carries more (its calls and
-    the checked call), which `judgement.check_reported` and the fingerprint checks read from the raw reply."""
+    """A `time` request's figures (candidate, eager or `torch.compile`); the candidate's carries more
+    (`CandidateTimingReply`)."""
 
     samples: list[Millis] = Field(min_length=1)
     """Per timed call: device time on CUDA (start → the stream done), host time on the CPU."""
@@ -53,8 +79,30 @@ class TimingReply(Reply):
 
 
 class CandidateTimingReply(TimingReply):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     escaped_ms: Millis
     """Device work still running once the call's stream was done (0 on the CPU): required of the candidate."""
+    integrity: list[str]
+    """What the round changed in the verifier's environment (empty: nothing)."""
+    calls: list[TimedCall] = Field(min_length=1)
+    """Every call of the round, warm-up ones first, each with its seed and fingerprint (`judgement.check_reported`)."""
+    checked_inputs: list[Any] | dict[str, int]
+    """The inputs of the call copied in full, after forward; in large-output mode {"seed": s}."""
+    checked_outputs: dict[str, Any]
+    """Its outputs as the worker packs them (in large-output mode, handed out in place)."""
+
+
+class BurstCheckReply(Reply):
+    last_fp: list[Print]
+    """The fingerprint of the burst's last call."""
+    integrity: list[str]
+
+
+class ChecksReply(Reply):
+    """The reference's fingerprints of the calls named by seed (`check_calls`)."""
+
+    prints: list[list[Print]]
 
 
 class BurstReply(Reply):
@@ -91,9 +139,14 @@ def parse_reply(model: type[R], raw: object, what: str, candidate: bool, rule: s
         raise malformed(f"{what}: {where}: {first['msg']}", candidate, rule) from None
 
 
-def timing_reply(raw: object, what: str, candidate: bool) -> TimingReply:
-    """`raw` parsed (the candidate's with every field its timer sends), or Stop naming the first field wrong."""
-    return parse_reply(CandidateTimingReply if candidate else TimingReply, raw, what, candidate)
+def timing_reply(raw: object, what: str) -> TimingReply:
+    """A baseline's (eager or `torch.compile`) reply parsed, or Stop naming the first field wrong."""
+    return parse_reply(TimingReply, raw, what, candidate=False)
+
+
+def candidate_timing_reply(raw: object, what: str) -> CandidateTimingReply:
+    """The candidate's reply parsed with every field its timer sends, or Stop (`timing-reply`) naming the first wrong."""
+    return parse_reply(CandidateTimingReply, raw, what, candidate=True)
 
 
 def burst_reply(raw: object, what: str, candidate: bool) -> BurstReply:

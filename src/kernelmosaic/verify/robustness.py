@@ -14,6 +14,7 @@ from kernelmosaic.verify.judgement import Stop, status_of_death, status_of_error
 from kernelmosaic.verify.large import alternative_comparisons
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.requests import Alternative
+from kernelmosaic.verify.run_replies import RunReply, candidate_reply, candidate_reply_stop
 from kernelmosaic.verify.slot import DeviceSlot
 
 __all__ = ["Alternative", "check_robustness"]
@@ -26,21 +27,23 @@ def _judge_one(worker: Worker, slot: DeviceSlot, candidate: str, alt: Alternativ
         ref = slot.reference(str(alt.problem.resolve()), sha, precision=precision, trials=config.robustness_trials)
     except Stop as stop:
         return AlternativeResult(label=alt.label, passed=False, status=Status.bad_problem, detail=stop.message[:400])
-    usable = [tr for tr in ref.trials if not tr["skipped"]]
+    usable = ref.usable
     atol, rtol = config.tolerances(precision)
     result = AlternativeResult(label=alt.label, passed=False, status=Status.accepted, trials=len(usable))
     try:
-        worker.call("init", config.init_timeout_s, init_inputs=ref.setup["init_inputs"],
-                    state_dict=ref.setup["state_dict"], seed=config.seed, precision=precision)
+        worker.call("init", config.init_timeout_s, init_inputs=ref.setup.init_inputs,
+                    state_dict=ref.setup.state_dict, seed=config.seed, precision=precision)
         if ref.large:  # compared in the reference worker, one trial at a time (verify/large.py)
             cmps = alternative_comparisons(worker, slot.ref, usable, atol, rtol, config)
         else:
-            ran = worker.call("run", config.run_timeout_s, trials=[tr["inputs"] for tr in usable],
-                              poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0]["outputs"])], repeat_first=False)
+            ran = candidate_reply(RunReply, worker.call("run", config.run_timeout_s, trials=[tr.inputs for tr in usable],
+                                                        poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0].outputs)],
+                                                        repeat_first=False), "run")
+            if len(ran.trials) != len(usable):
+                raise candidate_reply_stop(f"run: trials: {len(ran.trials)} results for {len(usable)} trials")
             # the float64 oracle, where the reference worker computed one, sets the error budget (verify/compare.py)
-            cmps = (compare_outputs(tr["outputs"], got["outputs"], atol, rtol,
-                                    **({"oracle": tr["oracle"]} if tr.get("oracle") else {}))
-                    for tr, got in zip(usable, ran["trials"], strict=True))
+            cmps = (compare_outputs(tr.outputs, dict(got.outputs), atol, rtol, tr.oracle or None)
+                    for tr, got in zip(usable, ran.trials, strict=True))
     except WorkerDied as exc:
         result.status, result.detail = status_of_death(exc), exc.detail[:400]
         return result
@@ -52,7 +55,7 @@ def _judge_one(worker: Worker, slot: DeviceSlot, candidate: str, alt: Alternativ
         result.max_abs_error = max(result.max_abs_error, cmp.max_abs)
         result.max_rel_error = max(result.max_rel_error, cmp.max_rel)
         if not cmp.ok:
-            result.status, result.detail = cmp.status, f"trial {k} ({tr['distribution']} inputs): {cmp.detail}"
+            result.status, result.detail = cmp.status, f"trial {k} ({tr.distribution} inputs): {cmp.detail}"
             return result
     result.passed = True
     return result
@@ -74,6 +77,8 @@ def check_robustness(slot: DeviceSlot, candidate: str, alternatives: list[Altern
     except WorkerStartFailed:
         raise  # the host could not start a worker: nothing was learnt about the candidate
     except (WorkerDied, WorkerError, Stop) as exc:  # the worker died, or the candidate no longer loads: the rest fail
+        if isinstance(exc, Stop) and exc.findings:  # a malformed reply (`worker-reply`): a rejection under any policy
+            raise
         detail = exc.detail if isinstance(exc, WorkerDied) else exc.message if isinstance(exc, Stop) \
             else str(exc.error.get("message", ""))[:300]
         for alt in alternatives[len(into.alternatives):]:

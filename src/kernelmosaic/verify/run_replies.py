@@ -19,7 +19,7 @@ from kernelmosaic.contracts.verdict import Census
 from kernelmosaic.verify.judgement import Stop
 from kernelmosaic.verify.replies import R, Reply, malformed, parse_reply
 
-__all__ = ["LoadReply", "InitReply", "ForwardEnd", "TrialRun", "RunReply", "SharedRunReply", "RefillReply",
+__all__ = ["LoadReply", "InitReply", "ForwardEnd", "TrialRun", "RunReply", "SharedRunReply", "RefillReply", "SharedRefillReply",
            "PeakReply", "ProbeReply", "candidate_reply", "candidate_reply_stop", "census_reply"]
 
 
@@ -77,6 +77,14 @@ class SharedRunReply(ForwardEnd):
     outputs: dict[str, Any]
     mutated: list[int]
     repeat: dict[str, Any] | None = None
+
+
+class SharedRefillReply(Reply):
+    """`refill_shared` (large outputs): the refilled run's outputs exported in place, so only described here."""
+
+    outputs: dict[str, Any]
+    versions: list[int]
+    integrity: list[str]
 
 
 class RefillReply(Reply):

@@ -15,8 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judgement import ReferenceData, Stop, device_oom
+from kernelmosaic.verify.judgement import Stop, device_oom
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
+from kernelmosaic.verify.reference_data import ReferenceData, SkippedTrial, reference_setup, reference_trials
 from kernelmosaic.verify.requests import InputError
 from kernelmosaic.verify.sandbox.kmworker import lean_unit, nvcc_split
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
@@ -147,24 +148,26 @@ class DeviceSlot:
             self.ref = self.new_worker("reference")
         self._loaded = None
         try:
-            setup = self.ref.call("setup", c.init_timeout_s + c.load_timeout_s, problem=problem, seed=c.seed,
-                                  precision=precision, sha=sha, known=key in self._data)
-            # the worker kept it set up (the size check's problem came between two judgements of this one)
-            self.reference_reused = bool(setup.pop("restored", False))
+            # `restored`: the worker kept it set up (the size check's problem came between two judgements of this one)
+            self.reference_reused, setup = reference_setup(
+                self.ref.call("setup", c.init_timeout_s + c.load_timeout_s, problem=problem, seed=c.seed,
+                              precision=precision, sha=sha, known=key in self._data), problem)
             if key in self._data:  # same seed, same weights and inputs: the cached trials still hold
-                if setup:
+                if setup is not None:
                     self._data[key].setup = setup
+            elif setup is None:
+                raise Stop(Status.bad_problem, f"problem {problem}: the reference worker sent no set-up")
             else:
                 seeds = [c.seed + k for k in range(n_trials)]
                 dists = [DISTRIBUTIONS[k % len(DISTRIBUTIONS)] for k in range(n_trials)]
-                made = self.ref.call("trials", c.run_timeout_s, seeds=seeds, distributions=dists,
-                                     large_bytes=c.large_output_bytes)
-                trials = made["trials"]
-                if not any(not t["skipped"] for t in trials):
-                    why = sorted({t.get("why", "non-finite reference outputs") for t in trials})
+                made = reference_trials(self.ref.call("trials", c.run_timeout_s, seeds=seeds, distributions=dists,
+                                                      large_bytes=c.large_output_bytes), problem)
+                data = ReferenceData(setup=setup, trials=made.trials, env=self.ref.env, large=made.large,
+                                     memory=made.memory)
+                if not data.usable:
+                    why = sorted({t.why for t in made.trials if isinstance(t, SkippedTrial)})
                     raise Stop(Status.bad_problem, f"problem {problem}: no usable trial: {'; '.join(why)[:400]}")
-                self._data[key] = ReferenceData(setup=setup, trials=trials, env=self.ref.env, large=bool(made["large"]),
-                                                memory=made.get("memory", {}))
+                self._data[key] = data
                 while len(self._data) > _CACHED_PROBLEMS:
                     self._data.pop(next(iter(self._data)))
         except (WorkerDied, WorkerError) as exc:

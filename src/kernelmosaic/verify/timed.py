@@ -24,6 +24,7 @@ from kernelmosaic.verify.call_checks import (
     WallRatios,
     burst_calls,
     burst_target_ms,
+    check_reported,
     fingerprint_mismatch,
     longer_burst,
     outside_wait_ms,
@@ -36,48 +37,54 @@ from kernelmosaic.verify.freeze import Held, held_still
 from kernelmosaic.verify.judgement import (
     Exclusive,
     Outcome,
-    ReferenceData,
     Stop,
     call,
-    check_reported,
     escaped_work,
     integrity,
 )
 from kernelmosaic.verify.large import compare_timed_call
 from kernelmosaic.verify.pool import Worker
-from kernelmosaic.verify.replies import burst_reply, timing_reply
+from kernelmosaic.verify.reference_data import ReferenceData
+from kernelmosaic.verify.replies import (
+    BurstCheckReply,
+    CandidateTimingReply,
+    ChecksReply,
+    Print,
+    burst_reply,
+    candidate_timing_reply,
+    parse_reply,
+    timing_reply,
+)
 from kernelmosaic.verify.runclock import run_clock, snapshot
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS, burst_seed
 from kernelmosaic.verify.stats import summarize
 
 __all__ = ["time_candidate"]
 
-def _check_full(cand_res: dict, ref: Worker, config: VerifyConfig, r: int, cand: Worker | None = None) -> None:
+def _check_full(mine: CandidateTimingReply, ref: Worker, config: VerifyConfig, r: int, cand: Worker | None = None) -> None:
     """The round's timed call copied in full, against the reference. `cand` (large-output mode, right after the
     round's timing reply): the copy stayed on the candidate's device and is compared in the reference worker
     (`large.compare_timed_call`)."""
-    inputs, got = cand_res["checked_inputs"], cand_res["checked_outputs"]
-    cmp = compare_timed_call(ref, inputs, got, config, cand)  # large outputs: compared in the reference worker
+    cmp = compare_timed_call(ref, mine.checked_inputs, mine.checked_outputs, config, cand)  # large outputs: compared in the reference worker
     if not cmp.ok:
         raise Stop(cmp.status, f"a timed call of round {r} returned a wrong result (stale or cached output?): {cmp.detail}",
                    [Finding(rule="timed-output-check", severity="reject",
                             message="outputs of timed calls must be right too", evidence=cmp.detail)])
 
 
-def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float], r: int,
+def _check_round(mine: CandidateTimingReply, ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float], r: int,
                  full: bool = True) -> int:
     """Check one round's timed calls: the one copied in full (unless `full` is False: large-output mode checked it
     right after the round), and a random subset by fingerprint. Returns how many calls were checked (the full one
     counted either way)."""
     atol, rtol = config.tolerances()
     if full:
-        _check_full(cand_res, ref, config, r)
-    calls = cand_res["calls"]
+        _check_full(mine, ref, config, r)
+    calls = mine.calls
     picked = pick_calls(len(calls), config.timed_checks)
-    want = call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on timed inputs",
-                 seeds=[calls[i]["seed"] for i in picked], fp_seed=fp_seed)["prints"]  # seeds as asked (check_reported)
-    for i, w in zip(picked, want, strict=True):
-        if why := fingerprint_mismatch(calls[i]["fp"], w, atol, rtol, extra):
+    want = _reference_prints(ref, config, "reference on timed inputs", [calls[i].seed for i in picked], fp_seed)
+    for i, w in zip(picked, want, strict=True):  # the seeds are the ones asked (check_reported)
+        if why := fingerprint_mismatch(calls[i].fp, w, atol, rtol, extra):
             detail = f"call {i + 1} of {len(calls)} in round {r}: {why}"
             raise Stop(Status.output_mismatch, f"a timed call returned a wrong result (skipped, stale or cached work): {detail}",
                        [Finding(rule="timed-output-fingerprint", severity="reject",
@@ -85,10 +92,19 @@ def _check_round(cand_res: dict, ref: Worker, config: VerifyConfig, fp_seed: int
     return len(picked) + 1
 
 
+def _reference_prints(ref: Worker, config: VerifyConfig, what: str, seeds: list[int], fp_seed: int) -> list[list[Print]]:
+    """The reference's fingerprints of the calls whose inputs were drawn from `seeds`, one per seed."""
+    got = parse_reply(ChecksReply, call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, what, seeds=seeds,
+                                        fp_seed=fp_seed), what, candidate=False).prints
+    if len(got) != len(seeds):
+        raise Stop(Status.bad_problem, f"the reference worker sent {len(got)} fingerprints for {len(seeds)} calls ({what})")
+    return got
+
+
 class BurstCheck(NamedTuple):
     """A candidate burst's last call, checked after the rounds: its input set's seed and the fingerprint it gave."""
     seed: int
-    fp: list
+    fp: list[Print]
 
 
 def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float,
@@ -111,10 +127,11 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
         wall_ms = (time.perf_counter() - t0) * 1e3
         run = run_clock(pid, before, snapshot(pid))
         if prints is not None:  # the seed from what was asked, not from anything the worker says
-            check = call(worker, "burst_check", config.timing_timeout_s, status, "fingerprinting the burst's last call",
-                          fp_seed=fp_seed)
-            integrity(check["integrity"], "timing")
-            prints.append(BurstCheck(burst_seed(seed, calls - 1, sets), check["last_fp"]))
+            check = parse_reply(BurstCheckReply, call(worker, "burst_check", config.timing_timeout_s, status,
+                                                      "fingerprinting the burst's last call", fp_seed=fp_seed),
+                                "burst_check", candidate=True, rule="worker-reply")
+            integrity(check.integrity, "timing")
+            prints.append(BurstCheck(burst_seed(seed, calls - 1, sets), check.last_fp))
         reported = burst_reply(res, "the wall-clock burst", candidate=not kind).reported_ms
         burst = Burst(wall_ms, reported, calls, host_median_ms, run)
         if not (calls := longer_burst(burst, target_ms)):
@@ -130,8 +147,7 @@ def _check_bursts(prints: list[BurstCheck], ref: Worker, config: VerifyConfig, f
     if not prints:
         return 0
     atol, rtol = config.tolerances()
-    want = call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, "reference on the bursts' inputs",
-                 seeds=[p.seed for p in prints], fp_seed=fp_seed)["prints"]
+    want = _reference_prints(ref, config, "reference on the bursts' inputs", [p.seed for p in prints], fp_seed)
     for k, (p, w) in enumerate(zip(prints, want, strict=True)):
         if why := fingerprint_mismatch(p.fp, w, atol, rtol, extra):
             detail = f"last call of wall-clock burst {k + 1} of {len(prints)}: {why}"
@@ -193,7 +209,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     leads: list[float] = []
     short = {"candidate": 0, "eager": 0}  # device-time calls whose enqueue outlasted the lead (timing.lead_short)
     walls: list[WallCheck] = []
-    timed: list[tuple[dict, int]] = []  # each round's reply and its fingerprint seed, checked after the rounds
+    timed: list[tuple[CandidateTimingReply, int]] = []  # each round's reply and its fingerprint seed, checked after the rounds
     secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
     bursts: list[BurstCheck] = []  # every candidate burst's last call, checked after the rounds
     burst_fp = secret.randrange(1 << 31)
@@ -212,7 +228,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive, hold)
     if comp_run.baseline is not None:
         dev["compile"], hosted["compile"] = list(comp_run.baseline.samples), list(comp_run.baseline.host_samples)
-    given = next(tr["inputs"] for tr in refdata.trials if not tr["skipped"])
+    given = refdata.usable[0].inputs
     with exclusive() as waited, out.phase("timing_held"):
         out.phase_seconds["timing_lock_wait"] = waited
         for r in range(rounds):
@@ -221,23 +237,23 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             res = call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
                         fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large)
-            integrity(res["integrity"], "timing")
-            mine = timing_reply(res, "timing the candidate", candidate=True)
-            check_reported(res, seed, given)  # what reaches the reference from this reply is what was asked
+            mine = candidate_timing_reply(res, "timing the candidate")
+            integrity(mine.integrity, "timing")
+            check_reported(mine, seed, given)  # what reaches the reference from this reply is what was asked
             if refdata.large:  # its copy of the checked call's outputs stays on its device until checked: one round's
-                _check_full(res, ref, config, r, cand)  # at a time, compared now (its descriptors came with `res`)
+                _check_full(mine, ref, config, r, cand)  # at a time, compared now (its descriptors came with it)
             dev["candidate"] += mine.samples
             hosted["candidate"] += mine.host_samples
             host += mine.host
-            escaped.append(mine.escaped_ms or 0.0)  # present: required of the candidate's reply
+            escaped.append(mine.escaped_ms)
             leads.append(mine.lead_us)
             short["candidate"] += mine.lead_short
             flush = mine.flush_bytes
-            timed.append((res, fp_seed))
+            timed.append((mine, fp_seed))
             with hold():
                 eager = call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
                              budget_ms=budget, seed=seed + ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
-            theirs = timing_reply(eager, "timing eager", candidate=False)
+            theirs = timing_reply(eager, "timing eager")
             dev["eager"] += theirs.samples
             hosted["eager"] += theirs.host_samples
             short["eager"] += theirs.lead_short
