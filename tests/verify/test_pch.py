@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify import Verifier, VerifyConfig
 from kernelmosaic.verify.compile_stage import precompile_header
 from kernelmosaic.verify.pch_store import UnsafeFlags, header_flags, precompile
@@ -102,19 +103,19 @@ def test_a_header_is_made_only_from_a_build_file_whose_flags_are_all_known(tmp_p
             precompile(store, key, tmp_path / "plain.ninja")
 
 
-FORGED_WISH = '''\
+def _forging(record: str) -> str:
+    """A candidate whose top level names load_inline, so the compile stage runs it in a compile worker, where it
+    appends `record` to the worker's build records."""
+    return f'''\
 import gc
 
 import torch
 import torch.nn as nn
 
-# names load_inline, so the compile stage runs it in a compile worker, where it forges its build record
+# names load_inline, so the compile stage runs it in a compile worker
 for obj in gc.get_objects():
     if type(obj).__name__ == "BuildRecorder":
-        obj.builds.append({"name": "km_forged", "key": "0" * 16, "cache_hit": False, "seconds": 0.0, "log": "",
-                           "ok": True, "pch_wanted": {"key": "../../escape", "build_dir": "km_forged_0000000000000000"}})
-        obj.builds.append({"name": "km_forged", "key": "0" * 16, "cache_hit": False, "seconds": 0.0, "log": "",
-                           "ok": True, "pch_wanted": ["not", "a", "wish"]})
+        obj.builds.append({record})
 
 
 class ModelNew(nn.Module):
@@ -123,14 +124,21 @@ class ModelNew(nn.Module):
 '''
 
 
+RECORD = '{"name": "km_forged", "key": "0" * 16, "cache_hit": False, "seconds": 0.0, "log": "", "ok": True, '
+
+
 def test_a_forged_header_wish_in_the_compile_reply_is_not_acted_on(tmp_path, store):
     """The compile worker runs the candidate's top level, which can rewrite what the worker reports: a wish whose key is
-    a path, or that is no wish at all, starts no precompile and fails nothing."""
+    a path starts no precompile and fails nothing; a wish that is no wish at all is a malformed reply, rejected."""
     from kernelmosaic.verify import compile_stage
 
     config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache", static_checks=False)
+    path_wish = RECORD + '"pch_wanted": {"key": "../../escape", "build_dir": "km_forged_0000000000000000"}}'
     with Verifier(config) as verifier:
-        built = verifier.compile(write(tmp_path, "forged.py", FORGED_WISH))
-    assert built.ok, built.message
+        built = verifier.compile(write(tmp_path, "forged.py", _forging(path_wish)))
+        assert built.ok, built.message
+        shapeless = verifier.compile(write(tmp_path, "shapeless.py", _forging(RECORD + '"pch_wanted": ["not", "a"]}')))
+    assert not shapeless.ok and shapeless.status == Status.integrity_violation
+    assert "malformed reply to compiling: builds.0.pch_wanted" in shapeless.message
     assert not any(c == str(config.cache_dir) for c, _ in compile_stage._PCH_ASKED)
     assert not store.exists() and not list(tmp_path.rglob("escape*"))

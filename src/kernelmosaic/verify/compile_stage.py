@@ -23,8 +23,9 @@ import torch
 from kernelmosaic.contracts.hashing import candidate_hash
 from kernelmosaic.contracts.verdict import CompileInfo, Status
 from kernelmosaic.paths import judge_dir, pch_dir
+from kernelmosaic.verify.build_replies import BuildRecord, CompileReply, build_reply, compile_reply
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judgement import status_of_death
+from kernelmosaic.verify.judgement import Stop, status_of_death
 from kernelmosaic.verify.pch_store import UnsafeFlags, precompile
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
 from kernelmosaic.verify.sandbox.kmworker import pch
@@ -102,11 +103,13 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
         return done
     info = CompileInfo()
     marker = _marker(source, config)
-    builds: list[dict] = []
-    res: dict = {}
+    builds: list[BuildRecord] = []
+    res = CompileReply(builds=[])
     for _ in range(_ROUNDS):
         try:
-            res = _in_compile_worker(config, "compile", worker, nice, candidate=candidate)
+            res = compile_reply(_in_compile_worker(config, "compile", worker, nice, candidate=candidate))
+        except Stop as stop:  # the reply was not what the compile worker sends: the candidate's process forged it
+            return stop.status, stop.message, info
         except WorkerStartFailed:
             raise  # no compile ran: nothing about the candidate is known
         except WorkerDied as exc:
@@ -114,8 +117,8 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
         except WorkerError as exc:
             return Status.compile_error, f"compiling: {exc.error.get('message', '')[:500]}", info
         worker = None
-        builds += res["builds"]
-        for wanted in res.get("wanted") or []:
+        builds += res.builds
+        for wanted in res.wanted:
             try:
                 built = _build(config, wanted, wait, nice)
             except _Refused as exc:
@@ -123,34 +126,34 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
             except WorkerDied as exc:
                 return status_of_death(exc), f"compiling: {exc.detail}", info
             builds += built
-            if not all(b["ok"] for b in built):
+            if not all(b.ok for b in built):
                 break
-        if not res.get("stopped") or not res.get("wanted") or not all(b["ok"] for b in builds):
+        if not res.stopped or not res.wanted or not all(b.ok for b in builds):
             break
     else:
         return Status.compile_error, f"the candidate's import still needed an unbuilt extension after {_ROUNDS} rounds " \
                                      "of building", info
-    for b in [] if wait else [b for b in builds if b.get("busy") and b.get("name")]:
-        folder = config.cache_dir / f"{b['name']}_{str(b.get('key', ''))[:16]}"
+    for b in [] if wait else [b for b in builds if b.busy and b.name]:
+        folder = config.cache_dir / f"{b.name}_{b.key[:16]}"
         if folder.parent == config.cache_dir and (folder / "km.lock").is_file():
             raise BuildBusy(folder)
-    info = CompileInfo(seconds=round(sum(b["seconds"] for b in builds), 3), cache_hit=bool(builds) and all(b["cache_hit"] for b in builds),
-                       extensions=list(dict.fromkeys(b["name"] for b in builds)), log="\n".join(b["log"] for b in builds)[-200_000:],
-                       steps={f"{b['name']}:{k}": v for b in builds for k, v in b.get("steps", {}).items()})
-    failed = [b for b in builds if not b["ok"]]
+    info = CompileInfo(seconds=round(sum(b.seconds for b in builds), 3), cache_hit=bool(builds) and all(b.cache_hit for b in builds),
+                       extensions=list(dict.fromkeys(b.name for b in builds)), log="\n".join(b.log for b in builds)[-200_000:],
+                       steps={f"{b.name}:{k}": v for b in builds for k, v in b.steps.items()})
+    failed = [b for b in builds if not b.ok]
     marker.parent.mkdir(parents=True, exist_ok=True)
     if failed:
-        message = f"extension `{failed[0]['name']}` failed to build: {_first_error(failed[0]['log'])}"
-        if failed[0].get("diagnosed"):  # the build ran to completion and the compiler said no: it will again
+        message = f"extension `{failed[0].name}` failed to build: {_first_error(failed[0].log)}"
+        if failed[0].diagnosed:  # the build ran to completion and the compiler said no: it will again
             marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": [], "error": message}))
         return Status.compile_error, message, info
-    err = res.get("import_error")
-    if err and err["type"] in ("SyntaxError", "IndentationError", "TabError"):
-        return Status.compile_error, f"Python {err['type']}: {err['message'][:300]}", info
-    dirs = sorted({f"{b['name']}_{b['key'][:16]}" for b in builds})
+    err = res.import_error
+    if err and err.type in ("SyntaxError", "IndentationError", "TabError"):
+        return Status.compile_error, f"Python {err.type}: {err.message[:300]}", info
+    dirs = sorted({f"{b.name}_{b.key[:16]}" for b in builds})
     marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
-    for wanted in [b.get("pch_wanted") for b in builds]:
-        if isinstance(wanted, dict) and pch.is_index_key(wanted.get("key")) and \
+    for wanted in [b.pch_wanted for b in builds]:
+        if wanted is not None and pch.is_index_key(wanted.get("key")) and \
                 isinstance(wanted.get("build_dir"), str):  # a well-formed wish only
             precompile_header(wanted["key"], wanted["build_dir"], config)
     return Status.accepted, "", info
@@ -165,7 +168,7 @@ class _Refused(Exception):
     """The compile worker asked for a build the verifier will not run (its message is the verdict's)."""
 
 
-def _build(config: VerifyConfig, wanted: dict, wait: bool, nice: int) -> list[dict]:
+def _build(config: VerifyConfig, wanted: dict, wait: bool, nice: int) -> list[BuildRecord]:
     """Build one extension the compile worker asked for (data from the candidate's process: its folder name must be
     one of the cache's) in a builder whose only writable folder is the extension's; its build records."""
     spec, key = wanted.get("spec"), wanted.get("key")
@@ -180,18 +183,19 @@ def _build(config: VerifyConfig, wanted: dict, wait: bool, nice: int) -> list[di
     builder = Worker("compile", "cpu", limits, keep_scratch=config.keep_scratch)
     try:
         builder.start()
-        res = builder.call("build", config.compile_timeout_s, spec=spec, key=key, cache_dir=str(config.cache_dir),
-                           wait=wait, pch_dir=str(pch_dir(config.cache_dir)))
+        res = build_reply(builder.call("build", config.compile_timeout_s, spec=spec, key=key,
+                                       cache_dir=str(config.cache_dir), wait=wait, pch_dir=str(pch_dir(config.cache_dir))))
     except WorkerError as exc:
         raise _Refused(f"compiling: {exc.error.get('message', '')[:500]}") from None
+    except Stop as stop:
+        raise _Refused(f"compiling: {stop.message}") from None
     finally:
         builder.kill()
-    builds = res["builds"]
-    if not builds:  # the arguments failed before any build started (e.g. a wrong keyword)
-        err = res.get("error") or {}
-        raise _Refused(f"compiling: load_inline({spec['name'][:80]!r}, ...): {err.get('type', '')}: "
-                       f"{str(err.get('message', ''))[:400]}")
-    return builds
+    if not res.builds:  # the arguments failed before any build started (e.g. a wrong keyword)
+        err = res.error
+        raise _Refused(f"compiling: load_inline({spec['name'][:80]!r}, ...): {err.type if err else ''}: "
+                       f"{err.message[:400] if err else ''}")
+    return res.builds
 
 
 def spare_compile_worker(config: VerifyConfig, nice: int = 0) -> Worker:

@@ -46,7 +46,6 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
             loaded = candidate_reply(LoadReply, call(cand, "load", config.load_timeout_s, Status.load_error,
                                                      "loading the candidate", candidate=candidate_path,
                                                      cache_dir=str(config.cache_dir)), "load")
-        out.builds = loaded.builds
         integrity(loaded.integrity, "import")
         with out.phase("init"):
             init = candidate_reply(InitReply, call(cand, "init", config.init_timeout_s, Status.init_error,

@@ -63,7 +63,6 @@ class Outcome:
     census: Census | None = None
     weights: dict = field(default_factory=dict)
     memory: MemoryUse | None = None
-    builds: list[dict] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
     phase_started: dict[str, float] = field(default_factory=dict)
     """Wall-clock start (Unix seconds) of each phase's first entry."""

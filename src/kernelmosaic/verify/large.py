@@ -27,7 +27,14 @@ from kernelmosaic.verify.judgement import (
     integrity,
 )
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
-from kernelmosaic.verify.reference_data import ReferenceData, RefTrial
+from kernelmosaic.verify.reference_data import (
+    ComparedReply,
+    ComputedReply,
+    HeldReply,
+    ReferenceData,
+    RefTrial,
+    reference_reply,
+)
 from kernelmosaic.verify.run_replies import ForwardEnd, SharedRefillReply, SharedRunReply, candidate_reply
 
 __all__ = ["alternative_comparisons", "compare_probe_outputs", "compare_timed_call", "hold_probe_outputs",
@@ -48,7 +55,13 @@ def _close(fds: list[int]) -> None:
             pass
 
 
-def _compared(ref: Worker, cand: Worker, config: VerifyConfig, what: str, op: str = "compare_held", **args) -> dict:
+def _compared(ref: Worker, cand: Worker, config: VerifyConfig, what: str, op: str = "compare_held",
+              **args) -> ComparedReply:
+    """`op` (`compare_held`, `compare_probe`) on the outputs the candidate just handed out (`_handed`)."""
+    return reference_reply(ComparedReply, _handed(ref, cand, config, what, op, **args), what)
+
+
+def _handed(ref: Worker, cand: Worker, config: VerifyConfig, what: str, op: str, **args) -> object:
     """`op` (`compare_held`, `hold_probe`, `compare_probe`) on the outputs the candidate just handed out. A reference
     that cannot map them (a descriptor that does not hold what it says) is the candidate's failure; the reference
     worker is replaced if it went down."""
@@ -110,18 +123,19 @@ def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, 
     Stop). Returns the trial's comparison and the run's integrity report and thread count."""
     corr = out.correctness
     with out.phase("reference_trial"):
-        held = call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
-                     f"recomputing reference trial {k}", seed=tr.seed, distribution=tr.distribution)
+        held = reference_reply(HeldReply, call(ref, "large_trial", config.run_timeout_s, Status.bad_problem,
+                                               f"recomputing reference trial {k}", seed=tr.seed,
+                                               distribution=tr.distribution), "large_trial")
     fds = ref.channel.take_fds()
     try:
         with out.phase("correctness"):
             cand.channel.attach(fds)
             got = candidate_reply(SharedRunReply, call(cand, "run_shared", config.run_timeout_s, Status.runtime_error,
-                                                       "running forward", inputs=held["inputs"], poison_sizes=poison,
+                                                       "running forward", inputs=held.inputs, poison_sizes=poison,
                                                        repeat=k == 0), "run_shared")
         with out.phase("compare"):
             res = _compared(ref, cand, config, f"trial {k}", outputs=got.outputs, repeat=got.repeat)
-            cmp = from_core(res["comparison"])
+            cmp = from_core(res.comparison)
             _record(corr, cmp)
             if not cmp.ok:
                 corr.detail = f"trial {k} ({tr.distribution} inputs): {cmp.detail}"
@@ -130,11 +144,11 @@ def _large_trial(cand: Worker, ref: Worker, config: VerifyConfig, out: Outcome, 
                 raise Stop(Status.integrity_violation, f"forward modified its input(s) {got.mutated}; the reference does not",
                            [Finding(rule="input-mutation", severity="reject", message="the candidate wrote into its inputs",
                                     evidence=f"inputs {got.mutated} changed on trial {k}")])
-            if res["repeat"] is not None and not (again := from_core(res["repeat"])).ok:
+            if res.repeat is not None and not (again := from_core(res.repeat)).ok:
                 raise Stop(Status.nondeterministic, f"two runs on the same inputs disagree: {again.detail}")
             corr.passed += 1
             integrity(got.integrity, "forward")
-            _refill(cand, ref, config, k, fds, held["inputs"], poison)
+            _refill(cand, ref, config, k, fds, held.inputs, poison)
         call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a trial's outputs")
     finally:
         cand.channel.attach([])
@@ -157,7 +171,7 @@ def _refill(cand: Worker, ref: Worker, config: VerifyConfig, k: int, fds: list[i
                                                   "running forward on refilled buffers", inputs=inputs,
                                                   poison_sizes=poison, first=k == 0), "refill_shared")
     integrity(res.integrity, "forward")
-    cmp = from_core(_compared(ref, cand, config, f"refill {k}", outputs=res.outputs)["comparison"])
+    cmp = from_core(_compared(ref, cand, config, f"refill {k}", outputs=res.outputs).comparison)
     if not cmp.ok:
         detail = f"trial {k}'s inputs written into the buffers of trial 0 (versions {res.versions}): {cmp.detail}"
         raise Stop(Status.output_mismatch, f"a stale result on refilled input buffers: {detail}",
@@ -174,22 +188,24 @@ def alternative_comparisons(cand: Worker, ref: Worker, usable: list[RefTrial], a
     done: list[Comparison] = []
     try:
         for tr in usable:
-            held = ref.call("large_trial", config.run_timeout_s, seed=tr.seed, distribution=tr.distribution)
+            held = reference_reply(HeldReply, ref.call("large_trial", config.run_timeout_s, seed=tr.seed,
+                                                       distribution=tr.distribution), "large_trial")
             fds = _relay(ref, cand)
             try:
-                got = candidate_reply(SharedRunReply, cand.call("run_shared", config.run_timeout_s, inputs=held["inputs"],
+                got = candidate_reply(SharedRunReply, cand.call("run_shared", config.run_timeout_s, inputs=held.inputs,
                                                                 poison_sizes=poison, repeat=False), "run_shared")
             finally:
                 cand.channel.attach([])
                 _close(fds)
             fds = _relay(cand, ref)
             try:
-                res = ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol, outputs=got.outputs)
+                res = reference_reply(ComparedReply, ref.call("compare_held", config.run_timeout_s, atol=atol, rtol=rtol,
+                                                              outputs=got.outputs), "compare_held")
             finally:
                 ref.channel.attach([])
                 _close(fds)
             cand.call("release_shared", config.run_timeout_s)
-            done.append(from_core(res["comparison"]))
+            done.append(from_core(res.comparison))
             if not done[-1].ok:
                 break
     finally:
@@ -212,12 +228,13 @@ def compare_timed_call(ref: Worker, inputs: list | dict, got: dict, config: Veri
         return _compare_timed_in_place(cand, ref, inputs, got, config)
     if isinstance(inputs, dict) or sum(output_nbytes(got)) > config.large_output_bytes:
         named = {"seed": int(inputs["seed"])} if isinstance(inputs, dict) else {"inputs": inputs}
-        res = call_on_candidate_data(ref, "check_given", config.run_timeout_s, "a timed call's reported inputs",
-                                     outputs=got, atol=atol, rtol=rtol, **named)
-        return from_core(res["comparison"])
-    expected = call_on_candidate_data(ref, "compute", config.run_timeout_s, "a timed call's reported inputs",
-                                      inputs=inputs)
-    return compare_outputs(expected["outputs"], got, atol, rtol, expected.get("oracle"))
+        res = reference_reply(ComparedReply, call_on_candidate_data(
+            ref, "check_given", config.run_timeout_s, "a timed call's reported inputs", outputs=got, atol=atol,
+            rtol=rtol, **named), "check_given")
+        return from_core(res.comparison)
+    expected = reference_reply(ComputedReply, call_on_candidate_data(
+        ref, "compute", config.run_timeout_s, "a timed call's reported inputs", inputs=inputs), "compute")
+    return compare_outputs(dict(expected.outputs), got, atol, rtol, expected.oracle or None)
 
 
 def _compare_timed_in_place(cand: Worker, ref: Worker, inputs: list | dict, got: dict, config: VerifyConfig) -> Comparison:
@@ -228,20 +245,20 @@ def _compare_timed_in_place(cand: Worker, ref: Worker, inputs: list | dict, got:
                                          "out in place, as large-output mode asks")
     fds = _relay(cand, ref)
     try:
-        res = call_on_candidate_data(ref, "check_given", config.run_timeout_s,
-                                     "a timed call's reported seed and outputs handed out in place",
-                                     outputs=got, atol=atol, rtol=rtol, seed=int(inputs["seed"]))
+        res = reference_reply(ComparedReply, call_on_candidate_data(
+            ref, "check_given", config.run_timeout_s, "a timed call's reported seed and outputs handed out in place",
+            outputs=got, atol=atol, rtol=rtol, seed=int(inputs["seed"])), "check_given")
     finally:
         ref.channel.attach([])
         _close(fds)
     call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a timed call's outputs")
-    return from_core(res["comparison"])
+    return from_core(res.comparison)
 
 
 def hold_probe_outputs(cand: Worker, ref: Worker, config: VerifyConfig, outputs: dict) -> None:
     """The unperturbed kernel probe's outputs (descriptors from `cand`'s last reply) copied into the reference
     worker (`hold_probe`), for `compare_probe_outputs`; the candidate lets its own go."""
-    _compared(ref, cand, config, "the kernel probe", op="hold_probe", outputs=outputs)
+    _handed(ref, cand, config, "the kernel probe", "hold_probe", outputs=outputs)
     call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
 
 
@@ -250,7 +267,7 @@ def compare_probe_outputs(cand: Worker, ref: Worker, config: VerifyConfig, outpu
     compared in the reference worker with the ordinary mode's comparison (no oracle)."""
     res = _compared(ref, cand, config, "a perturbed kernel probe", op="compare_probe", outputs=outputs)
     call(cand, "release_shared", config.run_timeout_s, Status.runtime_error, "releasing a probe's outputs")
-    return from_core(res["comparison"])
+    return from_core(res.comparison)
 
 
 def let_go_probes(cand: Worker, ref: Worker, config: VerifyConfig) -> None:

@@ -12,11 +12,13 @@ from typing import Annotated, Any, Literal
 
 import torch
 from pydantic import ConfigDict, Discriminator, Field, Tag, model_validator
+from typing_extensions import TypedDict
 
-from kernelmosaic.verify.replies import Reply, parse_reply
+from kernelmosaic.verify.replies import R, Reply, parse_reply
 from kernelmosaic.verify.run_replies import Packaged
 
-__all__ = ["RefSetup", "RefTrial", "SkippedTrial", "RefTrials", "ReferenceData", "reference_setup", "reference_trials"]
+__all__ = ["RefSetup", "RefTrial", "SkippedTrial", "RefTrials", "ReferenceData", "reference_setup", "reference_trials",
+           "ComparisonData", "ComparedReply", "HeldReply", "ComputedReply", "reference_reply"]
 
 
 class RefSetup(Reply):
@@ -122,3 +124,45 @@ class ReferenceData:
     def usable(self) -> list[RefTrial]:
         """The trials a candidate is compared on (not skipped)."""
         return [t for t in self.trials if isinstance(t, RefTrial)]
+
+
+class ComparisonData(TypedDict):
+    """A comparison made in a worker (`kmworker.compare_core.CoreComparison.as_dict`), read by `compare.from_core`."""
+
+    status: str
+    detail: str
+    max_abs: float
+    max_rel: float
+    budget_used: float
+    reference_budget_used: float
+    extra: list[float]
+
+
+class ComparedReply(Reply):
+    """The reference worker's comparison of outputs it mapped in place (large-output mode, kernel probes); `repeat`:
+    the second forward's against the first, when one was sent."""
+
+    comparison: ComparisonData
+    repeat: ComparisonData | None = None
+
+
+class HeldReply(Reply):
+    """A trial recomputed and held by the reference worker (large-output mode): its inputs handed out as descriptors."""
+
+    inputs: list[Any]
+    held_seed: int
+    held_bytes: int = Field(ge=0)
+
+
+class ComputedReply(Reply):
+    """The reference's outputs on inputs the candidate's process reported (a timed call's), with their oracle."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    outputs: Packaged
+    oracle: dict[str, Any] = Field(default_factory=dict)
+
+
+def reference_reply(model: type[R], raw: object, what: str) -> R:
+    """A reply of the reference worker parsed, or Stop (`bad_problem`) naming the first field wrong."""
+    return parse_reply(model, raw, what, candidate=False)

@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field
 from typing_extensions import TypedDict
 
 from kernelmosaic.contracts.verdict import Census
+from kernelmosaic.verify.build_replies import BuildRecord
 from kernelmosaic.verify.judgement import Stop
 from kernelmosaic.verify.replies import R, Reply, malformed, parse_reply
 
@@ -35,7 +36,7 @@ class Packaged(TypedDict):
 
 
 class LoadReply(Reply):
-    builds: list[dict[str, Any]]
+    builds: list[BuildRecord]
     """One record per extension the candidate's import built or found cached."""
     integrity: list[str]
     """What the import changed in the verifier's environment (empty: nothing)."""
