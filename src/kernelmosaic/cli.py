@@ -99,13 +99,9 @@ def _checks_settings(command: click.Command) -> click.Command:
         try:
             read_config(reads=_STAGES_READ.get(command.name or "", ()))
         except ConfigError as exc:
-            from rich.markup import escape
+            from kernelmosaic.commands import fail
 
-            from kernelmosaic.commands import Console
-
-            Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True,
-                                       emoji=False)
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         return run(*args, **kwargs)
 
     command.callback = checked

@@ -1,5 +1,6 @@
 """How a stage's typer command becomes a click command with the help and errors the CLI shows: click's help layout,
-plain type hints, refused option values worded without pydantic's prefix. The top-level CLI builds every
+plain type hints, refused option values worded without pydantic's prefix; and `fail`, every command's error line.
+The top-level CLI builds every
 stage with it; the verifier service builds `verify` with it for a handed-over client (verify/forwarded.py). Imports
 no stage."""
 
@@ -17,7 +18,15 @@ import typer
 from rich.markup import escape
 from typer.core import TyperArgument, TyperOption
 
-__all__ = ["Console", "build_command", "plain_usage_errors"]
+__all__ = ["Console", "build_command", "plain_usage_errors", "fail"]
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print `error: MESSAGE` on stderr, one line whatever the terminal's width, `[section]` names kept (no markup,
+    no emoji codes); return the exit to raise (2: unusable input, docs/exit-codes.md)."""
+    rich.console.Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True,
+                                            emoji=False)
+    return typer.Exit(code)
 
 
 def build_command(target: Callable | typer.Typer, name: str, kind: str, short: str = "") -> click.Command:

@@ -19,7 +19,7 @@ from typing import Literal
 
 import typer
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 
 __all__ = ["loop_command"]
 
@@ -49,8 +49,7 @@ def _stage(console: Console, title: str, args: list[str], ok: tuple[int, ...] = 
                                    "loop again from the start.", highlight=False, soft_wrap=True)
         raise typer.Exit(130)
     if code not in ok:
-        Console(stderr=True).print(f"[red]error:[/red] `kernelmosaic {args[0]}` exited {code}; the loop stops here.")
-        raise typer.Exit(code)
+        raise fail(f"`kernelmosaic {args[0]}` exited {code}; the loop stops here.", code)
     return code
 
 

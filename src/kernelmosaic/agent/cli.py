@@ -28,7 +28,7 @@ from kernelmosaic.agent.runner import (
     start_or_resume_run,
 )
 from kernelmosaic.agent.solver import AGENT
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.store import Store
@@ -49,9 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["generate_command"]
 
 
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
-    return typer.Exit(2)
 
 
 def _resume_config(store: Store, run_id: int | None, given: dict[str, object]) -> tuple[int, GenerateConfig, list[str]]:
@@ -139,7 +136,7 @@ def generate_command(
 ) -> None:
     """Run agent episodes (write, compile, test, repair, optimize) over a task set and record them in the store."""
     if run_id is not None and not resume:
-        raise _fail(f"a run id ({run_id}) is only accepted with --resume")
+        raise fail(f"a run id ({run_id}) is only accepted with --resume")
     console = Console()
     flags = dict(tasks=tasks, model=model, task_ids=task or None, limit=limit, concurrency=concurrency, out_dir=out,
                  compile_baseline=compile_baseline, include_flagged=include_flagged)
@@ -212,7 +209,7 @@ def _prepare(db: str | None, config_file: Path | None, sets: list[str], run_id: 
         if created is not None and store is not None:
             store.close()
             created.unlink(missing_ok=True)  # a store with no run in it: nothing to keep
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     return _Prepared(store, rid, config, selected, plan, review, notes, runner, make_backend, resume)
 
 
@@ -313,12 +310,10 @@ def _finish(console: Console, store: Store, rid: int, selected: list[Task], info
                   f"(pass rate {summary.pass_rate:.0%}){flagged}, {speed}; "
                   f"trajectories in {config.out_dir / f'run-{rid}' / 'trajectories'}", highlight=False)
     if unusable:
-        Console(stderr=True).print(f"[red]error:[/red] the model is unusable, run {rid} stopped and is marked failed: "
-                                   f"{escape(unusable[0].exit_detail)}. Fix it, then `kernelmosaic generate --resume {rid}{escape(db_option(db))}`.",
-                                   highlight=False)
+        fail(f"the model is unusable, run {rid} stopped and is marked failed: {unusable[0].exit_detail}. Fix it, then "
+             f"`kernelmosaic generate --resume {rid}{db_option(db)}`.", 1)
         return 1
     if failed:
-        Console(stderr=True).print(f"[red]error:[/red] every episode of run {rid} failed; it is marked failed.",
-                                   highlight=False)
+        fail(f"every episode of run {rid} failed; it is marked failed.", 1)
         return 1
     return 0

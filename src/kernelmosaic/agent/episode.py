@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.guidance import GuidanceLibrary
@@ -21,14 +21,12 @@ from kernelmosaic.contracts.messages import Message
 from kernelmosaic.contracts.results import DevicePeaks
 from kernelmosaic.contracts.tool_specs import TOOL_SPECS
 from kernelmosaic.contracts.trajectory import Event, GuidanceEvent, MessageEvent, Trajectory
+from kernelmosaic.contracts.verifier import Verifier
 from kernelmosaic.models.base import ModelBackend, ModelError
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.stopping import Stopped, stop_requested
-
-if TYPE_CHECKING:
-    from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["EpisodeContext", "run_episode", "finish_model_failure", "task_sha256", "run_dir", "MODEL_UNUSABLE", "TRANSIENT",
            "INFRA_ERROR"]

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,15 +16,13 @@ from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.trajectory import Trajectory
 from kernelmosaic.contracts.verified import AUDIT_FAILED
+from kernelmosaic.contracts.verifier import Verifier
 from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.runs.config import RunConfig
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.audit.cache import audit_failure
 from kernelmosaic.tasks.schema import Task
-
-if TYPE_CHECKING:
-    from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
            "start_or_resume_run", "task_flags", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",

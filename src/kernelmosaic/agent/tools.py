@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.feedback import (
@@ -30,10 +29,8 @@ from kernelmosaic.contracts.results import DevicePeaks
 from kernelmosaic.contracts.tool_specs import argument_error
 from kernelmosaic.contracts.trajectory import Solution
 from kernelmosaic.contracts.verdict import Verdict
+from kernelmosaic.contracts.verifier import Verifier
 from kernelmosaic.tasks.schema import Task
-
-if TYPE_CHECKING:
-    from kernelmosaic.verify.verifier import Verifier
 
 __all__ = ["ToolOutput", "Toolbox"]
 

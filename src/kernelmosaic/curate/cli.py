@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING
 
 import typer
 from pydantic import ValidationError
-from rich.markup import escape
 from rich.table import Table
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import Task
 
@@ -25,9 +24,6 @@ err = Console(stderr=True)
 _CACHE = Path.home() / ".cache" / "kernelmosaic" / "embeddings"
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
-    return typer.Exit(code)
 
 
 def _load(source: str) -> list[Task]:
@@ -36,11 +32,11 @@ def _load(source: str) -> list[Task]:
     try:
         tasks = load_tasks(source)
     except TaskFormatError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     ids = [t.id for t in tasks]
     if len(set(ids)) != len(ids):
         twice = sorted({i for i in ids if ids.count(i) > 1})
-        raise _fail(f"{source}: task ids appear more than once: {', '.join(twice[:10])}")
+        raise fail(f"{source}: task ids appear more than once: {', '.join(twice[:10])}")
     return tasks
 
 
@@ -52,7 +48,7 @@ def load_select_config(path: Path | None, sets: list[str], flags: dict) -> Selec
     try:
         return build(SelectConfig, read_config(path, sets, reads=("select",)), "select", flags=flags)
     except ConfigError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 @app.command("select")
@@ -80,12 +76,12 @@ def select_command(
                                             "features": {"cache_dir": str(cache_dir) if cache else None}})
     pool = _load(tasks)
     if not pool:
-        raise _fail(f"{tasks}: holds no tasks")
+        raise fail(f"{tasks}: holds no tasks")
     with console.phases("loading the embedding model", "curate select") as phase:
         try:
             embedder = Embedder()
         except EmbeddingError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         outcome = select_tasks(pool, cfg, embedder, progress=phase)
         phase("writing the selection and the coverage report")
         written = write_selection(outcome, cfg, out, tasks, fmt)
@@ -111,7 +107,7 @@ def duplicates_command(
     try:
         report = find_duplicates(_load(tasks), DuplicateConfig(threshold=threshold))
     except (ValueError, ValidationError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         typer.echo(report.model_dump_json(indent=1))
     else:

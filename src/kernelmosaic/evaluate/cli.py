@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Literal
 
 import typer
 from pydantic import ValidationError
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.config import describe_error
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.gates import MODEL_FAILED, NO_CANDIDATE, NOT_JUDGED
@@ -44,10 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["evaluate_command", "fail"]
 
 
-def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False,  # messages name [sections]
-                               soft_wrap=True, emoji=False)  # one line, whatever the terminal's width
-    return typer.Exit(2)
 
 
 def _levels(text: str) -> list[int]:
@@ -299,10 +294,7 @@ def _conclude(console: Console, store: Store, run_id: int, ids: list[str], unrun
                f" (first: {unjudged[0].status}{': ' + unjudged[0].model_failure if unjudged[0].model_failure else ''})"
                if unjudged else "")
         store.finish_run(run_id, "failed")  # `runs` says so; --resume sets it running again
-        Console(stderr=True).print(f"[red]error:[/red] nothing was judged in run {run_id}: no episode's answer "
-                                   f"received a verdict{escape(why)}; fix the cause, then "
-                                   f"`kernelmosaic evaluate --resume {run_id}{escape(db_option(db))}`.", highlight=False, soft_wrap=True,
-                                   emoji=False)
-        raise typer.Exit(1)
+        raise fail(f"nothing was judged in run {run_id}: no episode's answer received a verdict{why}; fix the cause, "
+                   f"then `kernelmosaic evaluate --resume {run_id}{db_option(db)}`.", 1)
 
 

@@ -9,10 +9,9 @@ from typing import Any
 
 import typer
 from pydantic import BaseModel
-from rich.markup import escape
 from rich.table import Table
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.config import DEFAULT_FILE, ConfigError, build, read_config
 from kernelmosaic.sft.quiet import quiet_libraries
 
@@ -21,9 +20,6 @@ __all__ = ["app"]
 app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False)
 
 
-def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
-    return typer.Exit(2)
 
 
 def _unknown_key(key: str, model: type[BaseModel], section: str) -> ConfigError:
@@ -96,7 +92,7 @@ def export_command(
         with open_store(db) as store, quiet_libraries():
             report = export_dataset(store, settings, out)
     except (ConfigError, ExportError, ConversationError, StoreError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     console = Console()
     table = Table("dimension", "bucket", *report.counts.stages, title="episodes per bucket")
     for row in report.counts.rows():
@@ -120,16 +116,16 @@ def train_command(
     from kernelmosaic.sft.train_config import TrainConfig
 
     if config_arg is not None and config is not None:
-        raise _fail(f"give the settings file once: CONFIG ({config_arg}) or --config ({config})")
+        raise fail(f"give the settings file once: CONFIG ({config_arg}) or --config ({config})")
     config = config or config_arg
     try:
         settings: TrainConfig = _settings(TrainConfig, "sft.train", config, sets, {"resume": True if resume else None})
     except ConfigError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     try:
         from kernelmosaic.sft.train import train
     except ImportError as exc:
-        raise _fail(f"training needs the [train] extra ({exc.name} is missing): pip install -e '.[train]'") from None
+        raise fail(f"training needs the [train] extra ({exc.name} is missing): pip install -e '.[train]'") from None
     Console(stderr=True, highlight=False).print(
         f"sft train: loading {settings.model} and tokenizing {settings.dataset} (a minute on a CPU before the first step)",
         markup=False)
@@ -137,7 +133,7 @@ def train_command(
         with quiet_libraries():
             result = train(settings)
     except ValueError as exc:
-        raise _fail(f"{config or 'sft train'}: {exc}") from None
+        raise fail(f"{config or 'sft train'}: {exc}") from None
     console = Console()
     console.print_json(result.model_dump_json())
     if result.serving_path:
@@ -155,11 +151,11 @@ def tiny_base_command(
     try:
         from kernelmosaic.sft.tiny import build_tiny_base
     except ImportError as exc:
-        raise _fail(f"the tiny base needs the [hf] extra ({exc.name} is missing): pip install -e '.[hf]'") from None
+        raise fail(f"the tiny base needs the [hf] extra ({exc.name} is missing): pip install -e '.[hf]'") from None
     try:
         with quiet_libraries():
             build_tiny_base(data, out, hidden=hidden, layers=layers)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     Console().print(f"random-weight base model in {out}: a demonstration of the loop, not a model that writes kernels",
                     highlight=False)

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import typer
 from rich import box
-from rich.markup import escape
 from rich.table import Table
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.store.backends import ENV_VAR
 from kernelmosaic.store.errors import NotFoundError, StoreError
 from kernelmosaic.store.export import export_run
@@ -28,16 +27,13 @@ DbOption = typer.Option(None, "--db", envvar=ENV_VAR, help=_DB_HELP, show_envvar
 JsonOption = typer.Option(False, "--json", help="Print JSON instead of a table.")
 
 
-def _fail(message: str, code: int) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
-    return typer.Exit(code)
 
 
 def _open(db: str | None) -> Store:
     try:
         return open_store(db, create=False)
     except StoreError as exc:
-        raise _fail(str(exc), 2) from exc
+        raise fail(str(exc), 2) from exc
 
 
 @app.command("list")
@@ -104,7 +100,7 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
             summary = store.run_summary(run_id)
             episodes = store.list_episodes(run_id)
         except NotFoundError as exc:
-            raise _fail(f"{exc} in {store.url}", 2) from exc  # an unknown run id: unusable input (docs/cli.md)
+            raise fail(f"{exc} in {store.url}", 2) from exc  # an unknown run id: unusable input (docs/cli.md)
     if as_json:
         data = {"summary": summary.model_dump(mode="json"), "episodes": [e.model_dump(mode="json") for e in episodes]}
         typer.echo(json.dumps(data, indent=1))
@@ -151,7 +147,7 @@ def export_command(
         try:
             count = export_run(store, run_id, out, done_only=done_only)
         except NotFoundError as exc:
-            raise _fail(f"{exc} in {store.url}", 2) from exc  # an unknown run id: unusable input (docs/cli.md)
+            raise fail(f"{exc} in {store.url}", 2) from exc  # an unknown run id: unusable input (docs/cli.md)
         except StoreError as exc:
-            raise _fail(str(exc), 2) from exc
+            raise fail(str(exc), 2) from exc
     Console(stderr=True).print(f"wrote {count} trajectories to {out}", highlight=False)

@@ -8,10 +8,11 @@ from typing import Literal
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import AuditReport, Task
 
@@ -28,8 +29,7 @@ def _load(source: str) -> list[Task]:
     try:
         return load_tasks(source)
     except TaskFormatError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from None
+        raise fail(str(exc)) from None
 
 
 def _audit(tasks: list[Task], jobs: int, timeout: float, label: str = "auditing", stream: bool = False,
@@ -62,8 +62,7 @@ def _audit(tasks: list[Task], jobs: int, timeout: float, label: str = "auditing"
         try:
             reports = audit_tasks(tasks, config, progress=done)
         except ValueError as exc:
-            err.print(f"[red]error:[/red] --device: {exc}", highlight=False)
-            raise typer.Exit(2) from None
+            raise fail(f"--device: {exc}") from None
     if unwritable:
         err.print(f"warning: audit cache {audit_cache_dir()} not written: {unwritable[0]}", highlight=False)
     return reports
@@ -125,12 +124,10 @@ def show_command(source: str = typer.Argument(..., help="Task source (builtin wh
         source, task_id = "builtin", source
     match = [t for t in _load(source) if t.id == task_id]
     if not match:
-        err.print(f"[red]error:[/red] no task '{task_id}' in {source}")
-        raise typer.Exit(2)
+        raise fail(f"no task '{task_id}' in {source}")
     task = match[0]
     if form == "spec" and not task.has_spec:
-        err.print(f"[red]error:[/red] task '{task_id}' has no math spec (its forms: nl, reference)", highlight=False)
-        raise typer.Exit(2)
+        raise fail(f"task '{task_id}' has no math spec (its forms: nl, reference)")
     if form in ("nl", "reference", "spec"):
         typer.echo(getattr(task.forms, form))
     elif form == "json":
@@ -158,15 +155,14 @@ def validate_command(source: str = typer.Argument("builtin", help="Task source."
     try:
         tasks, errors = load_tasks_lenient(source)
     except TaskFormatError as exc:
-        err.print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from None
+        raise fail(str(exc)) from None
     req = BUILTIN_REQUIREMENTS if source == "builtin" else Requirements()
     report = validate_tasks(source, tasks, errors, req)
     both = sum(bool(t.forms.nl.strip() and t.forms.reference.strip()) for t in tasks)
     summary = f"{report.tasks} tasks (levels {report.by_level}), {both} with nl+reference, {report.with_spec} with a spec"
     console.print(summary, highlight=False)
     for issue in report.issues:
-        console.print(f"[red]error:[/red] {issue}", highlight=False)
+        console.print(f"[red]error:[/red] {escape(str(issue))}", highlight=False)
     failed_audits: list[AuditReport] = []
     if audit and tasks:
         reports = _audit(tasks, jobs, timeout)
@@ -209,11 +205,9 @@ def audit_command(source: str = typer.Argument("builtin", help="Task source."),
     tasks = [t for t in _load(source) if (not only or t.id in only) and (not levels or t.level in levels)]
     unknown = sorted(set(only) - {t.id for t in tasks})
     if unknown:
-        err.print(f"[red]error:[/red] --id: no task {', '.join(map(repr, unknown))} in {source}", highlight=False)
-        raise typer.Exit(2)
+        raise fail(f"--id: no task {', '.join(map(repr, unknown))} in {source}")
     if cached and reuse:
-        err.print("[red]error:[/red] --cached and --reuse exclude each other", highlight=False)
-        raise typer.Exit(2)
+        raise fail("--cached and --reuse exclude each other")
     found = {t.id: r for t in tasks if (cached or reuse) and (r := cached_audit(t)) is not None}
     if as_json:
         for report in found.values():
@@ -293,8 +287,7 @@ def export_command(source: str = typer.Argument(..., help="Task source."),
     from kernelmosaic.tasks.sources import EXPORT_FORMATS, export_tasks
 
     if fmt not in EXPORT_FORMATS:
-        err.print(f"[red]error:[/red] unknown format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
-        raise typer.Exit(2)
+        raise fail(f"unknown format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
     tasks = _load(source)
     export_tasks(tasks, fmt, out, name)
     console.print(f"exported {len(tasks)} tasks as {fmt} to {out}")

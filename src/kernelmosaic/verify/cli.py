@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.contracts.verdict import Status, Verdict
@@ -69,9 +69,6 @@ def _could_not_run(exc: BaseException, device: str) -> str:
     return f"the verifier could not run on {device}: {exc}"
 
 
-def fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
-    return typer.Exit(2)
 
 
 def _device_seen(config: VerifyConfig) -> str:

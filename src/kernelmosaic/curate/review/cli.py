@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from kernelmosaic.commands import Console
+from kernelmosaic.commands import Console, fail
 from kernelmosaic.store.backends import ENV_VAR
 from kernelmosaic.store.errors import StoreError
 from kernelmosaic.store.reviews import ReviewLog
@@ -33,16 +33,13 @@ DbOption = typer.Option(None, "--db", envvar=ENV_VAR, show_envvar=False,
 TasksOption = typer.Option("builtin", "--tasks", help="Task source: builtin, a folder, a .parquet, kernelbench:PATH.")
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
 
 
 def _open(db: str | None) -> Store:
     try:
         return open_store(db)
     except StoreError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _load(source: str) -> list[Task]:
@@ -51,9 +48,9 @@ def _load(source: str) -> list[Task]:
     try:
         tasks = load_tasks(source)
     except TaskFormatError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if len({t.id for t in tasks}) != len(tasks):
-        raise _fail(f"{source}: task ids are not unique")
+        raise fail(f"{source}: task ids are not unique")
     return tasks
 
 
@@ -66,7 +63,7 @@ def _serve_config(config_file: Path | None, sets: list[str], flags: dict[str, ob
         tree = read_config(config_file, sets)
         config = build(ServeConfig, tree, "review", flags=flags)
     except ConfigError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if flags.get("token"):
         return config, f"--token / ${TOKEN_ENV}"
     if config.token:
@@ -107,7 +104,7 @@ def serve_command(
         title = config.title if "title" in config.model_fields_set else f"KernelMosaic review · {tasks}"
         config = config.model_copy(update={"token": serving_token(config.token), "title": title})
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     pool = _load(tasks)
     against_tasks = _load(against) if against else None
     store = _open(db)
@@ -148,14 +145,14 @@ def export_command(
     from kernelmosaic.tasks.sources import EXPORT_FORMATS, export_tasks
 
     if fmt not in EXPORT_FORMATS:
-        raise _fail(f"unknown format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
+        raise fail(f"unknown format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})")
     pool = _load(tasks)
     with _open(db) as store:
         events = ReviewLog(store).events([t.id for t in pool])
     states = review_states(events, {t.id: t.hashes.reference for t in pool})
     accepted = [edited_task(t, states[t.id]) for t in pool if states[t.id].status == "accepted"]
     if not accepted:
-        raise _fail(f"no task from {tasks} is accepted in the review (see `kernelmosaic review log`)", 1)
+        raise fail(f"no task from {tasks} is accepted in the review (see `kernelmosaic review log`)", 1)
     export_tasks(accepted, fmt, out, f"KernelMosaic reviewed tasks from {tasks}")
     with open(out / "decisions.jsonl", "w", encoding="utf-8") as fh:
         for event in events:

@@ -18,8 +18,8 @@ def report_command(
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
 ) -> None:
     """Write an HTML report (plots embedded), summary.json and summary.md for a run and its comparisons."""
+    from kernelmosaic.commands import fail
     from kernelmosaic.evaluate.baselines import BaselineCache
-    from kernelmosaic.evaluate.cli import fail
     from kernelmosaic.evaluate.report.writer import write_report
     from kernelmosaic.evaluate.summary import summarize_run
     from kernelmosaic.store import NotFoundError, StoreError, open_store
