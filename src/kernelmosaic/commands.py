@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import click
 import rich.console
@@ -18,7 +18,13 @@ import typer
 from rich.markup import escape
 from typer.core import TyperArgument, TyperOption
 
-__all__ = ["Console", "build_command", "plain_usage_errors", "fail"]
+__all__ = ["Console", "Device", "build_command", "plain_usage_errors", "fail"]
+
+Device = Annotated[Literal["cuda", "cpu"] | None, typer.Option(
+    "--device", help="cuda or cpu (the CPU judges C++ load_inline candidates). Default: the settings' device (the "
+                     "command's own section, then [verify] device), then, for a replayed model, the device it was "
+                     "recorded on, then cuda when a GPU is visible, else cpu.")]
+"""Every command's `--device` (one precedence: verify/settings.py `run_device`)."""
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

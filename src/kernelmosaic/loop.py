@@ -15,11 +15,10 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Literal
 
 import typer
 
-from kernelmosaic.commands import Console, fail
+from kernelmosaic.commands import Console, Device, fail
 
 __all__ = ["loop_command"]
 
@@ -58,8 +57,7 @@ def loop_command(
     tasks: str = typer.Option("builtin", "--tasks", help="Task source (builtin, a folder, kernelbench:PATH, ...)."),
     model: str = typer.Option("replay:bundled", "--model", help="Model spec (default: the bundled hand-written "
                               "demonstrations, replayed and verified again)."),
-    device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: the replay's, "
-                                                         "else CUDA when present)."),
+    device: Device = None,
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store (default ./kernelmosaic.db)."),
     base: Path | None = typer.Option(None, "--base", help="Base model folder to fine-tune (Hugging Face format; default: "
                                      "a tiny random-weight model built here, which shows the step and learns nothing)."),

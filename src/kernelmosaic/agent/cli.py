@@ -28,7 +28,7 @@ from kernelmosaic.agent.runner import (
     start_or_resume_run,
 )
 from kernelmosaic.agent.solver import AGENT
-from kernelmosaic.commands import Console, fail
+from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.store import Store
@@ -108,8 +108,7 @@ def generate_command(
                                      "scripted:NAME (default: replay:bundled, hand-written demonstrations)."),
     max_turns: int | None = typer.Option(None, "--max-turns", min=1, help=f"Model queries per episode (default {Budgets().max_turns})."),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Episodes running at once (default 4)."),
-    device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: a replay's "
-                                                         "recorded device, else cuda when available)."),
+    device: Device = None,
     db: str | None = typer.Option(None, "--db", envvar="KERNELMOSAIC_DB", help="Store URL (default ./kernelmosaic.db)."),
     limit: int | None = typer.Option(None, "--limit", help="At most this many tasks (default 0: all)."),
     task: list[str] = typer.Option([], "--task", help="Only this task id (repeatable)."),

@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kernelmosaic.commands import Console, fail
+from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import describe_error
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.gates import MODEL_FAILED, NO_CANDIDATE, NOT_JUDGED
@@ -114,8 +114,7 @@ def evaluate_command(
     policy: Literal["kernelbench", "strict"] | None = typer.Option(None, "--policy", help="kernelbench or strict "
                                                                    "(docs/threat-model.md; default: [verify] policy, "
                                                                    "else kernelbench)."),
-    device: Literal["cuda", "cpu"] | None = typer.Option(None, "--device", help="cuda or cpu (default: cuda when "
-                                                         "available)."),
+    device: Device = None,
     seeds: int = typer.Option(1, "--seeds", min=1, help="Generations: judge each candidate under this many seeds."),
     alternatives: bool = typer.Option(True, "--alternatives/--no-alternatives", help="Also judge timed verdicts on "
                                       "a derived alternative shape set."),

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kernelmosaic.commands import Console, fail
+from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.contracts.verdict import Status, Verdict
@@ -32,13 +32,9 @@ __all__ = ["verify_command", "verify_batch_command", "fail", "cli_settings"]
 
 
 # The options' choices are VerifyConfig's own Literal types, so an error lists exactly the values it allows.
-_DeviceName = VerifyConfig.model_fields["device"].annotation
 _PrecisionName = VerifyConfig.model_fields["precision"].annotation
 _PolicyName = VerifyConfig.model_fields["policy"].annotation
 
-Device = Annotated[_DeviceName | None, typer.Option("--device", help="cuda or cpu (cpu judges C++ load_inline "
-                                                    "candidates). Default: [verify] device, else cuda when a GPU is "
-                                                    "visible, else cpu.")]
 Precision = Annotated[_PrecisionName | None, typer.Option("--precision", help="The precision the task asks for "
                                                           "(default fp32).")]
 Trials = Annotated[int | None, typer.Option("--trials", min=1, help="Correctness trials, each with fresh inputs "

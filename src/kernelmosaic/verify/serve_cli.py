@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from kernelmosaic.commands import Console, fail
-from kernelmosaic.verify.cli import ConfigFile, Device, Sets, cli_settings
+from kernelmosaic.commands import Console, Device, fail
+from kernelmosaic.verify.cli import ConfigFile, Sets, cli_settings
 from kernelmosaic.verify.stopping import stop_on_signal
 
 __all__ = ["verify_serve_command"]
