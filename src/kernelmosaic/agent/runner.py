@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -168,11 +168,15 @@ def start_or_resume_run(store: Store, config: GenerateConfig | None, resume: int
 async def run_tasks(tasks: Sequence[Task], *, store: Store, verifier_for: Callable[[str], Verifier], backend: ModelBackend,
                     run_id: int, config: GenerateConfig, peaks: Callable[[], object] | None = None,
                     on_step: Callable[[str, EpisodeState], None] | None = None,
-                    on_done: Callable[[EpisodeInfo], None] | None = None) -> list[EpisodeInfo]:
-    """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time.
+                    on_done: Callable[[EpisodeInfo], None] | None = None,
+                    episode: Callable[[Task, EpisodeContext], Awaitable[EpisodeInfo]] = run_episode,
+                    stop_when_unusable: bool = True) -> list[EpisodeInfo]:
+    """Run the episodes of `tasks` that the run has not finished yet, `config.concurrency` at a time; `episode`:
+    what one episode is (the agent's loop, `run_episode`; or one-shot evaluation's single write).
 
-    Returns the finished episodes. An episode that ends `model_unusable` (a wrong key, a missing model) stops
-    the run: no further episode starts. A task whose episode could not even start is logged and left pending.
+    Returns the finished episodes. With `stop_when_unusable`, an episode that ends `model_unusable` (a wrong key,
+    a missing model) stops the run: no further episode starts (one-shot evaluation counts each such episode as the
+    operator's and goes on). A task whose episode could not even start is logged and left pending.
     """
     ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=backend, run_id=run_id, config=config.agent,
                          out_dir=config.out_dir, library=GuidanceLibrary.load(), peaks=peaks, on_step=on_step,
@@ -187,11 +191,11 @@ async def run_tasks(tasks: Sequence[Task], *, store: Store, verifier_for: Callab
             if stop.is_set():
                 return None
             try:
-                info = await run_episode(task, ctx)
+                info = await episode(task, ctx)
             except Exception:  # noqa: BLE001 - one task that cannot even start (bad task file, refused resume) must not stop the others
                 log.exception("task %s: the episode could not be started", task.id)
                 return None
-        if info.exit_reason == MODEL_UNUSABLE:
+        if info.exit_reason == MODEL_UNUSABLE and stop_when_unusable:
             stop.set()
         if on_done is not None:
             on_done(info)

@@ -9,18 +9,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
-from kernelmosaic.agent.episode import EpisodeContext
-from kernelmosaic.agent.guidance import GuidanceLibrary
-from kernelmosaic.agent.runner import GenerateConfig, final_failures, task_flags
+from kernelmosaic.agent.runner import GenerateConfig
 from kernelmosaic.agent.solver import AGENT
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.generations import Generation
 from kernelmosaic.evaluate.harness import EvalVerifier, for_evaluation, with_alternatives
 from kernelmosaic.evaluate.judging import judge_generation
-from kernelmosaic.evaluate.oneshot import run_one_shot
 from kernelmosaic.evaluate.records import TaskMeta, load_records
 from kernelmosaic.evaluate.samples import sample_id, sample_tasks
+from kernelmosaic.evaluate.solvers import ONE_SHOT
 from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.runs.executor import Executor
 from kernelmosaic.store import Store
@@ -66,48 +64,21 @@ def _verifiers(config: EvalConfig, stack: contextlib.ExitStack, executor: Execut
     return out
 
 
-async def _one_shot_all(tasks: Sequence[Task], ctx: EpisodeContext, todo: set[str], concurrency: int,
-                        on_done: OnDone | None) -> list[EpisodeInfo]:
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(task: Task) -> EpisodeInfo | None:
-        async with gate:
-            try:
-                info = await run_one_shot(task, ctx)
-            except Exception:  # noqa: BLE001 - one task that cannot start must not stop the others
-                log.exception("task %s: the one-shot episode could not be started", task.id)
-                return None
-        if on_done is not None:
-            on_done(info)
-        return info
-
-    infos = await asyncio.gather(*(one(t) for t in tasks if t.id in todo))
-    return [i for i in infos if i is not None]
-
-
 def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalConfig,
               make_backend: Callable[[], ModelBackend], executor: Executor, on_done: OnDone | None = None,
               store_url: str = "") -> list[EpisodeInfo]:
-    """Every sample of every task through the agent harness (`agent`: episodes on `executor`, writing to
-    `store_url`) or the one-shot loop (`one-shot`: in this process, candidates judged on `executor`)."""
+    """Every sample of every task through the one run function (`executor.run_episodes`) with the mode's solver:
+    the agent harness (`agent`: on a Ray executor, on its episode actors, writing to `store_url`) or one write
+    judged once (`one-shot`: in this process, candidates judged by `executor`'s verifiers)."""
     episodes = sample_tasks(list(tasks), config.samples)
     agent = AgentConfig(device=config.device, budgets=Budgets(max_turns=config.max_turns))
-    if config.mode == "agent":
-        generate = GenerateConfig(tasks=config.tasks, model=config.model, model_options=config.model_options,
-                                  concurrency=config.concurrency, out_dir=config.out_dir, agent=agent,
-                                  compile_baseline=config.compile_baseline, include_flagged=True)
-        return asyncio.run(executor.run_episodes(episodes, solver=AGENT, store=store, store_url=store_url,
-                                                 make_backend=make_backend, run_id=run_id, config=generate,
-                                                 verify=config.verify_config(), on_done=on_done,
-                                                 wrap=with_alternatives if config.alternatives else None))
-    with contextlib.ExitStack() as stack:
-        [verifier_for] = _verifiers(config, stack, executor)
-        ctx = EpisodeContext(store=store, verifier_for=verifier_for, backend=make_backend(), run_id=run_id,
-                             config=agent, out_dir=config.out_dir, library=GuidanceLibrary.load(),
-                             run_config=config.model_dump(mode="json"),
-                             task_flags=task_flags)
-        todo = set(store.pending_tasks(run_id, [t.id for t in episodes], final_failures(GenerateConfig())))
-        return asyncio.run(_one_shot_all(episodes, ctx, todo, config.concurrency, on_done))
+    generate = GenerateConfig(tasks=config.tasks, model=config.model, model_options=config.model_options,
+                              concurrency=config.concurrency, out_dir=config.out_dir, agent=agent,
+                              compile_baseline=config.compile_baseline, include_flagged=True)
+    return asyncio.run(executor.run_episodes(episodes, solver=AGENT if config.mode == "agent" else ONE_SHOT,
+                                             store=store, store_url=store_url, make_backend=make_backend,
+                                             run_id=run_id, config=generate, verify=config.verify_config(),
+                                             on_done=on_done, wrap=with_alternatives if config.alternatives else None))
 
 
 def run_generations(generations: Sequence[Generation], *, store: Store, run_id: int, config: EvalConfig,

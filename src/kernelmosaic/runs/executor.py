@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kernelmosaic.runs.here import run_here
 from kernelmosaic.verify import verifier_set
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.executor import LocalVerifyExecutor, VerifyExecutor
@@ -26,15 +27,17 @@ __all__ = ["Executor", "LocalExecutor", "EXECUTORS", "Solver", "open_executor"]
 
 @dataclass(frozen=True)
 class Solver:
-    """How a run's episodes are run, supplied by the layer that owns them (`agent.solver.AGENT`).
+    """How a run's episodes are run, supplied by the layer that owns them (`agent.solver.AGENT`, the agent's loop;
+    `evaluate.solvers.ONE_SHOT`, one write judged once).
 
     `here(tasks, *, store, verifier_for, backend, run_id, config, peaks, on_step, on_done)`: in this process,
     `config.concurrency` at a time. `on_ray(tasks, *, store, store_url, make_backend, run_id, config, verify,
-    registry, scale, placement, on_done, wrap)`: on a cluster's episode actors. Both return the finished
+    registry, scale, placement, on_done, wrap)`: on a cluster's episode actors; None: in this process on every
+    executor, judged by the executor's verifiers (on Ray, the cluster's judges). Both return the finished
     episodes' `EpisodeInfo`s."""
 
     here: Callable[..., Awaitable[list[EpisodeInfo]]]
-    on_ray: Callable[..., Awaitable[list[EpisodeInfo]]]
+    on_ray: Callable[..., Awaitable[list[EpisodeInfo]]] | None = None
 
 
 Wrap = Callable[[Any], Any]
@@ -94,12 +97,8 @@ class LocalExecutor(LocalVerifyExecutor):
                            verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
                            on_done: Callable[[EpisodeInfo], None] | None = None,
                            wrap: Wrap | None = None) -> list[EpisodeInfo]:
-        with verifier_set.VerifierSet(verify) as verifiers:
-            verifier_for = wrap(verifiers) if wrap is not None else verifiers
-            # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
-            peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
-            return await solver.here(tasks, store=store, verifier_for=verifier_for, backend=make_backend(),
-                                     run_id=run_id, config=config, peaks=peaks, on_step=on_step, on_done=on_done)
+        return await run_here(self, tasks, solver=solver, store=store, make_backend=make_backend, run_id=run_id,
+                              config=config, verify=verify, on_step=on_step, on_done=on_done, wrap=wrap)
 
     def __enter__(self) -> LocalExecutor:
         return self

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kernelmosaic.runs.here import run_here
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.ray.executor import RayVerifyExecutor
 
@@ -41,9 +42,13 @@ class RayExecutor(RayVerifyExecutor):
                            verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
                            on_done: Callable[[EpisodeInfo], None] | None = None,
                            wrap: Wrap | None = None) -> list[EpisodeInfo]:
-        """`on_step` is not called: the actors report finished episodes only."""
+        """On episode actors (`solver.on_ray`), where `on_step` is not called: the actors report finished episodes
+        only; or, for a solver without one, here (`run_here`)."""
         self.check_store(store_url)
         await asyncio.to_thread(lambda: self.dispatcher)  # the judges are up before the first episode asks for one
+        if solver.on_ray is None:  # episodes in this process, judged by the cluster's judges
+            return await run_here(self, tasks, solver=solver, store=store, make_backend=make_backend, run_id=run_id,
+                                  config=config, verify=verify, on_step=on_step, on_done=on_done, wrap=wrap)
         return await solver.on_ray(tasks, store=store, store_url=store_url, make_backend=make_backend,
                                    run_id=run_id, config=config, verify=verify, registry=self.registry,
                                    scale=self.scale, placement=self.placement, on_done=on_done, wrap=wrap)
