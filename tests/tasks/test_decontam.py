@@ -60,3 +60,23 @@ def test_renamed_copy_is_found_and_unrelated_task_is_not() -> None:
 def test_fingerprint_ignores_docstrings_and_input_boilerplate() -> None:
     plain = GEMM.replace('    """Gemm, scale, then GELU."""\n\n', "")
     assert fingerprint(plain) == fingerprint(GEMM.replace("batch_size = 128", "batch_size = 7"))
+
+
+def test_the_cli_prints_each_match_on_one_line_with_ids_and_paths_whole(tmp_path) -> None:
+    """Piped (as here), a match is one line, for grep; on a terminal the console wraps it at spaces only
+    (tests/test_console_wrap.py). The table it replaced folded ids and paths inside a word at 80 columns."""
+    from typer.testing import CliRunner
+
+    from kernelmosaic.tasks.cli import app
+    from kernelmosaic.tasks.folder import save_task_folder
+
+    mine_id, theirs_id = "mine_gemm_scale_gelu_renamed_copy", "kb_level2_gemm_scale_gelu_with_a_long_name"
+    save_task_folder(_task(mine_id, NEAR_COPY), tmp_path / "mine")
+    save_task_folder(_task(theirs_id, GEMM), tmp_path / "evaluation_set" / "checked_out" / "somewhere_deep")
+    done = CliRunner().invoke(app, ["decontam", str(tmp_path / "mine"), "--against", str(tmp_path / "evaluation_set")],
+                              env={"COLUMNS": "80"})
+    assert done.exit_code == 1, done.output  # a near match found
+    words = done.output.split()
+    assert mine_id in words and "1 near matches" in done.output, done.output
+    line = next(x for x in done.output.splitlines() if mine_id in x)
+    assert line.split()[2].endswith(f"/somewhere_deep/L1/{theirs_id}"), line  # the problem's whole path, on that line

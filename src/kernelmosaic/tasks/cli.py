@@ -320,12 +320,11 @@ def decontam_command(source: str = typer.Argument("builtin", help="Tasks to chec
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     else:
-        table = Table(title=f"{len(report.matches)} near matches ({report.checked} tasks vs {report.against_count})")
-        for col in ("task", "evaluation problem", "AST sim", "token Jaccard"):
-            table.add_column(col, overflow="fold")
+        # a line per match, wrapped at spaces only: a task id or a problem's path is never split (a table folded them)
+        console.print(f"{len(report.matches)} near matches ({report.checked} tasks vs {report.against_count})",
+                      highlight=False)
         for m in report.matches:
-            table.add_row(m.task_id, m.against_origin or m.against_id, f"{m.ast_similarity:.2f}",
-                          f"{m.token_jaccard:.2f}")
-        console.print(table)
+            console.print(f"  {escape(m.task_id)} ~ {escape(m.against_origin or m.against_id)} (AST similarity "
+                          f"{m.ast_similarity:.2f}, token Jaccard {m.token_jaccard:.2f})", highlight=False, soft_wrap=True)
     if report.matches:
         raise typer.Exit(1)
