@@ -60,7 +60,7 @@ def discover_pairs(source: Path) -> list[Pair]:
 
 def settings_key(config: VerifyConfig) -> str:
     material = config.model_dump(mode="json", exclude={"cache_dir", "keep_scratch", "seed", "use_service", "lookahead",
-                                                       "compile_jobs"})
+                                                       "compile_jobs", "compile_memory_gib"})
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
 
 

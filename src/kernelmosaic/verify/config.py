@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.contracts.precision import TOLERANCES, Precision
+from kernelmosaic.host import host_memory_gib
 from kernelmosaic.paths import default_cache_dir
 from kernelmosaic.verify.static.policy import StaticPolicy
 
@@ -68,13 +69,18 @@ class VerifyConfig(BaseModel):
     timing settings), so later candidates of the same problem, in any process, skip building and timing it. Eager
     is timed live in every verdict: it calibrates the wall-clock check."""
     lookahead: int | None = Field(None, ge=1)
-    """Candidates compiling ahead of judgement in `verify_many`/`verify-batch`; default cores // compile_jobs."""
+    """Candidates compiling ahead of judgement in `verify_many`/`verify-batch`; default `lookahead_slots()`: by the
+    host's cores and memory."""
     use_service: bool = True
     """`verify` and `verify-batch` hand their work to the local verifier service (`kernelmosaic verify-serve`) when
     one answers on the build cache's socket in the user's runtime folder (docs/threat-model.md, the verifier
     service); otherwise, or when it declines, they judge in-process."""
-    compile_jobs: int = Field(2, ge=1)
-    """Cores one `load_inline` compile is counted as using (sets the default `lookahead`)."""
+    compile_jobs: int | None = Field(None, ge=1)
+    """Cores one `load_inline` compile is counted as using (sets the default `lookahead`); default: 2 on CUDA (the
+    extension's C++ and CUDA units build at once), 1 on the CPU (a C++ extension is one unit)."""
+    compile_memory_gib: float = Field(2.0, gt=0.0)
+    """Host memory one compile is counted as using (the host compiler parsing torch's headers peaks at ~1.3 GiB):
+    the default `lookahead` is capped by the host's (or its container's) memory divided by this."""
     compile_nice: int = Field(10, ge=0, le=19)
     """CPU niceness added to the compiles off a batch's critical path, so the one most candidates wait on gets the cores
     first: in a batch whose candidates share builds, every build fewer of them wait on than the most shared one, the
@@ -188,8 +194,13 @@ class VerifyConfig(BaseModel):
         return budget if self.timing_profile == "quick" else 4 * budget
 
     def lookahead_slots(self) -> int:
-        """Compiles in flight ahead of judgement."""
-        return self.lookahead or max(1, (os.cpu_count() or 2) // self.compile_jobs)
+        """Compiles in flight ahead of judgement: `lookahead`, else as many as the cores (`compile_jobs` each) and
+        the memory (`compile_memory_gib` each) hold."""
+        if self.lookahead:
+            return self.lookahead
+        jobs = self.compile_jobs or (2 if self.device == "cuda" else 1)
+        by_memory = int(host_memory_gib() // self.compile_memory_gib)
+        return max(1, min((os.cpu_count() or 2) // jobs, by_memory))
 
     def static_policy(self) -> StaticPolicy:
         """The static policy under `policy`: `kernelbench` records PyTorch compute in forward as a flag (unless the

@@ -101,7 +101,7 @@ class Verifier:
         self._gates = {slot.device: AloneGate() for slot in self._all}
         # compiles happen before a device slot is taken, so they overlap with judging on the devices
         self._peaks: DevicePeaks | None = None
-        self._compile_gate = threading.BoundedSemaphore(min(8, self.config.lookahead_slots()))
+        self._compile_gate = threading.BoundedSemaphore(self.config.lookahead_slots())
         self.served_by = ""
         """Set by the local verifier service (`service pid N`), recorded in every verdict's `workers`."""
 

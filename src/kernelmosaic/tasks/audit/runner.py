@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import kernelmosaic
 from kernelmosaic.contracts.precision import TOLERANCES
 from kernelmosaic.contracts.task_rules import task_finding
+from kernelmosaic.host import host_memory_gib
 from kernelmosaic.tasks.schema import AuditReport, Finding, Task
 from kernelmosaic.tasks.shapes import (
     ShapeOverrideError,
@@ -35,7 +36,7 @@ from kernelmosaic.tasks.spec import SpecError, parse_spec
 from kernelmosaic.tasks.spec.compiler import compile_program
 from kernelmosaic.tasks.spec.nodes import DTYPES, Program
 
-__all__ = ["AuditConfig", "audit_tasks", "build_job", "default_jobs", "derived_shapes", "host_memory_gb", "worker_gpu"]
+__all__ = ["AuditConfig", "audit_tasks", "build_job", "default_jobs", "derived_shapes", "worker_gpu"]
 
 log = logging.getLogger(__name__)
 WORKER = "kernelmosaic.tasks.audit.worker"
@@ -134,14 +135,6 @@ def worker_gpu(index: int, visible: str | None, count: int) -> str | None:
     """`CUDA_VISIBLE_DEVICES` for worker `index`: workers take the visible GPUs in turn (None: leave it alone)."""
     ids = [v for v in visible.split(",") if v.strip()] if visible else [str(i) for i in range(count)]
     return ids[index % len(ids)] if len(ids) > 1 else None
-
-
-def host_memory_gb() -> float:
-    """This host's memory (`os.sysconf`), or the cgroup's limit when a container has a lower one."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    with contextlib.suppress(OSError, ValueError):
-        total = min(total, int(Path("/sys/fs/cgroup/memory.max").read_text().strip()))  # "max" when unlimited
-    return total / 2**30
 
 
 def _src_root() -> str:
@@ -266,7 +259,7 @@ def audit_tasks(tasks: list[Task], config: AuditConfig | None = None,
     count = torch.cuda.device_count() if config.device != "cpu" else 0
     gpus = [worker_gpu(i, os.environ.get("CUDA_VISIBLE_DEVICES"), count) if count else None for i in range(len(chunks))]
     # Each worker's share of memory: the host's split among all of them, a GPU's among those on it.
-    host = config.memory_fraction * host_memory_gb() / max(1, len(chunks))
+    host = config.memory_fraction * host_memory_gib() / max(1, len(chunks))
     budgets = [{"host_budget_gb": host, "gpu_memory_fraction": config.memory_fraction / gpus.count(g)} for g in gpus]
     threads = [threading.Thread(target=_run_chunk, args=(c, config, done, live, g, b), daemon=True)
                for c, g, b in zip(chunks, gpus, budgets, strict=True)]
