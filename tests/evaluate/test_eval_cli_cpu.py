@@ -144,6 +144,10 @@ def test_generations_in_kernelbench_layout(session, generations_run):
                  for e in store.load_trajectory(info.id).events if isinstance(e, ToolResultEvent) and e.verdict]
     assert len(seeds) == 6 and (o["seeds"]["numerator"], o["seeds"]["denominator"]) == (sum(seeds), 6)
     assert sum(seeds) >= 4
+    with open_store(session.db) as store:  # each candidate's two verdicts drew their inputs from two base seeds
+        drawn = [{e.verdict.correctness.seed for e in store.load_trajectory(info.id).events
+                  if isinstance(e, ToolResultEvent) and e.verdict} for info in store.list_episodes(generations_run)]
+    assert [len(d) for d in drawn] == [2, 2, 2], drawn
     # `--set verify.trials=3` reached every verdict and is stored with the run (a resume judges the same way)
     with open_store(session.db) as store:
         trials = [e.verdict.correctness.trials for info in store.list_episodes(generations_run)

@@ -7,6 +7,7 @@ robustness section without any change to the agent; correctness-only calls (test
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.tasks.shapes import apply_shape_overrides, derive_alternatives
 from kernelmosaic.verify.robustness import Alternative
 
-__all__ = ["with_alternatives", "alternatives_for", "EvalVerifier", "for_evaluation"]
+__all__ = ["with_alternatives", "alternatives_for", "EvalVerifier", "for_evaluation", "for_seeds"]
 
 log = logging.getLogger(__name__)
 
@@ -67,3 +68,14 @@ def with_alternatives(verifiers: Callable[[str], Any]) -> Callable[[str], EvalVe
     """`for_evaluation` with derived shapes judged too: the `wrap` an evaluation's episodes judge with (a
     module-level function, so Ray sends it to episode actors by name)."""
     return for_evaluation(verifiers, True)
+
+
+def for_seeds(verifiers: Any, seeds: int, alternatives: bool) -> list[Callable[[str], EvalVerifier]]:
+    """`seeds` verifier sources as evaluation judges with them (the `wrap` of judging generations): `verifiers` (a
+    VerifierSet, local or on the cluster) under its own seed, then copies under other base seeds, each drawn at
+    random unless the settings fix one (`[verify] seed`: every copy keeps it)."""
+    base = verifiers.base
+    fixed = "seed" in base.model_fields_set
+    sets = [verifiers, *(verifiers.reseeded(base.seed if fixed else secrets.randbelow(1 << 31))
+                         for _ in range(seeds - 1))]
+    return [for_evaluation(s, alternatives) for s in sets]

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from kernelmosaic.agent.config import AgentConfig, Budgets
 from kernelmosaic.agent.runner import GenerateConfig
@@ -14,11 +13,10 @@ from kernelmosaic.agent.solver import AGENT
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.generations import Generation
-from kernelmosaic.evaluate.harness import EvalVerifier, for_evaluation, with_alternatives
-from kernelmosaic.evaluate.judging import judge_generation
+from kernelmosaic.evaluate.harness import for_seeds, with_alternatives
 from kernelmosaic.evaluate.records import TaskMeta, load_records
-from kernelmosaic.evaluate.samples import sample_id, sample_tasks
-from kernelmosaic.evaluate.solvers import ONE_SHOT
+from kernelmosaic.evaluate.samples import sample_tasks
+from kernelmosaic.evaluate.solvers import ONE_SHOT, generations_solver
 from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.runs.executor import Executor
 from kernelmosaic.store import Store
@@ -54,16 +52,6 @@ def pending(store: Store, run_id: int, episode_ids: Sequence[str]) -> list[str]:
     return store.pending_tasks(run_id, list(episode_ids), ("infra_error",))
 
 
-def _verifiers(config: EvalConfig, stack: contextlib.ExitStack, executor: Executor,
-               seeds: int = 1) -> list[Callable[[str], EvalVerifier]]:
-    """One verifier source per seed, on `executor` (this process's Verifiers, or the cluster's judges)."""
-    out = []
-    for _ in range(seeds):  # each VerifyConfig draws its own random base seed
-        verifiers = stack.enter_context(executor.verifier_set(config.verify_config()))
-        out.append(for_evaluation(verifiers, config.alternatives))
-    return out
-
-
 def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalConfig,
               make_backend: Callable[[], ModelBackend], executor: Executor, on_done: OnDone | None = None,
               store_url: str = "") -> list[EpisodeInfo]:
@@ -83,20 +71,16 @@ def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalC
 
 def run_generations(generations: Sequence[Generation], *, store: Store, run_id: int, config: EvalConfig,
                     executor: Executor, on_done: OnDone | None = None) -> list[EpisodeInfo]:
-    """Judge every candidate not yet judged in the run, `config.concurrency` at a time, on `executor`."""
-    todo = set(pending(store, run_id, [sample_id(g.task.id, g.sample) for g in generations]))
-    with contextlib.ExitStack() as stack:
-        verifiers = _verifiers(config, stack, executor, config.seeds)
-
-        def one(gen: Generation) -> EpisodeInfo:
-            info = judge_generation(gen, store=store, run_id=run_id, out_dir=config.out_dir, device=config.device,
-                                    verifiers=verifiers, origin=f"generations:{config.generations}")
-            if on_done is not None:
-                on_done(info)
-            return info
-
-        with ThreadPoolExecutor(max_workers=config.concurrency) as pool:
-            return list(pool.map(one, [g for g in generations if sample_id(g.task.id, g.sample) in todo]))
+    """Judge every candidate not yet judged in the run, `config.concurrency` at a time, through the one run function
+    with the generations solver, under `config.seeds` verifiers of `executor`."""
+    generate = GenerateConfig(tasks=config.tasks, concurrency=config.concurrency, out_dir=config.out_dir,
+                              agent=AgentConfig(device=config.device), compile_baseline=config.compile_baseline,
+                              include_flagged=True)
+    wrap = functools.partial(for_seeds, seeds=config.seeds, alternatives=config.alternatives)
+    return asyncio.run(executor.run_episodes(generations, solver=generations_solver(f"generations:{config.generations}"),
+                                             store=store, store_url="", make_backend=None, run_id=run_id,
+                                             config=generate, verify=config.verify_config(), on_done=on_done,
+                                             wrap=wrap))
 
 
 def record_baselines(store: Store, run_id: int, cache: BaselineCache | None = None) -> int:

@@ -28,7 +28,8 @@ __all__ = ["Executor", "LocalExecutor", "EXECUTORS", "Solver", "open_executor"]
 @dataclass(frozen=True)
 class Solver:
     """How a run's episodes are run, supplied by the layer that owns them (`agent.solver.AGENT`, the agent's loop;
-    `evaluate.solvers.ONE_SHOT`, one write judged once).
+    `evaluate.solvers.ONE_SHOT`, one write judged once; `evaluate.solvers.generations_solver`, given candidates
+    judged, with no model: `make_backend` None).
 
     `here(tasks, *, store, verifier_for, backend, run_id, config, peaks, on_step, on_done)`: in this process,
     `config.concurrency` at a time. `on_ray(tasks, *, store, store_url, make_backend, run_id, config, verify,
@@ -62,7 +63,7 @@ class Executor(VerifyExecutor, Protocol):
         ...
 
     async def run_episodes(self, tasks: Sequence[Task], *, solver: Solver, store: Store, store_url: str,
-                           make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
+                           make_backend: Callable[[], ModelBackend] | None, run_id: int, config: GenerateConfig,
                            verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
                            on_done: Callable[[EpisodeInfo], None] | None = None,
                            wrap: Wrap | None = None) -> list[EpisodeInfo]:
@@ -93,7 +94,7 @@ class LocalExecutor(LocalVerifyExecutor):
         return verifier_set.VerifierSet(base)
 
     async def run_episodes(self, tasks: Sequence[Task], *, solver: Solver, store: Store, store_url: str,
-                           make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
+                           make_backend: Callable[[], ModelBackend] | None, run_id: int, config: GenerateConfig,
                            verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
                            on_done: Callable[[EpisodeInfo], None] | None = None,
                            wrap: Wrap | None = None) -> list[EpisodeInfo]:

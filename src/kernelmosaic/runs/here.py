@@ -21,13 +21,16 @@ __all__ = ["run_here"]
 
 
 async def run_here(executor: Executor, tasks: Sequence[Task], *, solver: Solver, store: Store,
-                   make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig, verify: VerifyConfig,
+                   make_backend: Callable[[], ModelBackend] | None, run_id: int, config: GenerateConfig,
+                   verify: VerifyConfig,
                    on_step: Callable[[str, EpisodeState], None] | None = None,
                    on_done: Callable[[EpisodeInfo], None] | None = None, wrap: Wrap | None = None) -> list[EpisodeInfo]:
-    """`solver.here` in this process, judged by `executor`'s verifier set for `verify` (`wrap`ped when given)."""
+    """`solver.here` in this process, judged by `executor`'s verifier set for `verify` (`wrap`ped when given);
+    `make_backend` None: a run without a model (judging given generations)."""
     with executor.verifier_set(verify) as verifiers:
         verifier_for = wrap(verifiers) if wrap is not None else verifiers
         # Host timing on CPU is only indicative, so achieved-vs-peak figures are shown for CUDA only.
         peaks = verifiers.device_peaks if config.agent.device == "cuda" else None
-        return await solver.here(tasks, store=store, verifier_for=verifier_for, backend=make_backend(), run_id=run_id,
+        return await solver.here(tasks, store=store, verifier_for=verifier_for, backend=make_backend() if make_backend else None,
+                                 run_id=run_id,
                                  config=config, peaks=peaks, on_step=on_step, on_done=on_done)

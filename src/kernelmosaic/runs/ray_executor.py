@@ -38,17 +38,17 @@ class RayExecutor(RayVerifyExecutor):
         return functools.partial(get_model, spec, **options)
 
     async def run_episodes(self, tasks: Sequence[Task], *, solver: Solver, store: Store, store_url: str,
-                           make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
+                           make_backend: Callable[[], ModelBackend] | None, run_id: int, config: GenerateConfig,
                            verify: VerifyConfig, on_step: Callable[[str, EpisodeState], None] | None = None,
                            on_done: Callable[[EpisodeInfo], None] | None = None,
                            wrap: Wrap | None = None) -> list[EpisodeInfo]:
         """On episode actors (`solver.on_ray`), where `on_step` is not called: the actors report finished episodes
         only; or, for a solver without one, here (`run_here`)."""
-        self.check_store(store_url)
         await asyncio.to_thread(lambda: self.dispatcher)  # the judges are up before the first episode asks for one
-        if solver.on_ray is None:  # episodes in this process, judged by the cluster's judges
+        if solver.on_ray is None:  # episodes in this process (the only writer of the store), judged by the judges
             return await run_here(self, tasks, solver=solver, store=store, make_backend=make_backend, run_id=run_id,
                                   config=config, verify=verify, on_step=on_step, on_done=on_done, wrap=wrap)
+        self.check_store(store_url)
         return await solver.on_ray(tasks, store=store, store_url=store_url, make_backend=make_backend,
                                    run_id=run_id, config=config, verify=verify, registry=self.registry,
                                    scale=self.scale, placement=self.placement, on_done=on_done, wrap=wrap)

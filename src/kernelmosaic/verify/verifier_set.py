@@ -21,6 +21,7 @@ class VerifierSet:
         self.base = base
         self._by_precision: dict[str, Verifier] = {}
         self._lock = threading.Lock()
+        self._reseeded: list[VerifierSet] = []
 
     def __call__(self, precision: str) -> Verifier:
         from kernelmosaic.verify import Verifier
@@ -34,11 +35,22 @@ class VerifierSet:
         """The device's peaks, measured once by the fp32 verifier."""
         return self("fp32").device_peaks()
 
+    def reseeded(self, seed: int) -> VerifierSet:
+        """The same settings under another base seed (a second judgement of the same candidates), closed with this
+        set."""
+        other = VerifierSet(self.base.model_copy(update={"seed": seed}))
+        with self._lock:
+            self._reseeded.append(other)
+        return other
+
     def close(self) -> None:
         with self._lock:
             for verifier in self._by_precision.values():
                 verifier.close()
             self._by_precision.clear()
+            others, self._reseeded = self._reseeded, []
+        for other in others:
+            other.close()
 
     def __enter__(self) -> VerifierSet:
         return self

@@ -72,6 +72,10 @@ class RayVerifierSet:
     def device_peaks(self) -> DevicePeaks:
         return self("fp32").device_peaks()
 
+    def reseeded(self, seed: int) -> RayVerifierSet:
+        """The same settings under another base seed, on the same judges."""
+        return RayVerifierSet(self.base.model_copy(update={"seed": seed}), self.dispatcher)
+
     def close(self) -> None:
         self._by_precision.clear()
 
