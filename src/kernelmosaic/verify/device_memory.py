@@ -34,7 +34,7 @@ from kernelmosaic.contracts.verdict import Status, Verdict
 from kernelmosaic.verify.devlock import CpuHold, DeviceHold
 from kernelmosaic.verify.judgement import Outcome, Stop
 from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError
-from kernelmosaic.verify.reference_data import ReferenceData
+from kernelmosaic.verify.reference_data import FreeMemoryReply, ReferenceData, reference_reply
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS
 from kernelmosaic.verify.slot import DeviceSlot, nvidia_smi
 
@@ -164,7 +164,7 @@ def free_bytes(slot: DeviceSlot) -> int | None:
     if not slot.device.startswith("cuda") or slot.ref is None:
         return None
     try:
-        return slot.ref.call("device_memory", 60.0)["free_bytes"]
-    except (WorkerDied, WorkerError) as exc:
+        return reference_reply(FreeMemoryReply, slot.ref.call("device_memory", 60.0), "device_memory").free_bytes
+    except (WorkerDied, WorkerError, Stop) as exc:
         log.warning("could not read the device's free memory: %s", exc)
         return None

@@ -18,7 +18,8 @@ from kernelmosaic.verify.replies import R, Reply, parse_reply
 from kernelmosaic.verify.run_replies import Packaged
 
 __all__ = ["RefSetup", "RefTrial", "SkippedTrial", "RefTrials", "ReferenceData", "reference_setup", "reference_trials",
-           "ComparisonData", "ComparedReply", "HeldReply", "ComputedReply", "reference_reply"]
+           "ComparisonData", "ComparedReply", "HeldReply", "ComputedReply", "reference_reply",
+           "PeaksReply", "FreeMemoryReply"]
 
 
 class RefSetup(Reply):
@@ -166,3 +167,18 @@ class ComputedReply(Reply):
 def reference_reply(model: type[R], raw: object, what: str) -> R:
     """A reply of the reference worker parsed, or Stop (`bad_problem`) naming the first field wrong."""
     return parse_reply(model, raw, what, candidate=False)
+
+
+class PeaksReply(Reply):
+    """The device's measured ceilings (`peaks`)."""
+
+    bandwidth_gbps: float = Field(ge=0.0)
+    fp32_tflops: float = Field(ge=0.0)
+    bf16_tflops: float = Field(ge=0.0)
+
+
+class FreeMemoryReply(Reply):
+    """What the device has free now and its size (`device_memory`; None on the CPU)."""
+
+    free_bytes: int | None = Field(ge=0)
+    total_bytes: int | None = Field(ge=0)

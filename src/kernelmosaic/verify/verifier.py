@@ -48,6 +48,7 @@ from kernelmosaic.verify.physics import check_speed_of_light
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 from kernelmosaic.verify.problem_shapes import alternatives_to_judge, problem_at_shapes
 from kernelmosaic.verify.profile import ncu_digest, report_from_verdict
+from kernelmosaic.verify.reference_data import PeaksReply, reference_reply
 from kernelmosaic.verify.requests import read_input
 from kernelmosaic.verify.robustness import Alternative, check_robustness
 from kernelmosaic.verify.sanitize import run_sanitizer, sanitizer_plan
@@ -153,10 +154,10 @@ class Verifier:
             try:
                 if slot.ref is None or not slot.ref.alive:
                     slot.ref = slot.new_worker("reference")
-                r = slot.ref.call("peaks", 300.0)
-                self._peaks = DevicePeaks(bandwidth_gbps=r["bandwidth_gbps"], fp32_tflops=r["fp32_tflops"],
-                                          bf16_tflops=r["bf16_tflops"], measured=True)
-            except (WorkerDied, WorkerError) as exc:
+                r = reference_reply(PeaksReply, slot.ref.call("peaks", 300.0), "peaks")
+                self._peaks = DevicePeaks(bandwidth_gbps=r.bandwidth_gbps, fp32_tflops=r.fp32_tflops,
+                                          bf16_tflops=r.bf16_tflops, measured=True)
+            except (WorkerDied, WorkerError, Stop) as exc:
                 log.warning("could not measure device peaks: %s", exc)
                 self._peaks = _peaks_or_nominal(slot.device, str(exc)[:300] or type(exc).__name__)
         return self._peaks
