@@ -14,7 +14,8 @@ from kernelmosaic.agent.exits import (
     Submitted,
 )
 from kernelmosaic.agent.loop import Agent
-from kernelmosaic.agent.runner import GenerateConfig, run_tasks, select_tasks, start_or_resume_run
+from kernelmosaic.agent.runner import GenerateConfig, run_tasks, start_or_resume_run
+from kernelmosaic.runs.selection import select_tasks
 
 __all__ = [
     "AgentConfig",

@@ -19,12 +19,13 @@ from kernelmosaic.contracts.verified import AUDIT_FAILED
 from kernelmosaic.contracts.verifier import Verifier
 from kernelmosaic.models.base import ModelBackend
 from kernelmosaic.runs.config import RunConfig
+from kernelmosaic.runs.selection import select_tasks
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.audit.cache import audit_failure
 from kernelmosaic.tasks.schema import Task
 
-__all__ = ["GenerateConfig", "select_tasks", "replayable", "recorded_device", "recorded_models", "run_tasks",
+__all__ = ["GenerateConfig", "replayable", "recorded_device", "recorded_models", "run_tasks",
            "start_or_resume_run", "task_flags", "gate_on_audit", "final_failures", "plan_tasks", "TaskPlan",
            "spec_problem"]
 
@@ -47,17 +48,6 @@ class GenerateConfig(RunConfig):
 
     def judged_on(self) -> str:
         return self.agent.device
-
-
-def select_tasks(tasks: Sequence[Task], task_ids: Sequence[str], limit: int) -> list[Task]:
-    """Filter by id (in the order given; an unknown id is an error naming it), then cap the count."""
-    if task_ids:
-        by_id = {t.id: t for t in tasks}
-        unknown = [i for i in task_ids if i not in by_id]
-        if unknown:
-            raise ValueError(f"unknown task id(s): {', '.join(unknown)}")
-        tasks = [by_id[i] for i in task_ids]
-    return list(tasks[:limit] if limit else tasks)
 
 
 def _recordings(model: str) -> list[Trajectory] | None:
@@ -120,7 +110,7 @@ class TaskPlan(BaseModel):
 def plan_tasks(tasks: Sequence[Task], config: GenerateConfig) -> TaskPlan:
     """Pick by id (unknown ids are an error naming them), then drop what cannot or must not run, each with its
     reason: no recording in a replay, a failed audit (unless included), a spec that does not parse; then the limit."""
-    chosen = select_tasks(tasks, config.task_ids, 0)
+    chosen = select_tasks(tasks, config.task_ids)
     skipped: dict[str, str] = {}
     notes: list[str] = []
     recorded = {t.id for t in replayable(chosen, config.model)}

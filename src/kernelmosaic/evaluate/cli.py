@@ -20,12 +20,12 @@ from kernelmosaic.evaluate.runner import (
     record_baselines,
     run_generations,
     run_model,
-    select,
     task_meta,
 )
 from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.runs.config import owned_setting
+from kernelmosaic.runs.selection import select_tasks
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option
 from kernelmosaic.store.records import EpisodeInfo
@@ -194,8 +194,8 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
         if config.mode == "generations":
             found = discover_generations(Path(config.generations), loaded)
             unknown = {g.task.id for g in found if g.problem is not None}
-            chosen = {t.id for t in select(list({g.task.id: g.task for g in found}.values()), config.levels,
-                                                config.task_ids, config.limit)}
+            chosen = {t.id for t in select_tasks(list({g.task.id: g.task for g in found}.values()), config.task_ids,
+                                                 config.limit, config.levels)}
             found = [g for g in found if g.task.id in chosen]
             selected = list({g.task.id: g.task for g in found}.values())
         else:
@@ -204,7 +204,7 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
                                   "evaluating those (name others with --task to count them as failed samples)",
                                   markup=False, soft_wrap=True)
                 loaded = recorded
-            selected, unknown = select(loaded, config.levels, config.task_ids, config.limit), set()
+            selected, unknown = select_tasks(loaded, config.task_ids, config.limit, config.levels), set()
         if not selected:
             raise ValueError("no task to evaluate after --levels/--task/--limit")
         runner = _executor(executor, ray_address, config, db, settings)

@@ -23,23 +23,11 @@ from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 
-__all__ = ["select", "task_meta", "pending", "run_model", "run_generations", "record_baselines", "RUN_NAME"]
+__all__ = ["task_meta", "pending", "run_model", "run_generations", "record_baselines", "RUN_NAME"]
 
 log = logging.getLogger(__name__)
 RUN_NAME = "evaluate"
 OnDone = Callable[[EpisodeInfo], None]
-
-
-def select(tasks: Sequence[Task], levels: Sequence[int], task_ids: Sequence[str], limit: int) -> list[Task]:
-    """Filter by level, then by id (an unknown id is an error naming it), then cap the count."""
-    kept = [t for t in tasks if not levels or t.level in levels]
-    if task_ids:
-        by_id = {t.id: t for t in kept}
-        unknown = [i for i in task_ids if i not in by_id]
-        if unknown:
-            raise ValueError(f"unknown task id(s) (after --levels): {', '.join(unknown)}")
-        kept = [by_id[i] for i in task_ids]
-    return kept[:limit] if limit else kept
 
 
 def task_meta(tasks: Sequence[Task], unknown: Sequence[str] = ()) -> dict[str, TaskMeta]:
