@@ -108,19 +108,14 @@ async def run_episode(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
     except ModelError as exc:  # a backend that cannot serve this task ends the episode as a model error
         model, model_failure = None, exc
     header = {"tools": [t.model_dump(mode="json") for t in TOOL_SPECS], "origin_model": _origin(model) if model else ""}
-    flags = ctx.task_flags(task) if ctx.task_flags else []
-    episode = ctx.store.start_episode(ctx.run_id, task.id, task_sha256(task), problem_hash(source), flags, header)
-    events = list(episode.events)
-    opening = _opening(task, source, ctx)
-    for seq in range(len(events), len(opening)):  # new episode, or one that crashed while opening
-        ctx.store.append_event(episode.id, seq, opening[seq])
-        events.append(opening[seq])
-    state = EpisodeState.from_events(events, wall_seconds=episode.totals.wall_seconds, task_flags=episode.task_flags)
     trajectory = Trajectory(task_id=task.id, task_sha256=task_sha256(task), problem_sha256=problem_hash(source),
                             model=ctx.backend.name, origin_model=header["origin_model"], tools=TOOL_SPECS,
                             config=ctx.run_config or ctx.config.model_dump(mode="json"))
-    recorder = Recorder(ctx.store, episode.id, state, trajectory,
-                        run_dir(ctx.out_dir, ctx.run_id) / "trajectories" / f"{task.id}.json")
+    recorder = Recorder.open(ctx.store, run_id=ctx.run_id, episode_id=task.id, task_sha256=task_sha256(task),
+                             problem_sha256=problem_hash(source), flags=ctx.task_flags(task) if ctx.task_flags else [],
+                             header=header, opening=_opening(task, source, ctx), trajectory=trajectory,
+                             path=run_dir(ctx.out_dir, ctx.run_id) / "trajectories" / f"{task.id}.json")
+    state = recorder.state
     if ctx.on_step:
         recorder.on_save = lambda: ctx.on_step(task.id, state)
     recorder.save()

@@ -39,6 +39,21 @@ class Recorder:
         self.on_save: Callable[[], None] | None = None
         """Called after every checkpoint (progress displays)."""
 
+    @classmethod
+    def open(cls, store: Store, *, run_id: int, episode_id: str, task_sha256: str, problem_sha256: str,
+             flags: list[str], header: dict, opening: list[Event], trajectory: Trajectory, path: Path) -> Recorder:
+        """The one set-up of an episode, new or resumed (the agent's, one-shot evaluation's, a judged generation's):
+        started in the store (or found there), its `opening` events stored where they are not yet (a new episode, or
+        one that stopped while opening), its state rebuilt from every stored event, and a recorder writing to the
+        store and to the trajectory file `path`."""
+        episode = store.start_episode(run_id, episode_id, task_sha256, problem_sha256, flags, header)
+        events = list(episode.events)
+        for seq in range(len(events), len(opening)):
+            store.append_event(episode.id, seq, opening[seq])
+            events.append(opening[seq])
+        state = EpisodeState.from_events(events, wall_seconds=episode.totals.wall_seconds, task_flags=episode.task_flags)
+        return cls(store, episode.id, state, trajectory, path)
+
     def event(self, event: Event) -> None:
         self.store.append_event(self.episode_id, len(self.state.events), event)
         self.state.events.append(event)

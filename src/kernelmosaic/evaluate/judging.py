@@ -13,7 +13,6 @@ from pathlib import Path
 from kernelmosaic.agent.episode import run_dir, task_sha256
 from kernelmosaic.agent.recorder import Recorder
 from kernelmosaic.agent.tools import ToolOutput
-from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.contracts.messages import ToolCall
 from kernelmosaic.contracts.trajectory import Trajectory
@@ -47,12 +46,12 @@ def judge_generation(gen: Generation, *, store: Store, run_id: int, out_dir: Pat
     source = gen.candidate.read_text(encoding="utf-8")
     psha = problem_hash(problem.read_text(encoding="utf-8"))
     header = {"tools": [], "origin_model": origin}
-    episode = store.start_episode(run_id, episode_id, task_sha256(gen.task), psha, [], header)
-    state = EpisodeState.from_events(list(episode.events), wall_seconds=episode.totals.wall_seconds,
-                                     task_flags=episode.task_flags)
     trajectory = Trajectory(task_id=episode_id, task_sha256=task_sha256(gen.task), problem_sha256=psha,
                             model=origin, origin_model=origin)
-    recorder = Recorder(store, episode.id, state, trajectory, run_dir(out_dir, run_id) / "trajectories" / f"{episode_id}.json")
+    recorder = Recorder.open(store, run_id=run_id, episode_id=episode_id, task_sha256=task_sha256(gen.task),
+                             problem_sha256=psha, flags=[], header=header, opening=[], trajectory=trajectory,
+                             path=run_dir(out_dir, run_id) / "trajectories" / f"{episode_id}.json")
+    state = recorder.state
     candidate = workdir / "candidate.py"
     candidate.write_text(source, encoding="utf-8")
     if not state.current_sha:

@@ -17,7 +17,7 @@ from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.contracts.messages import Message, ToolCall
 from kernelmosaic.contracts.tool_specs import TOOL_SPECS, argument_error
-from kernelmosaic.contracts.trajectory import MessageEvent, Trajectory
+from kernelmosaic.contracts.trajectory import Event, MessageEvent, Trajectory
 from kernelmosaic.models.base import ModelError
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
@@ -52,19 +52,17 @@ async def run_one_shot(task: Task, ctx: EpisodeContext) -> EpisodeInfo:
     problem = task.write_problem(workdir / "problem.py", "small" if ctx.config.device == "cpu" else "default")
     source = problem.read_text(encoding="utf-8")
     header = {"tools": [t.model_dump(mode="json") for t in WRITE_ONLY], "origin_model": ""}
-    flags = ctx.task_flags(task) if ctx.task_flags else []
-    episode = ctx.store.start_episode(ctx.run_id, task.id, task_sha256(task), problem_hash(source), flags, header)
-    opening = [MessageEvent(step=0, message=Message(role="system", content=system_prompt(ctx.config.device))),
-               MessageEvent(step=0, message=Message(role="user", content=task_prompt(
-                   task, source, ctx.config.device, []) + "\n\n" + ONE_SHOT_NOTE))]
-    for seq in range(len(episode.events), len(opening)):
-        ctx.store.append_event(episode.id, seq, opening[seq])
-    state = EpisodeState.from_events([*episode.events, *opening[len(episode.events):]],
-                                     wall_seconds=episode.totals.wall_seconds, task_flags=episode.task_flags)
+    opening: list[Event] = [
+        MessageEvent(step=0, message=Message(role="system", content=system_prompt(ctx.config.device))),
+        MessageEvent(step=0, message=Message(role="user", content=task_prompt(task, source, ctx.config.device, [])
+                                             + "\n\n" + ONE_SHOT_NOTE))]
     trajectory = Trajectory(task_id=task.id, task_sha256=task_sha256(task), problem_sha256=problem_hash(source),
                             model=ctx.backend.name, tools=WRITE_ONLY, config=ctx.run_config or {})
-    recorder = Recorder(ctx.store, episode.id, state, trajectory,
-                        run_dir(ctx.out_dir, ctx.run_id) / "trajectories" / f"{task.id}.json")
+    recorder = Recorder.open(ctx.store, run_id=ctx.run_id, episode_id=task.id, task_sha256=task_sha256(task),
+                             problem_sha256=problem_hash(source), flags=ctx.task_flags(task) if ctx.task_flags else [],
+                             header=header, opening=opening, trajectory=trajectory,
+                             path=run_dir(ctx.out_dir, ctx.run_id) / "trajectories" / f"{task.id}.json")
+    state = recorder.state
     if state.turns == 0:
         try:
             reply = await ctx.backend.for_task(task.id).complete(list(state.messages), WRITE_ONLY)
