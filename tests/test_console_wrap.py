@@ -26,3 +26,17 @@ def test_a_one_line_message_wraps_at_spaces_on_a_terminal_and_stays_one_line_pip
     assert len(lines) > 1 and all(len(line) <= 40 for line in lines), shown
     assert " ".join(shown.split()) == MESSAGE  # every word whole, in order
     assert all(word in MESSAGE.split() for line in lines for word in line.split())
+
+
+def test_the_loops_stage_header_shows_the_whole_command_at_80_columns(tmp_path):
+    """`kernelmosaic loop` names each stage's command on a line of its own, wrapped at spaces: in the rule's title it
+    was cut with "…" at 80 columns (a newcomer trial saw `--set sft.train.model=runs/loop/tiny-…`)."""
+    from kernelmosaic.loop import _stage
+
+    folder = tmp_path / "a_folder_whose_name_is_long_enough_to_pass_eighty_columns_on_its_own" / "tasks"
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    assert _stage(console, "1/6 tasks", ["tasks", "list", str(folder)], ok=(0, 2)) == 2  # no such folder: exit 2
+    shown = out.getvalue()
+    assert "…" not in shown and all(len(line) <= 80 for line in shown.splitlines()), shown
+    assert str(folder) in shown.replace("\n", "") and "1/6 tasks" in shown

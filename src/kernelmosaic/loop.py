@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from kernelmosaic.commands import Console, Device, fail
 
@@ -27,7 +28,9 @@ def _stage(console: Console, title: str, args: list[str], ok: tuple[int, ...] = 
     """Run one stage as its own command. The stage has a process group of its own and every SIGINT or SIGTERM the
     loop gets is passed on to it once (a Ctrl-C at the terminal reaches the loop's group; a `kill` reaches the loop
     alone): the stage stops as that command stops (within seconds, its workers with it), then the loop does."""
-    console.rule(f"[bold]{title}[/bold]: kernelmosaic {' '.join(args)}")
+    console.rule(f"[bold]{title}[/bold]")
+    # the command on a line of its own, wrapped at spaces only (in the rule's title it was cut with "…" at 80 columns)
+    console.print(f"$ kernelmosaic {escape(' '.join(args))}", highlight=False, soft_wrap=True)
     child = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", *args], process_group=0)
     signals: list[int] = []
 
@@ -45,7 +48,8 @@ def _stage(console: Console, title: str, args: list[str], ok: tuple[int, ...] = 
     if signals or code in (130, -signal.SIGINT, -signal.SIGTERM):
         Console(stderr=True).print(f"[yellow]interrupted[/yellow] during {title} (`kernelmosaic {args[0]}`): the stages "
                                    "before it are done and stored; `kernelmosaic loop` with the same options runs the "
-                                   "loop again from the start.", highlight=False, soft_wrap=True)
+                                   "loop again from the start (the resume line above, if the stage printed one, "
+                                   "finishes that stage alone).", highlight=False, soft_wrap=True)
         raise typer.Exit(130)
     if code not in ok:
         raise fail(f"`kernelmosaic {args[0]}` exited {code}; the loop stops here.", code)
