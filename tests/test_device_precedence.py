@@ -88,3 +88,18 @@ def test_evaluate_takes_its_policy_and_baseline_from_the_settings_file(tmp_path,
     store = open_store(db)
     config = EvalConfig.model_validate(store.get_run(store.list_runs()[-1].id).config)
     assert (config.policy, config.compile_baseline) == ("strict", True), result.output
+
+
+def test_verify_times_the_compile_baseline_on_cuda_only_unless_the_settings_say():
+    """`verify`, `verify-batch` and `verify-serve` take the runs' default for the `torch.compile` baseline (on for
+    CUDA only: a CPU verify of a ReLU spent 45 of its 70 s building Inductor's baseline), and a setting still wins."""
+    from kernelmosaic.verify.settings import verify_settings
+
+    def cuda(_config):
+        return "cuda"
+
+    assert verify_settings({}, {"device": "cpu"}).compile_baseline is False
+    assert verify_settings({}, {}, probe=cuda).compile_baseline is True
+    assert verify_settings({"verify": {"compile_baseline": True}}, {"device": "cpu"}).compile_baseline is True
+    assert verify_settings({"verify": {"compile_baseline": False}}, {}, probe=cuda).compile_baseline is False
+    assert verify_settings({}, {"device": "cpu", "compile_baseline": True}).compile_baseline is True

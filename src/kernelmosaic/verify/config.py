@@ -52,7 +52,8 @@ class VerifyConfig(BaseModel):
     timing: bool = True
     """Time the accepted candidate against eager and torch.compile."""
     compile_baseline: bool = True
-    """Also time a `torch.compile` build of the reference."""
+    """Also time a `torch.compile` build of the reference. The commands default it to on for CUDA only: on the CPU,
+    Inductor's build of a problem takes tens of seconds and its times vary widely under load."""
     timing_budget_ms: float = 400.0
     """Target measured time per timed subject per round; repetitions are chosen from it."""
     timing_rounds: int = 3

@@ -58,7 +58,8 @@ def run_device(flag: str | None, verify_section: Mapping[str, Any] | None, *chos
 
 def verify_settings(tree: Mapping[str, Any], flags: Mapping[str, Any],
                     probe: Callable[[VerifyConfig], str] | None = None) -> VerifyConfig:
-    """VerifyConfig from `tree` (`read_config`) and explicit `flags` (None = not given), flags winning.
+    """VerifyConfig from `tree` (`read_config`) and explicit `flags` (None = not given), flags winning. The
+    `torch.compile` baseline, when neither says, is timed on CUDA only (as `generate` and `evaluate` do).
 
     `probe(config)` says which device the machine offers (`cuda` or `cpu`); it is asked only when no device was
     chosen or `cuda` was. Raises `ConfigError` for a bad value (naming the file or option, the key and what is
@@ -73,4 +74,7 @@ def verify_settings(tree: Mapping[str, Any], flags: Mapping[str, Any],
     if config.device == "cuda" and seen != "cuda":
         raise no_gpu("--device cuda" if flags.get("device") else
                      f"[verify] device = \"cuda\" ({tree.get('__file__', '--set')})")
+    if flags.get("compile_baseline") is None and not (isinstance(section, dict) and "compile_baseline" in section):
+        # the commands' one default (generate's and evaluate's too, runs.config.owned_setting): on CUDA only
+        config = config.model_copy(update={"compile_baseline": config.device == "cuda"})
     return config
