@@ -24,9 +24,9 @@ def main() -> None:
     code = forward(sys.argv[1:])
     if code is not None:
         sys.exit(code)
-    from kernelmosaic.cli import app
+    from kernelmosaic.cli import run
 
-    app()
+    run()
 
 
 def forward(argv: list[str]) -> int | None:
