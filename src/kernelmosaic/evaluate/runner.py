@@ -23,7 +23,7 @@ from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 
-__all__ = ["task_meta", "pending", "run_model", "run_generations", "record_baselines", "RUN_NAME"]
+__all__ = ["task_meta", "run_model", "run_generations", "record_baselines", "RUN_NAME"]
 
 log = logging.getLogger(__name__)
 RUN_NAME = "evaluate"
@@ -34,10 +34,6 @@ def task_meta(tasks: Sequence[Task], unknown: Sequence[str] = ()) -> dict[str, T
     """What the metrics group by; tasks in `unknown` (made from a bare problem file) have no level or category."""
     return {t.id: TaskMeta(level=0, category="unknown", title=t.title) if t.id in unknown
             else TaskMeta(level=t.level, category=t.category, title=t.title) for t in tasks}
-
-
-def pending(store: Store, run_id: int, episode_ids: Sequence[str]) -> list[str]:
-    return store.pending_tasks(run_id, list(episode_ids), ("infra_error",))
 
 
 def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalConfig,

@@ -18,8 +18,7 @@ from kernelmosaic.verify.judgement import (
 )
 from kernelmosaic.verify.large import judge_large_trials
 from kernelmosaic.verify.pool import Worker
-from kernelmosaic.verify.reference_data import ReferenceData, RefTrial
-from kernelmosaic.verify.replies import parse_reply
+from kernelmosaic.verify.reference_data import ReferenceData, RefTrial, reference_reply
 from kernelmosaic.verify.run_replies import (
     ForwardEnd,
     InitReply,
@@ -140,8 +139,8 @@ def _peak_memory(cand: Worker, ref: Worker, host_inputs: list, config: VerifyCon
     mine = candidate_reply(PeakReply, call(cand, "peak_memory", config.run_timeout_s, Status.runtime_error,
                                            "measuring peak memory", host_inputs=host_inputs), "peak_memory")
     integrity(mine.integrity, "forward")
-    theirs = parse_reply(PeakReply, call(ref, "peak_memory", config.run_timeout_s, Status.bad_problem,
-                                         "the reference's peak memory", inputs=host_inputs), "peak_memory", False)
+    theirs = reference_reply(PeakReply, call(ref, "peak_memory", config.run_timeout_s, Status.bad_problem,
+                                             "the reference's peak memory", inputs=host_inputs), "peak_memory")
     if mine.peak_bytes is None or theirs.peak_bytes is None:
         return None
     c, r = mine.peak_bytes, theirs.peak_bytes

@@ -44,7 +44,7 @@ from kernelmosaic.verify.judgement import (
 )
 from kernelmosaic.verify.large import compare_timed_call
 from kernelmosaic.verify.pool import Worker
-from kernelmosaic.verify.reference_data import ReferenceData
+from kernelmosaic.verify.reference_data import ReferenceData, reference_reply
 from kernelmosaic.verify.replies import (
     BurstCheckReply,
     CandidateTimingReply,
@@ -52,9 +52,9 @@ from kernelmosaic.verify.replies import (
     Print,
     burst_reply,
     candidate_timing_reply,
-    parse_reply,
     timing_reply,
 )
+from kernelmosaic.verify.run_replies import candidate_reply
 from kernelmosaic.verify.runclock import run_clock, snapshot
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS, burst_seed
 from kernelmosaic.verify.stats import summarize
@@ -94,8 +94,8 @@ def _check_round(mine: CandidateTimingReply, ref: Worker, config: VerifyConfig, 
 
 def _reference_prints(ref: Worker, config: VerifyConfig, what: str, seeds: list[int], fp_seed: int) -> list[list[Print]]:
     """The reference's fingerprints of the calls whose inputs were drawn from `seeds`, one per seed."""
-    got = parse_reply(ChecksReply, call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, what, seeds=seeds,
-                                        fp_seed=fp_seed), what, candidate=False).prints
+    got = reference_reply(ChecksReply, call(ref, "check_calls", config.run_timeout_s, Status.bad_problem, what,
+                                            seeds=seeds, fp_seed=fp_seed), what).prints
     if len(got) != len(seeds):
         raise Stop(Status.bad_problem, f"the reference worker sent {len(got)} fingerprints for {len(seeds)} calls ({what})")
     return got
@@ -127,9 +127,9 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
         wall_ms = (time.perf_counter() - t0) * 1e3
         run = run_clock(pid, before, snapshot(pid))
         if prints is not None:  # the seed from what was asked, not from anything the worker says
-            check = parse_reply(BurstCheckReply, call(worker, "burst_check", config.timing_timeout_s, status,
-                                                      "fingerprinting the burst's last call", fp_seed=fp_seed),
-                                "burst_check", candidate=True, rule="worker-reply")
+            check = candidate_reply(BurstCheckReply, call(worker, "burst_check", config.timing_timeout_s, status,
+                                                          "fingerprinting the burst's last call", fp_seed=fp_seed),
+                                    "burst_check")
             integrity(check.integrity, "timing")
             prints.append(BurstCheck(burst_seed(seed, calls - 1, sets), check.last_fp))
         reported = burst_reply(res, "the wall-clock burst", candidate=not kind).reported_ms
