@@ -85,3 +85,36 @@ def test_an_episode_whose_actor_died_is_resumed_and_stored_once(ray_cluster, sto
             assert "ray judge" in results[0].verdict.workers.served_by
             assert trajectory.best is not None and episode.status == "done"
         assert store.pending_tasks(run_id, [t.id for t in tasks]) == []
+
+
+def _write_from(pid_file: str, messages: list[Message]) -> Message:
+    """The one-shot reply, writing down which process asked the model."""
+    Path(pid_file).write_text(str(os.getpid()))
+    return _call("write_candidate", 0, source=GOOD)
+
+
+def test_one_shot_episodes_run_on_episode_actors(ray_cluster, store_url, tmp_path):
+    """Evaluation's one-shot solver on Ray: its episode runs in an episode actor (the model is asked in another
+    process), is judged by the cluster's judges, and is stored once as `judged`."""
+    from kernelmosaic.evaluate.solvers import ONE_SHOT
+
+    pid_file = tmp_path / "asked-by"
+    config = GenerateConfig(tasks="inline", model="scripted:one-shot", out_dir=tmp_path / "runs", concurrency=1,
+                            agent=AgentConfig(device="cpu"))
+    verify = VerifyConfig(device="cpu", trials=3, timing_budget_ms=20, timing_rounds=1, compile_baseline=False)
+    tasks = [make_task("ray_one_shot_relu", reference=PROBLEM, small={"n": 1000})]
+    with open_store(store_url) as store:
+        run_id = store.create_run("ray-one-shot", config.model, config.tasks, config)
+        with RayExecutor(ScaleConfig(executor="ray"), device="cpu", model=config.model, concurrency=1) as executor:
+            infos = asyncio.run(executor.run_episodes(
+                tasks, solver=ONE_SHOT, store=store, store_url=store_url,
+                make_backend=functools.partial(ScriptedModel, [functools.partial(_write_from, str(pid_file))],
+                                               "scripted:one-shot"),
+                run_id=run_id, config=config, verify=verify))
+        assert int(pid_file.read_text()) != os.getpid()  # asked from an episode actor, not from this process
+        assert [(i.task_id, i.exit_reason) for i in infos] == [("ray_one_shot_relu", "judged")]
+        [episode] = store.list_episodes(run_id)
+        trajectory = store.load_trajectory(episode.id)
+        assert [e.call.name for e in trajectory.events if isinstance(e, ToolCallEvent)] == ["write_candidate"]
+        [result] = [e for e in trajectory.events if isinstance(e, ToolResultEvent) and e.verdict is not None]
+        assert result.verdict.accepted and "ray judge" in result.verdict.workers.served_by

@@ -13,7 +13,6 @@ from kernelmosaic.agent.config import AgentConfig
 from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.loop import Agent
 from kernelmosaic.agent.prompts import system_prompt, task_prompt
-from kernelmosaic.agent.recorder import Recorder
 from kernelmosaic.agent.tools import Toolbox
 from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.hashing import problem_hash
@@ -23,6 +22,7 @@ from kernelmosaic.contracts.tool_specs import TOOL_SPECS
 from kernelmosaic.contracts.trajectory import Event, GuidanceEvent, MessageEvent, Trajectory
 from kernelmosaic.contracts.verifier import Verifier
 from kernelmosaic.models.base import ModelBackend, ModelError
+from kernelmosaic.runs.recorder import Recorder
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task

@@ -12,11 +12,12 @@ from kernelmosaic.agent.exits import (
     Submitted,
 )
 from kernelmosaic.agent.prompts import NO_TOOL_CALL
-from kernelmosaic.agent.recorder import Recorder
-from kernelmosaic.agent.tools import Toolbox, ToolOutput
+from kernelmosaic.agent.tools import Toolbox
 from kernelmosaic.contracts.messages import Message, ToolCall
+from kernelmosaic.contracts.tool_output import ToolOutput
 from kernelmosaic.contracts.tool_specs import TOOL_SPECS
 from kernelmosaic.models.base import ModelBackend
+from kernelmosaic.runs.recorder import Recorder
 
 _AFTER_SUBMIT = "Not run: the episode ended at submit()."
 

@@ -1,5 +1,6 @@
-"""Agent episodes on Ray: episode actors run the package's own `run_episode`, writing every step to the store by
-URL, with their verifier calls going to the cluster's judges. The driver hands out tasks and collects results.
+"""Episodes on Ray: episode actors run the solver's episode function (the agent's `run_episode`, one-shot
+evaluation's `run_one_shot`), writing every step to the store by URL, with their verifier calls going to the
+cluster's judges. The driver hands out tasks and collects results.
 
 The store is the single source of truth: an episode whose actor died (a killed process, a lost node) is started
 again on a fresh actor, and `run_episode` resumes it from its stored events (a step is committed once; replayed
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ from kernelmosaic.verify.ray.placement import Placement
 __all__ = ["EpisodeActor", "run_episodes"]
 
 log = logging.getLogger(__name__)
+Episode = Callable[[Task, EpisodeContext], Awaitable[EpisodeInfo]]
+"""One episode of a task (a module-level function: Ray sends it to the actors by name)."""
 
 
 class EpisodeActor:
@@ -59,14 +62,14 @@ class EpisodeActor:
         return self._verifiers[key]
 
     async def run(self, task: Task, run_id: int, config: dict[str, Any], verify: dict[str, Any], flags: list[str],
-                  wrap: Wrap | None = None) -> EpisodeInfo:
+                  wrap: Wrap | None = None, episode: Episode = run_episode) -> EpisodeInfo:
         generate = GenerateConfig.model_validate(config)
         verifier_for = self._verifier_for(verify, wrap)
         peaks = (lambda: verifier_for("fp32").device_peaks()) if generate.agent.device == "cuda" else None
         ctx = EpisodeContext(store=self.store, verifier_for=verifier_for, backend=self.backend, run_id=run_id,
                              config=generate.agent, out_dir=generate.out_dir, library=self.library, peaks=peaks,
                              run_config=config, task_flags=lambda _t: flags)
-        return await run_episode(task, ctx)
+        return await episode(task, ctx)
 
 
 def _limiter(config: GenerateConfig, scale: ScaleConfig) -> Any:
@@ -81,10 +84,12 @@ async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
                        make_backend: Callable[[], ModelBackend], run_id: int, config: GenerateConfig,
                        verify: VerifyConfig, registry: Any, scale: ScaleConfig, placement: Placement,
                        on_done: Callable[[EpisodeInfo], None] | None = None,
-                       wrap: Wrap | None = None) -> list[EpisodeInfo]:
-    """`agent.runner.run_tasks` on the cluster: the run's unfinished episodes, `config.concurrency` at a time.
+                       wrap: Wrap | None = None, episode: Episode = run_episode,
+                       stop_when_unusable: bool = True) -> list[EpisodeInfo]:
+    """`agent.runner.run_tasks` on the cluster: the run's unfinished episodes, each `episode`, `config.concurrency`
+    at a time.
 
-    An episode that ends `model_unusable` stops the run; one that could not start is logged and left pending; one
+    With `stop_when_unusable`, an episode that ends `model_unusable` stops the run; one that could not start is logged and left pending; one
     whose actor died is tried again up to `scale.max_attempts` times (resumed from the store). Cancelling it (the
     first Ctrl-C) stops the actors with their episodes: each committed step stays committed."""
     import ray
@@ -110,7 +115,7 @@ async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
                 task, k = todo.popleft(), min(range(len(actors)), key=lambda i: busy[i])
                 attempts[task.id] = attempts.get(task.id, 0) + 1
                 busy[k] += 1
-                ref = actors[k].run.remote(task, run_id, data, verify_data, task_flags(task), wrap)
+                ref = actors[k].run.remote(task, run_id, data, verify_data, task_flags(task), wrap, episode)
                 flying[asyncio.wrap_future(ref.future())] = (task, k, actors[k])
             done, _ = await asyncio.wait(list(flying), return_when=asyncio.FIRST_COMPLETED)
             for future in done:
@@ -133,7 +138,7 @@ async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
                         log.warning("task %s: its episode actor died (%s); resuming it", task.id, type(exc).__name__)
                         todo.appendleft(task)
                     continue
-                stop = stop or info.exit_reason == MODEL_UNUSABLE
+                stop = stop or (stop_when_unusable and info.exit_reason == MODEL_UNUSABLE)
                 infos.append(info)
                 if on_done is not None:
                     on_done(info)

@@ -9,7 +9,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelmosaic.agent.config import AgentConfig
@@ -20,39 +19,23 @@ from kernelmosaic.agent.feedback import (
     timing_feedback,
     trim_compile_log,
 )
-from kernelmosaic.agent.guidance import GuidanceItem, GuidanceLibrary
+from kernelmosaic.agent.guidance import GuidanceLibrary
 from kernelmosaic.agent.prompts import PHASE_TWO
 from kernelmosaic.agent.workload import estimate_workload, roofline_text
 from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.messages import ToolCall
 from kernelmosaic.contracts.results import DevicePeaks
+from kernelmosaic.contracts.tool_output import ToolOutput
 from kernelmosaic.contracts.tool_specs import argument_error
 from kernelmosaic.contracts.trajectory import Solution
 from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verifier import Verifier
 from kernelmosaic.tasks.schema import Task
 
-__all__ = ["ToolOutput", "Toolbox"]
+__all__ = ["Toolbox"]
 
 log = logging.getLogger(__name__)
 _NO_CANDIDATE = "There is no candidate yet: call write_candidate(source) first."
-
-
-@dataclass
-class ToolOutput:
-    content: str
-    """What the model is shown."""
-    verdict: Verdict | None = None
-    """The full verdict, when the tool ran the verifier."""
-    candidate_sha256: str = ""
-    source: str = ""
-    """The candidate written, for write_candidate (recorded in the store)."""
-    gpu_seconds: float = 0.0
-    guidance: list[GuidanceItem] = field(default_factory=list)
-    guidance_reason: str = ""
-    format_error: bool = False
-    submitted: bool = False
-    """submit() accepted the best candidate: the episode ends after this result."""
 
 
 class Toolbox:

@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kernelmosaic.agent.episode import run_dir, task_sha256
-from kernelmosaic.agent.recorder import Recorder
-from kernelmosaic.agent.tools import ToolOutput
 from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.contracts.messages import ToolCall
+from kernelmosaic.contracts.tool_output import ToolOutput
 from kernelmosaic.contracts.trajectory import Trajectory
 from kernelmosaic.evaluate.generations import Generation
 from kernelmosaic.evaluate.samples import sample_id
+from kernelmosaic.runs.recorder import Recorder
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.stopping import Stopped, stop_requested

@@ -11,14 +11,14 @@ import logging
 
 from kernelmosaic.agent.episode import EpisodeContext, finish_model_failure, run_dir, task_sha256
 from kernelmosaic.agent.prompts import system_prompt, task_prompt
-from kernelmosaic.agent.recorder import Recorder
-from kernelmosaic.agent.tools import ToolOutput
 from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.hashing import problem_hash
 from kernelmosaic.contracts.messages import Message, ToolCall
+from kernelmosaic.contracts.tool_output import ToolOutput
 from kernelmosaic.contracts.tool_specs import TOOL_SPECS, argument_error
 from kernelmosaic.contracts.trajectory import Event, MessageEvent, Trajectory
 from kernelmosaic.models.base import ModelError
+from kernelmosaic.runs.recorder import Recorder
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.stopping import Stopped, stop_requested

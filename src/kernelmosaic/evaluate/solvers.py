@@ -1,8 +1,9 @@
 """Evaluation's solvers of the one run function (`runs.executor.Solver`, `executor.run_episodes`): one-shot (one write
-per episode, judged once: `oneshot.run_one_shot` in the agent's task loop, `agent.runner.run_tasks`) and judging
-given generations (each candidate judged under `--seeds` verifiers: `judging.judge_generation`). Both run in this
-process on every executor, judged by the executor's verifiers (on Ray, the cluster's judges); agent-mode evaluation
-runs the agent's own solver (`agent.solver.AGENT`)."""
+per episode, judged once: `oneshot.run_one_shot`, in the agent's task loop here, `agent.runner.run_tasks`, or on a
+cluster's episode actors, `agent.ray_episodes.run_episodes`) and judging given generations (each candidate judged
+under `--seeds` verifiers: `judging.judge_generation`; no model, so in this process on every executor, judged by the
+executor's verifiers: on Ray, the cluster's judges). Agent-mode evaluation runs the agent's own solver
+(`agent.solver.AGENT`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from kernelmosaic.agent.ray_episodes import run_episodes
 from kernelmosaic.agent.runner import run_tasks
 from kernelmosaic.evaluate.generations import Generation
 from kernelmosaic.evaluate.judging import judge_generation
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ONE_SHOT", "generations_solver"]
 
-ONE_SHOT = Solver(here=functools.partial(run_tasks, episode=run_one_shot, stop_when_unusable=False))
+ONE_SHOT = Solver(here=functools.partial(run_tasks, episode=run_one_shot, stop_when_unusable=False),
+                  on_ray=functools.partial(run_episodes, episode=run_one_shot, stop_when_unusable=False))
 
 
 def generations_solver(origin: str) -> Solver:

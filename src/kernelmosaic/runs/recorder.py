@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from kernelmosaic.agent.tools import ToolOutput
 from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
+from kernelmosaic.contracts.tool_output import ToolOutput
 from kernelmosaic.contracts.trajectory import (
     Event,
     FinalCheckEvent,
