@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from kernelmosaic.contracts.episode_state import EpisodeState
 from kernelmosaic.contracts.messages import Message, ToolCall, Usage
@@ -41,7 +41,7 @@ class Recorder:
 
     @classmethod
     def open(cls, store: Store, *, run_id: int, episode_id: str, task_sha256: str, problem_sha256: str,
-             flags: list[str], header: dict, opening: list[Event], trajectory: Trajectory, path: Path) -> Recorder:
+             flags: list[str], header: dict[str, Any], opening: list[Event], trajectory: Trajectory, path: Path) -> Recorder:
         """The one set-up of an episode, new or resumed (the agent's, one-shot evaluation's, a judged generation's):
         started in the store (or found there), its `opening` events stored where they are not yet (a new episode, or
         one that stopped while opening), its state rebuilt from every stored event, and a recorder writing to the
