@@ -157,3 +157,23 @@ def test_kernelbench_size_triangular_matmul_on_cuda(build_cache, tmp_path):
         v = verifier.verify(problem, kit.write(tmp_path, "triu_cuda.py", tk.cuda_candidate()))
     assert v.accepted, f"{v.status}: {v.message} {v.findings}"
     assert set(v.correctness.distributions) == {"given", "signed", "scaled"}
+
+
+@pytest.mark.parametrize("name", ["triu", "tril", "banded", "dense", "mask01", "positive"])
+def test_a_draw_learns_the_nonzero_values_range_mean_and_spread(name):
+    """What a fresh draw imitates is the statistics of the input's non-zero elements, taken without indexing by the
+    zero mask (that index is numel x ndim int64s: 32 GiB for KernelBench's 8 GiB L1-norm input)."""
+    x = _inputs()[name]
+    nonzero = x[x != 0]
+    [spec] = InputTemplate([x]).specs
+    _, shape, dtype, _, lo, hi, mean, std, _ = spec
+    assert (shape, dtype) == (tuple(x.shape), x.dtype)
+    assert (lo, hi) == (float(nonzero.min()), float(nonzero.max()))
+    assert mean == pytest.approx(float(nonzero.double().mean()), rel=1e-6, abs=1e-9)
+    assert std == pytest.approx(float(nonzero.double().std()), rel=1e-5)
+
+
+def test_an_all_zero_input_is_described_without_failing():
+    [spec] = InputTemplate([torch.zeros(4, 4)]).specs
+    assert spec[4:8] == (0.0, 1.0, 0.0, 1.0)
+    assert torch.equal(InputTemplate([torch.zeros(4, 4)]).draw(_gen())[0], torch.zeros(4, 4))

@@ -67,6 +67,26 @@ def apply_distribution(inputs: list, name: str, gen: torch.Generator) -> list:
     return _map(inputs, transform)
 
 
+def _nonzero_stats(x: torch.Tensor, zeros: torch.Tensor | None) -> tuple[float, float, float, float]:
+    """The range, mean and (unbiased) standard deviation of the elements of `x` that are not exact zeros (`zeros`:
+    their mask, or None for none). Masked reductions, not `x[~zeros]`: boolean indexing builds an int64 index of
+    numel x ndim elements, 32 GiB for an 8 GiB 2-D input."""
+    if zeros is None:
+        n = x.numel()
+        lo, hi = (float(x.min()), float(x.max())) if n else (0.0, 1.0)
+        return (lo, hi, float(x.mean()), float(x.std())) if n > 1 else (lo, hi, lo, 1.0)
+    n = x.numel() - int(zeros.sum())
+    if n == 0:
+        return 0.0, 1.0, 0.0, 1.0
+    lo = float(x.masked_fill(zeros, float("inf")).min())
+    hi = float(x.masked_fill(zeros, float("-inf")).max())
+    if n == 1:
+        return lo, hi, lo, 1.0
+    mean = float(x.sum(dtype=torch.float64)) / n  # the zeros add nothing
+    centred = (x - mean).masked_fill_(zeros, 0.0)
+    return lo, hi, mean, (float(centred.square_().sum(dtype=torch.float64)) / (n - 1)) ** 0.5
+
+
 class InputTemplate:
     """What each argument looks like, learnt from `get_inputs()`, to draw fresh look-alike values on the device."""
 
@@ -83,9 +103,7 @@ class InputTemplate:
             lo, hi = (int(x.min()), int(x.max())) if x.numel() else (0, 0)
             return ("int", tuple(x.shape), x.dtype, x.device, lo, hi)
         s = observe(x)
-        xf = x.float() if s.zeros is None else x.float()[~s.zeros]  # the range of the values that are not zeros
-        lo, hi = (float(xf.min()), float(xf.max())) if xf.numel() else (0.0, 1.0)
-        mean, std = (float(xf.mean()), float(xf.std())) if xf.numel() > 1 else (lo, 1.0)
+        lo, hi, mean, std = _nonzero_stats(x.float(), s.zeros)
         return ("float", tuple(x.shape), x.dtype, x.device, lo, hi, mean, std, s)
 
     def draw(self, gen: torch.Generator) -> list:
