@@ -57,21 +57,26 @@ def _first_reply(marker: str, messages: list[Message]) -> Message:
     return _call("write_candidate", 0, source=GOOD)
 
 
-def test_an_episode_whose_actor_died_is_resumed_and_stored_once(ray_cluster, store_url, tmp_path):
-    marker = tmp_path / "died-once"
-    script = [functools.partial(_first_reply, str(marker)), _call("test", 1), _call("submit", 2)]
-    config = GenerateConfig(tasks="inline", model="scripted:ray", out_dir=tmp_path / "runs", concurrency=1,
+def _on_ray(store, store_url: str, solver, script: list, task_id: str, tmp_path) -> tuple[int, list]:
+    """A new run of one ReLU task on the Ray executor, the scripted model answering; its id and finished episodes."""
+    config = GenerateConfig(tasks="inline", model=f"scripted:{task_id}", out_dir=tmp_path / "runs", concurrency=1,
                             agent=AgentConfig(device="cpu"))
     # three trials: fewer weakens the judgement (verify/strength.py) and the episode could keep no verified best
     verify = VerifyConfig(device="cpu", trials=3, timing_budget_ms=20, timing_rounds=1, compile_baseline=False)
-    tasks = [make_task("ray_relu", reference=PROBLEM, small={"n": 1000})]
+    tasks = [make_task(task_id, reference=PROBLEM, small={"n": 1000})]
+    run_id = store.create_run(task_id, config.model, config.tasks, config)
+    with RayExecutor(ScaleConfig(executor="ray"), device="cpu", model=config.model, concurrency=1) as executor:
+        return run_id, asyncio.run(executor.run_episodes(
+            tasks, solver=solver, store=store, store_url=store_url,
+            make_backend=functools.partial(ScriptedModel, script, config.model),
+            run_id=run_id, config=config, verify=verify))
+
+
+def test_an_episode_whose_actor_died_is_resumed_and_stored_once(ray_cluster, store_url, tmp_path):
+    marker = tmp_path / "died-once"
+    script = [functools.partial(_first_reply, str(marker)), _call("test", 1), _call("submit", 2)]
     with open_store(store_url) as store:
-        run_id = store.create_run("ray", config.model, config.tasks, config)
-        with RayExecutor(ScaleConfig(executor="ray"), device="cpu", model=config.model, concurrency=1) as executor:
-            infos = asyncio.run(executor.run_episodes(
-                tasks, solver=AGENT, store=store, store_url=store_url,
-                make_backend=functools.partial(ScriptedModel, script, "scripted:ray"),
-                run_id=run_id, config=config, verify=verify))
+        run_id, infos = _on_ray(store, store_url, AGENT, script, "ray_relu", tmp_path)
         assert marker.exists()  # an actor did die mid-episode
         assert [(i.task_id, i.exit_reason) for i in infos] == [("ray_relu", "submitted")]
         episodes = store.list_episodes(run_id)
@@ -84,7 +89,7 @@ def test_an_episode_whose_actor_died_is_resumed_and_stored_once(ray_cluster, sto
             assert results and all(r.verdict.accepted for r in results)
             assert "ray judge" in results[0].verdict.workers.served_by
             assert trajectory.best is not None and episode.status == "done"
-        assert store.pending_tasks(run_id, [t.id for t in tasks]) == []
+        assert store.pending_tasks(run_id, ["ray_relu"]) == []
 
 
 def _write_from(pid_file: str, messages: list[Message]) -> Message:
@@ -99,18 +104,9 @@ def test_one_shot_episodes_run_on_episode_actors(ray_cluster, store_url, tmp_pat
     from kernelmosaic.evaluate.solvers import ONE_SHOT
 
     pid_file = tmp_path / "asked-by"
-    config = GenerateConfig(tasks="inline", model="scripted:one-shot", out_dir=tmp_path / "runs", concurrency=1,
-                            agent=AgentConfig(device="cpu"))
-    verify = VerifyConfig(device="cpu", trials=3, timing_budget_ms=20, timing_rounds=1, compile_baseline=False)
-    tasks = [make_task("ray_one_shot_relu", reference=PROBLEM, small={"n": 1000})]
     with open_store(store_url) as store:
-        run_id = store.create_run("ray-one-shot", config.model, config.tasks, config)
-        with RayExecutor(ScaleConfig(executor="ray"), device="cpu", model=config.model, concurrency=1) as executor:
-            infos = asyncio.run(executor.run_episodes(
-                tasks, solver=ONE_SHOT, store=store, store_url=store_url,
-                make_backend=functools.partial(ScriptedModel, [functools.partial(_write_from, str(pid_file))],
-                                               "scripted:one-shot"),
-                run_id=run_id, config=config, verify=verify))
+        run_id, infos = _on_ray(store, store_url, ONE_SHOT, [functools.partial(_write_from, str(pid_file))],
+                                "ray_one_shot_relu", tmp_path)
         assert int(pid_file.read_text()) != os.getpid()  # asked from an episode actor, not from this process
         assert [(i.task_id, i.exit_reason) for i in infos] == [("ray_one_shot_relu", "judged")]
         [episode] = store.list_episodes(run_id)
