@@ -1,4 +1,4 @@
-"""Write a trivially honest CUDA candidate for every bundled task, at the task's own (full) sizes, as manifests.
+"""Write a trivially honest CUDA candidate for every task of a source, at the task's own (full) sizes, as manifests.
 
 Each candidate is the task's reference module with its `Model` renamed, and a `ModelNew` that runs it and passes its
 first tensor output through a custom CUDA kernel (an elementwise copy, `load_inline`, one build shared by all):
@@ -6,7 +6,11 @@ under `--policy kernelbench` PyTorch may compute the rest, and the custom kernel
 verdict other than `accepted` is then a fact about the verifier (or the task), not about the candidate: the GPU
 check that no task at its real size ends as `bad_problem`.
 
-    python3 scripts/gpu/honest_all_tasks.py OUT_DIR   # writes OUT_DIR/<dtype>.jsonl manifests and the pairs
+    python3 scripts/gpu/honest_all_tasks.py OUT_DIR [SOURCE [LEVELS]]   # OUT_DIR/<dtype>.jsonl manifests, the pairs
+
+SOURCE is any task source (`builtin`, the default; `kernelbench:PATH` for a KernelBench checkout's levels 1-3, read
+in place; a folder; a .parquet); LEVELS keeps the tasks of those levels (e.g. `1,2,3`: KernelBench's level 4 needs
+model weights from the network). A source that does not load exits 2 with its error.
 """
 
 from __future__ import annotations
@@ -14,11 +18,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-TASKS = ROOT / "src" / "kernelmosaic" / "tasks" / "builtin"
+from kernelmosaic.tasks.errors import TaskFormatError
+from kernelmosaic.tasks.sources import load_tasks
 
 EXTENSION = r'''
 import torch
@@ -78,20 +81,23 @@ def candidate(reference: str) -> str:
     return renamed.rstrip() + "\n\n" + EXTENSION
 
 
-def main(out: Path) -> int:
+def main(out: Path, source: str = "builtin", levels: str = "") -> int:
+    try:
+        tasks = load_tasks(source)
+        keep = {int(n) for n in levels.split(",") if n.strip()}
+    except (TaskFormatError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    tasks = [t for t in tasks if not keep or t.level in keep]
     out.mkdir(parents=True, exist_ok=True)
     manifests: dict[str, list[dict]] = {}
-    for task_toml in sorted(TASKS.glob("L*/*/task.toml")):
-        meta = tomllib.loads(task_toml.read_text())
-        folder = task_toml.parent
-        pair = out / "pairs" / meta["id"]
+    for task in tasks:
+        pair = out / "pairs" / task.id
         pair.mkdir(parents=True, exist_ok=True)
-        reference = (folder / "reference.py").read_text()
-        (pair / "problem.py").write_text(reference)
-        (pair / "candidate.py").write_text(candidate(reference))
-        manifests.setdefault(meta.get("dtype", "fp32"), []).append(
-            {"id": meta["id"], "problem": f"pairs/{meta['id']}/problem.py",
-             "candidate": f"pairs/{meta['id']}/candidate.py"})
+        (pair / "problem.py").write_text(task.forms.reference)
+        (pair / "candidate.py").write_text(candidate(task.forms.reference))
+        manifests.setdefault(task.dtype, []).append(
+            {"id": task.id, "problem": f"pairs/{task.id}/problem.py", "candidate": f"pairs/{task.id}/candidate.py"})
     for dtype, rows in manifests.items():
         (out / f"{dtype}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         print(f"{dtype}: {len(rows)} pairs")
@@ -102,7 +108,7 @@ if __name__ == "__main__":
     if {"-h", "--help"} & set(sys.argv[1:]):  # the docstring is the usage
         print(__doc__)
         sys.exit(0)
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3, 4):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(Path(sys.argv[1])))
+    sys.exit(main(Path(sys.argv[1]), *sys.argv[2:]))
