@@ -102,3 +102,16 @@ def write(tmp: Path, name: str, text: str) -> Path:
     path = tmp / name
     path.write_text(text)
     return path
+
+
+_STATEFUL = """
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+"""
+
+
+def stateful(body: str) -> str:
+    """`candidate(body)` whose module counts its calls in `self.calls` (incremented before `body` runs)."""
+    src = candidate("self.calls += 1\n        " + body)
+    return src.replace("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):" + _STATEFUL + "\n")

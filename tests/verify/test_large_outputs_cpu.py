@@ -59,8 +59,14 @@ def test_honest_candidate_is_accepted_and_flagged_as_large(large, problem, tmp_p
     assert v.custom is not None and [k.reaches_output for k in v.custom.kernels] == [True]
 
 
+MUTATES = kit.candidate("out = ext.add_relu(a, b); a.zero_(); return out")
+FLAKY = kit.stateful("return ext.add_relu(a, b) if self.calls % 2 else ext.add_only(a, b)")  # the repeat run differs
+
+
 @pytest.mark.parametrize("name, source, status", [("wrong", WRONG, Status.output_mismatch),
-                                                  ("uninitialised", UNINITIALISED, Status.output_mismatch)])
+                                                  ("uninitialised", UNINITIALISED, Status.output_mismatch),
+                                                  ("mutates_input", MUTATES, Status.integrity_violation),
+                                                  ("flaky", FLAKY, Status.nondeterministic)])
 def test_wrong_candidates_get_the_ordinary_modes_status_and_message(large, ordinary, problem, tmp_path, name, source,
                                                                      status):
     path = kit.write(tmp_path, f"{name}.py", source)

@@ -25,18 +25,6 @@ def problem(tmp_path_factory):
     return kit.write(tmp_path_factory.mktemp("rt-problem"), "problem.py", kit.PROBLEM_ADD_RELU)
 
 
-STATEFUL = '''
-    def __init__(self):
-        super().__init__()
-        self.calls = 0
-'''
-
-
-def _stateful(body: str) -> str:
-    src = kit.candidate("self.calls += 1\n        " + body)
-    return src.replace("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):" + STATEFUL + "\n")
-
-
 CASES = [
     ("patched_checker", kit.candidate("return ext.add_relu(a, b)", extra="torch.allclose = lambda *a, **k: True"),
      Status.integrity_violation, "runtime-integrity"),
@@ -51,8 +39,8 @@ CASES = [
     ("background_thread", kit.candidate("import threading, time; threading.Thread(target=time.sleep, args=(20,), "
                                         "daemon=True).start(); return ext.add_relu(a, b)"),
      Status.timing_anomaly, "background-threads"),
-    ("flaky", _stateful("return ext.add_relu(a, b) * (1.0 + 1e-2 * (self.calls % 2 == 0))"), Status.nondeterministic, None),
-    ("stale_after_checks", _stateful("if self.calls > 8:\n            return self.last\n        "
+    ("flaky", kit.stateful("return ext.add_relu(a, b) * (1.0 + 1e-2 * (self.calls % 2 == 0))"), Status.nondeterministic, None),
+    ("stale_after_checks", kit.stateful("if self.calls > 8:\n            return self.last\n        "
                                      "self.last = ext.add_relu(a, b)\n        return self.last"),
      Status.output_mismatch, "timed-output-check"),
 ]

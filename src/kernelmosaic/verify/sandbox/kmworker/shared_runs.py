@@ -4,7 +4,7 @@ The parent relays the reference's memfds of one trial's inputs (`kmworker/shared
 into its own tensors on its device, runs forward (twice on the first trial: the repeat check) and exports its
 outputs as shared descriptors (CUDA IPC handles on a GPU, sealed memfds on the CPU) that the reference worker
 compares in place (`kmworker/held.py`). Exported outputs stay alive until the next run here. Trial 0's inputs are
-kept (`retained`): later requests that name inputs by `meta` placeholders (census, peak memory, kernel probes) run on
+kept in host memory (`retained`): later requests that name inputs by `meta` placeholders (census, peak memory, kernel probes) run on
 a fresh copy of them, as they would on trial 0's inputs sent whole.
 """
 
@@ -23,12 +23,25 @@ def _copy(items: list, device: str) -> list:
     return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in items]
 
 
+def _unchanged(given: torch.Tensor, now) -> bool:
+    """`now` (forward's input, on its device) still equals `given` (the host copy it was made from), compared in
+    passes of 64M elements so no device copy of the whole input is made."""
+    if not isinstance(now, torch.Tensor) or now.shape != given.shape or now.dtype != given.dtype:
+        return False
+    if now.device == given.device:
+        return torch.equal(given, now)
+    flat_given, flat_now = given.reshape(-1), now.reshape(-1)
+    step = 1 << 26
+    return all(torch.equal(flat_given[k:k + step].to(now.device), flat_now[k:k + step])
+               for k in range(0, flat_given.numel(), step))
+
+
 class SharedRuns:
     """Mixed into `CandidateRole`, which provides `model`, `device`, `before`, `threads`, `_poison` and
     `_uninitialised_reads_nan`."""
 
     retained: list | None = None
-    """Trial 0's inputs, as the first `run_shared` received them."""
+    """Trial 0's inputs, as the first `run_shared` received them, in host memory."""
     refill_buffers: list | None = None
 
     def _inputs(self, host_inputs: list) -> list:
@@ -60,22 +73,26 @@ class SharedRuns:
 
     @torch.no_grad()
     def run_shared(self, inputs: list[dict], poison_sizes: list[int], repeat: bool) -> dict:
-        """One trial: forward on fresh copies of the inputs (and again on a second copy with `repeat`), outputs
-        exported; which inputs forward wrote into; the integrity and thread checks of `run`."""
+        """One trial: forward on a fresh copy of the inputs (and again on a second copy with `repeat`), outputs
+        exported; which inputs forward wrote into; the integrity and thread checks of `run`.
+
+        The reference's inputs stay mapped read-only in host memory, so they are the copy forward's inputs are
+        checked against, and the source of the repeat run's, made once the first run's inputs are dropped: one
+        input copy on the device at a time besides the outputs (three more copies of an 8 GiB input did not fit
+        an 80 GB device beside the reference's trial). Trial 0's inputs are kept in host memory."""
         release()
-        fresh = self._received(inputs)
+        given = import_tensors(inputs, MAILBOX.incoming, "cpu")
+        fresh = _copy(given, self.device)
         if self.retained is None:
-            self.retained = _copy(fresh, self.device)
-            self.template = InputTemplate(self.retained)
-        before = _copy(fresh, self.device)
-        again = _copy(before, self.device) if repeat else None
+            self.template = InputTemplate(fresh)
+            self.retained = _copy(given, "cpu")
         out = self._forward(fresh, poison_sizes)
         result = {"outputs": self._export(out),
-                  "mutated": [i for i, (b, a) in enumerate(zip(before, fresh, strict=True))
-                              if isinstance(b, torch.Tensor) and not torch.equal(b, a)]}
-        del before, fresh
-        if again is not None:
-            result["repeat"] = self._export(self._forward(again, poison_sizes))
+                  "mutated": [i for i, (g, a) in enumerate(zip(given, fresh, strict=True))
+                              if isinstance(g, torch.Tensor) and not _unchanged(g, a)]}
+        del fresh
+        if repeat:
+            result["repeat"] = self._export(self._forward(_copy(given, self.device), poison_sizes))
         return {**result, "integrity": integrity.diff(self.before),
                 "extra_threads": integrity.thread_count() - self.threads}
 
