@@ -65,6 +65,8 @@ def main() -> None:
             out = subprocess.run([sys.executable, "-c", ONE, str(ROOT), str(cache), args.device], env=env,
                                  capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
             row = json.loads(out)
+            print(f"run {i} {mode}: {row['wall_s']:.2f} s, accepted {row['accepted']}"
+                  f"{' (warm-up, not counted)' if not i else ''}", file=sys.stderr, flush=True)
             if i:
                 results[mode].append(row)
     for mode, rows in results.items():
