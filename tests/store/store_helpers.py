@@ -14,9 +14,10 @@ CANDIDATE = "import torch\n\nclass ModelNew(torch.nn.Module):\n    pass  # kerne
 
 
 def accepted_verdict(speedup: float = 2.5, sha: str = "", timed: bool = True, device: str = "cpu",
-                     findings: list[Finding] | None = None) -> Verdict:
-    """An accepted verdict as the verifier builds it (typed), timed by default, on the CPU."""
-    stat = Stat(median_ms=1.0, q1_ms=0.9, q3_ms=1.1, samples=30)
+                     findings: list[Finding] | None = None, spread: float = 0.1) -> Verdict:
+    """An accepted verdict as the verifier builds it (typed), timed by default, on the CPU; `spread`: the candidate's
+    quartiles are its median times 1 -/+ spread (0.5 and over: an unreliable speedup, `contracts.speedup`)."""
+    stat = Stat(median_ms=1.0, q1_ms=1.0 - spread, q3_ms=1.0 + spread, samples=30)
     timing = Timing(candidate=stat, eager=Stat(median_ms=speedup, q1_ms=speedup, q3_ms=speedup, samples=30),
                     speedup_vs_eager=speedup, speedup_vs_compile=1.1, timer="host") if timed else None
     return Verdict(

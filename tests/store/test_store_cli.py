@@ -98,3 +98,24 @@ def test_show_reports_run_wall_time_not_the_sum_of_episodes(db_url: str, recorde
     result = runner.invoke(app, ["show", str(recorded), "--db", db_url], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "so far" in result.output and "summed" in result.output
+
+
+def test_an_unreliable_speedup_is_marked_and_left_out_of_the_mean(db_url: str) -> None:
+    """A best solution whose timings' quartile range is wider than `contracts.speedup.MAX_SPREAD` shows its speedup
+    with a mark and the caveat, and the run's geometric mean leaves it out; unmeasured tokens and cost are not 0."""
+    with open_store(db_url) as store:
+        run_id = store.create_run("shaky", "replay:bundled", "seed", {})
+        for task_id, spread in (("steady", 0.1), ("shaky", 0.6)):
+            episode = store.start_episode(run_id, task_id)
+            sha = store.record_candidate(episode.id, CANDIDATE)
+            best = Solution(source=CANDIDATE, candidate_sha256=sha, verdict=accepted_verdict(4.0, spread=spread), step=1)
+            store.finish_episode(episode.id, "submitted", Totals(turns=1), best=best)
+        summary = store.run_summary(run_id)
+        infos = {e.task_id: e for e in store.list_episodes(run_id)}
+    assert summary.best_speedups == {"steady": 4.0}
+    assert summary.unreliable_speedups == {"shaky": "unreliable: 2.50x-10.00x between quartiles"}
+    assert infos["shaky"].best_speedup_caveat and not infos["steady"].best_speedup_caveat
+    out = runner.invoke(app, ["show", str(run_id), "--db", db_url], env={"COLUMNS": "200"}).output
+    assert "geomean best speedup 4.00x (1 task(s) with only unreliable speedups left out)" in out
+    assert "4.00x*" in out and "* shaky: best speedup unreliable: 2.50x-10.00x between quartiles" in out
+    assert "tokens not measured, cost not measured" in out and "0.0000" not in out

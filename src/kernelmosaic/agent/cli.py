@@ -33,7 +33,7 @@ from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option
-from kernelmosaic.store.records import EpisodeInfo
+from kernelmosaic.store.records import EpisodeInfo, speedup_summary
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.progress import DoneLines
 from kernelmosaic.verify.ray.cluster import portable_url
@@ -91,7 +91,8 @@ def _say_done(console: Console, lines: DoneLines, info: EpisodeInfo) -> None:
     if lines.enabled:
         outcome = "failed" if info.status == "failed" else (
             "solved" if info.solved else "flagged" if info.best_candidate_sha256 and info.task_flags else "not solved")
-        speed = f", {info.best_speedup_vs_eager:.2f}x vs eager" if info.best_speedup_vs_eager > 0 else ""
+        caveat = f" ({info.best_speedup_caveat})" if info.best_speedup_caveat else ""
+        speed = f", {info.best_speedup_vs_eager:.2f}x vs eager{caveat}" if info.best_speedup_vs_eager > 0 else ""
         why = f": {info.exit_detail}" if info.exit_detail and not info.solved else ""  # a solved one's is "Submitted..."
         lines.say(info.task_id, outcome, info.totals.wall_seconds,
                   f"{info.exit_reason}{speed}, {info.totals.turns} turn(s){why}")
@@ -303,7 +304,7 @@ def _finish(console: Console, store: Store, rid: int, selected: list[Task], info
     elif not left:
         store.finish_run(rid, "done")
     summary = store.run_summary(rid)
-    speed = f"geomean speedup {summary.geomean_speedup_vs_eager:.2f}x" if summary.best_speedups else "no timed solution"
+    speed = speedup_summary(summary)
     flagged = f", {len(summary.flagged_tasks)} flagged task(s) not counted" if summary.flagged_tasks else ""
     console.print(f"run {rid}: {summary.done} done, {summary.failed} failed, solved {summary.solved} "
                   f"(pass rate {summary.pass_rate:.0%}){flagged}, {speed}; "

@@ -39,9 +39,11 @@ class RunView:
     def _header(self) -> Text:
         finished = len(self.done)
         solved = sum(1 for e in self.done if e.solved)
-        speedups = [e.best_speedup_vs_eager for e in self.done if e.best_speedup_vs_eager > 0]
-        speed = f"geomean speedup {math.exp(sum(map(math.log, speedups)) / len(speedups)):.2f}x" if speedups else \
-            "no timed solution yet"
+        speedups = [e.best_speedup_vs_eager for e in self.done if e.best_speedup_vs_eager > 0 and not e.best_speedup_caveat]
+        shaky = sum(1 for e in self.done if e.best_speedup_caveat)
+        speed = (f"geomean speedup {math.exp(sum(map(math.log, speedups)) / len(speedups)):.2f}x" if speedups else
+                 "no reliable speedup yet" if shaky else "no timed solution yet")
+        speed += f" ({shaky} unreliable left out)" if shaky and speedups else ""
         tokens = sum(e.totals.prompt_tokens + e.totals.completion_tokens for e in self.done) + sum(
             s.usage.prompt_tokens + s.usage.completion_tokens for s in self.running.values())
         cost = sum(e.totals.cost_usd for e in self.done) + sum(s.usage.cost_usd for s in self.running.values())
@@ -66,6 +68,7 @@ class RunView:
             for col in ("task", "exit", "solved", "speedup", "turns"):
                 done.add_column(col, overflow="fold")
             for e in self.done[-10:]:
-                speed = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager > 0 else "-"
+                speed = (f"{e.best_speedup_vs_eager:.2f}x{' unreliable' if e.best_speedup_caveat else ''}"
+                         if e.best_speedup_vs_eager > 0 else "-")
                 done.add_row(e.task_id, e.exit_reason, "yes" if e.solved else ("flagged" if e.task_flags else "no"), speed, str(e.totals.turns))
             return Group(header, *([running] if self.running else []), done)

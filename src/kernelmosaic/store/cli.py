@@ -14,7 +14,7 @@ from kernelmosaic.commands import Console, fail
 from kernelmosaic.store.backends import ENV_VAR
 from kernelmosaic.store.errors import NotFoundError, StoreError
 from kernelmosaic.store.export import export_run
-from kernelmosaic.store.records import RunSummary
+from kernelmosaic.store.records import RunSummary, speedup_summary
 from kernelmosaic.store.store import Store, open_store
 
 __all__ = ["app"]
@@ -76,10 +76,12 @@ def _print_summary(console: Console, s: RunSummary) -> None:
         f"episodes {s.episodes}: done {s.done}, {'interrupted' if run.status == 'interrupted' else 'running'} "
         f"{s.running}, failed {s.failed}; "
         f"solved {s.solved} (verified), pass rate {f'{s.pass_rate:.1%}' if s.done + s.failed else '-'}, "
-        + (f"geomean best speedup {s.geomean_speedup_vs_eager:.2f}x" if s.best_speedups else "no timed solution")
+        + speedup_summary(s)
     )
+    tokens = (f"tokens {t.prompt_tokens} prompt + {t.completion_tokens} completion"
+              if t.prompt_tokens + t.completion_tokens else "tokens not measured")
     console.print(
-        f"tokens {t.prompt_tokens} prompt + {t.completion_tokens} completion, cost ${t.cost_usd:.4f}, "
+        f"{tokens}, cost {f'${t.cost_usd:.4f}' if t.cost_usd else 'not measured'}, "
         f"GPU {f'{t.gpu_seconds:.1f}s' if t.gpu_seconds else 'not measured'}, "
         f"wall {_elapsed(s):.0f}s{' so far' if run.finished is None else ''} "
         f"(episodes side by side: {t.wall_seconds:.0f}s summed), turns {t.turns}"
@@ -110,12 +112,13 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
     rows = []
     stopped = summary.run.status == "interrupted"
     for e in episodes:
-        speedup = f"{e.best_speedup_vs_eager:.2f}x" if e.best_speedup_vs_eager else "-"
+        speedup = f"{e.best_speedup_vs_eager:.2f}x{'*' if e.best_speedup_caveat else ''}" if e.best_speedup_vs_eager else "-"
         solved = "yes" if e.solved else ("flagged" if e.task_flags else "no")
         tokens = e.totals.prompt_tokens + e.totals.completion_tokens
         status = "interrupted" if stopped and e.status == "running" else e.status  # in flight when the run stopped
         rows.append((str(e.id), e.task_id, status, e.exit_reason or "-", solved, speedup, str(e.totals.turns),
-                     str(tokens), f"{e.totals.cost_usd:.4f}", f"{e.totals.gpu_seconds:.1f}"))
+                     str(tokens) if tokens else "-", f"{e.totals.cost_usd:.4f}" if e.totals.cost_usd else "-",
+                     f"{e.totals.gpu_seconds:.1f}" if e.totals.gpu_seconds else "-"))  # "-": not measured
     columns = ("epi-\nsode", "task", "status", "exit", "solved", "best\nspeedup", "turns", "tokens", "cost\n$", "GPU\ns")
     # Task ids and numbers never wrap (an id split inside a word reads as two); on a narrow terminal the outcome and
     # the costs are two tables, each with the episode number, so that both fit whole.
@@ -130,6 +133,9 @@ def show_command(run_id: int = typer.Argument(..., help="Run id (see `runs list`
         for row in rows:
             table.add_row(*(row[k] for k in part))
         console.print(table)
+    for e in episodes:
+        if e.best_speedup_caveat:
+            console.print(f"* {e.task_id}: best speedup {e.best_speedup_caveat}", highlight=False, soft_wrap=True)
     for e in episodes:
         if e.exit_detail and (e.status == "failed" or e.exit_reason.startswith("model")):
             console.print(f"[red]{e.task_id}[/red] {e.exit_reason}: {e.exit_detail}", highlight=False, soft_wrap=True)

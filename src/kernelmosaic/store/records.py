@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernelmosaic.contracts.trajectory import Event, Totals
 
-__all__ = ["RunStatus", "EpisodeStatus", "RunInfo", "EpisodeInfo", "Episode", "RunSummary"]
+__all__ = ["RunStatus", "EpisodeStatus", "RunInfo", "EpisodeInfo", "Episode", "RunSummary", "speedup_summary"]
 
 RunStatus = Literal["running", "interrupted", "done", "failed"]
 """`interrupted`: stopped by Ctrl-C or SIGTERM; `--resume` continues it (and sets it `running` again)."""
@@ -64,6 +64,8 @@ class EpisodeInfo(_Record):
     """`task-*` flags of its task: its solutions are kept, marked, and never counted as solved."""
     best_speedup_vs_eager: float = 0.0
     """Speedup of the best verified solution over eager PyTorch; 0.0 when none or when it was not timed."""
+    best_speedup_caveat: str = ""
+    """Why that speedup is not a measurement (`contracts.speedup`: `unreliable: ...`); "" when it is one."""
     totals: Totals = Field(default_factory=Totals)
     """Recorded totals, or totals derived from the events while the episode has none recorded."""
     started: datetime
@@ -99,10 +101,22 @@ class RunSummary(_Record):
     pass_rate: float = 0.0
     """Finished episodes with a verified solution / finished episodes (done + failed); 0.0 when none finished."""
     best_speedups: dict[str, float] = Field(default_factory=dict)
-    """Task id -> best speedup vs eager among its verified solutions (timed ones only)."""
+    """Task id -> best reliable speedup vs eager among its verified solutions (timed ones only; `contracts.speedup`)."""
+    unreliable_speedups: dict[str, str] = Field(default_factory=dict)
+    """Task id -> the caveat of its best speedup, for tasks whose verified solutions' speedups are all unreliable."""
     geomean_speedup_vs_eager: float = 0.0
     """Geometric mean of `best_speedups`; 0.0 when empty."""
     exit_reasons: dict[str, int] = Field(default_factory=dict)
     """Exit reason -> number of finished episodes."""
     totals: Totals = Field(default_factory=Totals)
     """Sum of the episodes' totals (tokens, cost, GPU-seconds, wall time, turns)."""
+
+
+def speedup_summary(summary: RunSummary) -> str:
+    """A run's speedup in words: the geometric mean of its reliable best speedups, and how many tasks have only
+    unreliable ones (`contracts.speedup`: never part of the mean)."""
+    shaky = len(summary.unreliable_speedups)
+    note = f" ({shaky} task(s) with only unreliable speedups left out)" if shaky else ""
+    if summary.best_speedups:
+        return f"geomean best speedup {summary.geomean_speedup_vs_eager:.2f}x{note}"
+    return f"no reliable speedup ({shaky} task(s) with only unreliable ones)" if shaky else "no timed solution"

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from kernelmosaic.contracts.speedup import read_speedup
 from kernelmosaic.contracts.trajectory import Solution
-from kernelmosaic.contracts.verdict import Verdict
+from kernelmosaic.contracts.verdict import Timing, Verdict
 from kernelmosaic.contracts.verified import Verification, check_candidate, task_flags_of
 from kernelmosaic.scrub import scrub_json
 from kernelmosaic.store.episodes import check_json_clean, get_episode_row
@@ -177,14 +178,27 @@ def load_best(session: Session, episode: EpisodeRow) -> Solution | None:
                     step=solution.step, verification=verification)
 
 
-def best_speedup(session: Session, episode: EpisodeRow) -> float:
-    """Speedup vs eager of the latest timed verdict the best solution rests on; 0.0 when none."""
+def speedup_caveat(row: VerdictRow) -> str:
+    """Why the verdict's speedup vs eager is not a measurement (`contracts.speedup`: its quartile range is too wide),
+    or "" when it is one (or was not measured)."""
+    timing = (row.full or {}).get("timing")
+    if not timing:
+        return ""
+    try:
+        parsed = Timing.model_validate(timing)
+    except ValidationError:
+        return ""
+    return read_speedup(parsed.candidate, parsed.eager).caveat()
+
+
+def best_speedup(session: Session, episode: EpisodeRow) -> tuple[float, str]:
+    """Speedup vs eager of the latest timed verdict the best solution rests on (0.0 when none), and its caveat
+    (`speedup_caveat`)."""
     rows = _best_rows(session, episode)
     if rows is None:
-        return 0.0
-    timed = [session.get(VerdictRow, i) for i in rows[1].verdict_ids]
-    speedups = [v.speedup_vs_eager for v in timed if v is not None and v.speedup_vs_eager]
-    return speedups[-1] if speedups else 0.0
+        return 0.0, ""
+    timed = [v for v in (session.get(VerdictRow, i) for i in rows[1].verdict_ids) if v is not None and v.speedup_vs_eager]
+    return (timed[-1].speedup_vs_eager or 0.0, speedup_caveat(timed[-1])) if timed else (0.0, "")
 
 
 def load_solutions(session: Session, episode: EpisodeRow) -> list[Solution]:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from kernelmosaic.contracts.trajectory import Event, MessageEvent, ToolResultEvent, Totals
 from kernelmosaic.store.episodes import get_run_row, load_events
 from kernelmosaic.store.records import EpisodeInfo, RunInfo, RunSummary
-from kernelmosaic.store.results import best_speedup
+from kernelmosaic.store.results import best_speedup, speedup_caveat
 from kernelmosaic.store.schema import CandidateRow, EpisodeRow, RunRow, SolutionRow, VerdictRow
 
 __all__ = ["as_utc", "totals_from_events", "run_info", "episode_info", "run_summary"]
@@ -65,6 +65,7 @@ def _solved(session: Session, episode_id: int) -> bool:
 
 def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
     totals = _totals(session, row)
+    speedup, caveat = best_speedup(session, row)
     best_sha = ""
     if row.best_candidate_id is not None:
         best_sha = session.get(CandidateRow, row.best_candidate_id).sha256
@@ -80,22 +81,25 @@ def episode_info(session: Session, row: EpisodeRow) -> EpisodeInfo:
         best_candidate_sha256=best_sha,
         task_flags=list(row.task_flags or []),
         solved=_solved(session, row.id),
-        best_speedup_vs_eager=best_speedup(session, row),
+        best_speedup_vs_eager=speedup,
+        best_speedup_caveat=caveat,
         totals=totals,
         started=as_utc(row.started),
         finished=as_utc(row.finished),
     )
 
 
-def _solutions(session: Session, run_id: int) -> list[tuple[int, str, float | None, bool]]:
-    """(episode id, task id, speedup vs eager, verified) of every solution row in the run (flagged ones too)."""
+def _solutions(session: Session, run_id: int) -> list[tuple[int, str, float | None, str, bool]]:
+    """(episode id, task id, speedup vs eager, its caveat, verified) of every solution row in the run (flagged ones
+    too)."""
     query = (
-        select(EpisodeRow.id, EpisodeRow.task_id, VerdictRow.speedup_vs_eager, SolutionRow.verified)
+        select(EpisodeRow.id, EpisodeRow.task_id, VerdictRow, SolutionRow.verified)
         .join(SolutionRow, SolutionRow.episode_id == EpisodeRow.id)
         .join(VerdictRow, VerdictRow.id == SolutionRow.verdict_id)
         .where(EpisodeRow.run_id == run_id)
     )
-    return [(episode_id, task_id, speedup, verified) for episode_id, task_id, speedup, verified in session.execute(query)]
+    return [(episode_id, task_id, verdict.speedup_vs_eager, speedup_caveat(verdict), verified)
+            for episode_id, task_id, verdict, verified in session.execute(query)]
 
 
 def run_summary(session: Session, run_id: int) -> RunSummary:
@@ -104,8 +108,13 @@ def run_summary(session: Session, run_id: int) -> RunSummary:
     statuses = Counter(row.status for row in rows)
     solutions = _solutions(session, run_id)
     best: dict[str, float] = {}
-    for _, task_id, speedup, verified in solutions:
-        if verified and speedup is not None and speedup > 0:
+    shaky: dict[str, tuple[float, str]] = {}
+    for _, task_id, speedup, caveat, verified in solutions:
+        if not verified or speedup is None or speedup <= 0:
+            continue
+        if caveat:
+            shaky[task_id] = max((speedup, caveat), shaky.get(task_id, (0.0, "")))
+        else:
             best[task_id] = max(speedup, best.get(task_id, 0.0))
     totals = Totals()
     for row in rows:
@@ -113,7 +122,7 @@ def run_summary(session: Session, run_id: int) -> RunSummary:
         for field in Totals.model_fields:
             setattr(totals, field, getattr(totals, field) + getattr(episode_totals, field))
     finished_ids = {row.id for row in rows if row.status != "running"}
-    solved_ids = {episode_id for episode_id, _, _, verified in solutions if verified}
+    solved_ids = {episode_id for episode_id, _, _, _, verified in solutions if verified}
     flagged = {row.task_id: list(row.task_flags) for row in rows if row.task_flags}
     finished = len(finished_ids)
     geomean = math.exp(sum(math.log(v) for v in best.values()) / len(best)) if best else 0.0
@@ -127,6 +136,7 @@ def run_summary(session: Session, run_id: int) -> RunSummary:
         flagged_tasks=flagged,
         pass_rate=len(solved_ids & finished_ids) / finished if finished else 0.0,
         best_speedups=best,
+        unreliable_speedups={task: caveat for task, (_, caveat) in shaky.items() if task not in best},
         geomean_speedup_vs_eager=geomean,
         exit_reasons=dict(Counter(row.exit_reason for row in rows if row.status != "running")),
         totals=totals,
