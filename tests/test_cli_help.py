@@ -72,3 +72,17 @@ def test_help_fits_80_columns_without_cutting_a_name(path, command):
     for param in command.params:  # every option's own name appears whole
         for name in param.opts if isinstance(param, click.Option) else []:
             assert re.search(rf"(^|[\s,/]){re.escape(name)}(\s|,|$)", res.output, re.M), (name, res.output)
+
+
+@pytest.mark.parametrize("columns", ["80", "100", "120"])
+def test_help_never_splits_a_word_at_its_hyphen_or_cuts_a_command_summary(columns):
+    """Wrapping breaks at spaces only (`verify-` / `batch` reads as two words), and a group's command list shows each
+    command's first sentence whole, not cut mid-word with "..."."""
+    for path, command in COMMANDS:
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": columns, "NO_COLOR": "1"})
+        lines = res.output.splitlines()
+        for line, after in zip(lines, lines[1:], strict=False):
+            assert not (re.search(r"\w-$", line) and re.match(r"\s*\w", after)), (path, line, after)
+        if getattr(command, "commands", None):
+            listed = res.output.split("Commands:", 1)[1]
+            assert not re.search(r"\w\.\.\.$", listed, re.M), (path, listed)

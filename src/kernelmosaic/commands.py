@@ -62,6 +62,25 @@ def plain_usage_errors() -> Iterator[None]:
         raise
 
 
+def _wrap_at_spaces() -> None:
+    """Click (and the copy of it typer carries, which formats our help) wraps help text with textwrap, which also
+    breaks inside a hyphenated word, so `verify-batch` or `--no-timing` could end one line and begin the next. Their
+    wrapper classes split words with textwrap's hyphen-free pattern instead (a class attribute of their own
+    subclasses; tests/test_cli_help.py checks every help page at three widths)."""
+    import importlib
+    import textwrap
+
+    for name in ("typer._click._textwrap", "click._textwrap"):
+        try:
+            wrapper = importlib.import_module(name).TextWrapper
+        except (ImportError, AttributeError):
+            continue
+        wrapper.wordsep_re = textwrap.TextWrapper.wordsep_simple_re
+
+
+_wrap_at_spaces()
+
+
 def _plain_help(command: click.Command) -> None:
     """Help in click's own layout (options, then their help wrapped beside them, a long option on a line of its own)
     for the command and its sub-commands: typer's rich panels give an 80-column terminal an options column of ~40
@@ -69,7 +88,16 @@ def _plain_help(command: click.Command) -> None:
     if hasattr(command, "rich_markup_mode"):
         command.rich_markup_mode = None  # type: ignore[attr-defined]
     for sub in getattr(command, "commands", {}).values():
+        if not sub.short_help and sub.help:  # click cuts the default one to fit a line, mid-word, with "..."
+            sub.short_help = _first_sentence(sub.help)
         _plain_help(sub)
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of a help text's first paragraph, whole: what a group's command list shows (wrapped)."""
+    paragraph = " ".join(text.strip().split("\n\n")[0].split())
+    end = re.search(r"\.(\s|$)", paragraph)
+    return paragraph[: end.start() + 1] if end else paragraph
 
 
 def _escape_help(command: click.Command) -> None:
