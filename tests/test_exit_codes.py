@@ -154,12 +154,17 @@ def test_missing_inputs_are_exit_2(tmp_path, monkeypatch):
     assert _run(tmp_path, monkeypatch, "tasks", "show", "no_such_task").exit_code == 2
 
 
-def test_a_generate_that_cannot_start_leaves_no_store(tmp_path, monkeypatch):
-    res = _run(tmp_path, monkeypatch, "generate", "--device", "cpu", "--no-live", "--model", "scripted:no-such-script")
-    assert res.exit_code == 2 and "no script named 'no-such-script'" in res.output
+@pytest.mark.parametrize("args", [["generate", "--no-live", "--model", "scripted:no-such-script"],
+                                  ["evaluate", "--model", "scripted:no-such-script"],
+                                  ["evaluate", "--model", "replay:bundled", "--tasks", "no-such-folder"],
+                                  ["evaluate", "--generations", "no-such-folder"],
+                                  ["evaluate", "--resume", "3"]], ids=" ".join)
+def test_a_run_that_cannot_start_leaves_no_store(args, tmp_path, monkeypatch):
+    res = _run(tmp_path, monkeypatch, *args, "--device", "cpu")
+    assert res.exit_code == 2, res.output
     assert not list(tmp_path.glob("kernelmosaic.db*")), "a failed start leaves an empty store behind"
     (tmp_path / "kernelmosaic.db").write_bytes(b"")  # a store that was there before is never removed
-    assert _run(tmp_path, monkeypatch, "generate", "--device", "cpu", "--model", "scripted:x").exit_code == 2
+    assert _run(tmp_path, monkeypatch, *args, "--device", "cpu").exit_code == 2
     assert (tmp_path / "kernelmosaic.db").exists()
 
 

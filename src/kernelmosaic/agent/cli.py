@@ -32,7 +32,7 @@ from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.store import Store
-from kernelmosaic.store.backends import db_option
+from kernelmosaic.store.backends import db_option, new_sqlite_file, remove_sqlite_file
 from kernelmosaic.store.records import EpisodeInfo, speedup_summary
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.verify.progress import DoneLines
@@ -175,7 +175,7 @@ def _prepare(db: str | None, config_file: Path | None, sets: list[str], run_id: 
     from kernelmosaic.verify.ray.config import scale_settings
 
     notes: list[str] = []
-    created = _new_sqlite_file(db)  # removed again if this command fails before its run exists
+    created = new_sqlite_file(db)  # removed again if this command fails before its run exists
     store = None
     try:
         tree = read_config(config_file, sets, reads=("generate", "model", "verify", "scale"))
@@ -208,7 +208,7 @@ def _prepare(db: str | None, config_file: Path | None, sets: list[str], run_id: 
     except (StoreError, TaskFormatError, ModelError, ValueError, RuntimeError) as exc:
         if created is not None and store is not None:
             store.close()
-            created.unlink(missing_ok=True)  # a store with no run in it: nothing to keep
+            remove_sqlite_file(created)  # a store with no run in it: nothing to keep
         raise fail(str(exc)) from None
     return _Prepared(store, rid, config, selected, plan, review, notes, runner, make_backend, resume)
 
@@ -265,14 +265,6 @@ def _run_episodes(console: Console, run: _Prepared, db: str | None, live: bool) 
     if live:
         console.line()
     return infos
-
-
-def _new_sqlite_file(db: str | None) -> Path | None:
-    """The SQLite file `db` (or the default store) names when it does not exist yet, else None."""
-    from kernelmosaic.store.backends import default_url, sqlite_file
-
-    path = sqlite_file(db or default_url())
-    return path if path is not None and not path.exists() else None
 
 
 def _executor(scale, config: GenerateConfig, db: str | None):

@@ -27,7 +27,7 @@ from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.runs.selection import select_tasks
 from kernelmosaic.store import Store
-from kernelmosaic.store.backends import db_option
+from kernelmosaic.store.backends import db_option, new_sqlite_file, remove_sqlite_file
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.progress import DoneLines, speed_detail, time_line
@@ -187,6 +187,8 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
     from kernelmosaic.verify.verifier import InputError
 
     found: list[Generation] = []
+    created = new_sqlite_file(db)  # removed again if this command fails before its run exists
+    store = None
     try:
         store = open_store(db)
         run_id, config = _config(resume, store, given, settings.get("__file__", "--set / options"))
@@ -218,6 +220,9 @@ def _prepare(db: str | None, resume: int | None, given: dict, settings: dict, ex
             runner.close()
             raise
     except (StoreError, TaskFormatError, ModelError, InputError, ValueError, RuntimeError) as exc:
+        if created is not None and store is not None:
+            store.close()
+            remove_sqlite_file(created)  # a store with no run in it: nothing to keep
         raise fail(str(exc)) from exc
     return store, run_id, config, selected, found, runner, make_backend
 

@@ -18,7 +18,8 @@ from sqlalchemy.pool import StaticPool
 
 from kernelmosaic.store.errors import StoreError
 
-__all__ = ["DEFAULT_URL", "ENV_VAR", "BACKENDS", "register_backend", "default_url", "db_option", "make_engine"]
+__all__ = ["DEFAULT_URL", "ENV_VAR", "BACKENDS", "register_backend", "default_url", "db_option", "make_engine",
+           "new_sqlite_file", "remove_sqlite_file"]
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,20 @@ def sqlite_file(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     return Path(parsed.database).expanduser()
+
+
+def new_sqlite_file(db: str | None) -> Path | None:
+    """The SQLite file `db` (or the default store) names when it does not exist yet, else None: what a command that
+    fails before its run exists removes again (`remove_sqlite_file`)."""
+    path = sqlite_file(db or default_url())
+    return path if path is not None and not path.exists() else None
+
+
+def remove_sqlite_file(path: Path) -> None:
+    """A store file this command made and never used, with SQLite's journal files beside it (close the store
+    first)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def make_engine(url: str) -> Engine:
