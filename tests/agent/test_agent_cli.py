@@ -11,8 +11,10 @@ from typer.testing import CliRunner
 
 import kernelmosaic.verify.verifier_set as agent_verifiers
 from kernelmosaic.cli import app
+from kernelmosaic.evaluate.records import task_meta_of
 from kernelmosaic.models.replay import bundled_path, load_trajectories
 from kernelmosaic.store import open_store
+from kernelmosaic.tasks import load_tasks
 
 
 @pytest.fixture
@@ -31,6 +33,10 @@ def test_main_job_replays_every_bundled_trajectory(fake_verifiers, tmp_path, mon
     with open_store(url) as store:
         run = store.latest_run()
         assert run.status == "done" and run.config["agent"]["device"] == "cpu"
+        tasks = {t.id: t for t in load_tasks("builtin")}
+        meta = task_meta_of(run)  # what its report groups by, recorded as evaluate records it
+        assert {i: (m.level, m.category) for i, m in meta.items()} == {
+            i: (tasks[i].level, tasks[i].category) for i in recorded}
         episodes = store.list_episodes(run.id)
         assert sorted(e.task_id for e in episodes) == sorted(recorded)  # only the recorded tasks ran
         for info in episodes:

@@ -12,10 +12,10 @@ from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
 from kernelmosaic.contracts.verdict import Stat, Status
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
-from kernelmosaic.evaluate.records import TaskMeta
 from kernelmosaic.evaluate.report import plots
 from kernelmosaic.evaluate.report.writer import write_report
 from kernelmosaic.evaluate.summary import summarize_run
+from kernelmosaic.runs.task_meta import TaskMeta
 from kernelmosaic.store import open_store
 
 

@@ -13,10 +13,10 @@ from kernelmosaic.contracts.trajectory import Solution, ToolCallEvent, ToolResul
 from kernelmosaic.contracts.verdict import Correctness, Env, Finding, Stat, Status, Timing, Verdict
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
-from kernelmosaic.evaluate.records import TaskMeta
 from kernelmosaic.evaluate.report.rows import fast
 from kernelmosaic.evaluate.stats import pass_at_k_estimate, rate
 from kernelmosaic.evaluate.summary import summarize_run
+from kernelmosaic.runs.task_meta import TaskMeta
 from kernelmosaic.store import open_store
 
 _ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0]})

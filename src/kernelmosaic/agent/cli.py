@@ -31,6 +31,7 @@ from kernelmosaic.agent.solver import AGENT
 from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import DEFAULT_FILE, build, read_config
 from kernelmosaic.runs.config import owned_setting
+from kernelmosaic.runs.task_meta import task_meta
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option, new_sqlite_file, remove_sqlite_file
 from kernelmosaic.store.records import EpisodeInfo, speedup_summary
@@ -201,6 +202,7 @@ def _prepare(db: str | None, config_file: Path | None, sets: list[str], run_id: 
         try:
             make_backend = runner.model_factory(config.model, config.model_options)  # a bad model fails here
             if not resume:  # only once the tasks and the model are known to be usable
+                config = config.model_copy(update={"task_meta": task_meta(selected)})  # what its report groups by
                 rid, _ = start_or_resume_run(store, config, None)
         except BaseException:
             runner.close()

@@ -14,18 +14,13 @@ from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import describe_error
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.gates import MODEL_FAILED, NO_CANDIDATE, NOT_JUDGED
-from kernelmosaic.evaluate.records import TaskMeta, episode_record
-from kernelmosaic.evaluate.runner import (
-    RUN_NAME,
-    record_baselines,
-    run_generations,
-    run_model,
-    task_meta,
-)
+from kernelmosaic.evaluate.records import episode_record
+from kernelmosaic.evaluate.runner import RUN_NAME, record_baselines, run_generations, run_model
 from kernelmosaic.evaluate.samples import sample_id
 from kernelmosaic.evaluate.summary import summarize_run
 from kernelmosaic.runs.config import owned_setting
 from kernelmosaic.runs.selection import select_tasks
+from kernelmosaic.runs.task_meta import TaskMeta, task_meta
 from kernelmosaic.store import Store
 from kernelmosaic.store.backends import db_option, new_sqlite_file, remove_sqlite_file
 from kernelmosaic.store.records import EpisodeInfo

@@ -6,7 +6,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from kernelmosaic.evaluate.records import TaskMeta
 from kernelmosaic.runs.config import RunConfig
 from kernelmosaic.verify.config import Policy
 
@@ -37,8 +36,6 @@ class EvalConfig(RunConfig):
     """Generations: judge each candidate under this many verifier seeds (pass rate across seeds needs 2+)."""
     alternatives: bool = True
     """Judge timed verdicts also on an alternative shape set derived from the problem (robustness)."""
-    task_meta: dict[str, TaskMeta] = Field(default_factory=dict)
-    """Level, category and title of every task of the run, so metrics group without re-reading the task source."""
 
     def judged_on(self) -> str:
         return self.device

@@ -12,10 +12,11 @@ from kernelmosaic.contracts.trajectory import ToolCallEvent, ToolResultEvent, To
 from kernelmosaic.contracts.verdict import Verdict
 from kernelmosaic.contracts.verified import Verification, check_candidate
 from kernelmosaic.evaluate.samples import split_sample
+from kernelmosaic.runs.task_meta import TaskMeta
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo, RunInfo
 
-__all__ = ["Judged", "TaskMeta", "EpisodeRecord", "episode_record", "load_records", "task_meta_of"]
+__all__ = ["Judged", "EpisodeRecord", "episode_record", "load_records", "task_meta_of"]
 
 
 class _Model(BaseModel):
@@ -27,12 +28,6 @@ class Judged(_Model):
     tool: str
     candidate_sha256: str
     verdict: Verdict
-
-
-class TaskMeta(_Model):
-    level: int = 0
-    category: str = "unknown"
-    title: str = ""
 
 
 class EpisodeRecord(_Model):
@@ -77,7 +72,7 @@ class EpisodeRecord(_Model):
 
 
 def task_meta_of(run: RunInfo) -> dict[str, TaskMeta]:
-    """Level, category and title of each task, as the evaluation recorded them in the run's configuration."""
+    """Level, category and title of each task, as the run recorded them in its configuration (`runs.task_meta`)."""
     raw = run.config.get("task_meta") or {}
     return {task_id: TaskMeta.model_validate(meta) for task_id, meta in raw.items()}
 

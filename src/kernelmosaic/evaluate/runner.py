@@ -14,7 +14,7 @@ from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.generations import Generation
 from kernelmosaic.evaluate.harness import for_seeds, with_alternatives
-from kernelmosaic.evaluate.records import TaskMeta, load_records
+from kernelmosaic.evaluate.records import load_records
 from kernelmosaic.evaluate.samples import sample_tasks
 from kernelmosaic.evaluate.solvers import ONE_SHOT, generations_solver
 from kernelmosaic.models.base import ModelBackend
@@ -23,17 +23,11 @@ from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
 from kernelmosaic.tasks.schema import Task
 
-__all__ = ["task_meta", "run_model", "run_generations", "record_baselines", "RUN_NAME"]
+__all__ = ["run_model", "run_generations", "record_baselines", "RUN_NAME"]
 
 log = logging.getLogger(__name__)
 RUN_NAME = "evaluate"
 OnDone = Callable[[EpisodeInfo], None]
-
-
-def task_meta(tasks: Sequence[Task], unknown: Sequence[str] = ()) -> dict[str, TaskMeta]:
-    """What the metrics group by; tasks in `unknown` (made from a bare problem file) have no level or category."""
-    return {t.id: TaskMeta(level=0, category="unknown", title=t.title) if t.id in unknown
-            else TaskMeta(level=t.level, category=t.category, title=t.title) for t in tasks}
 
 
 def run_model(tasks: Sequence[Task], *, store: Store, run_id: int, config: EvalConfig,

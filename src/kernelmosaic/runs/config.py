@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kernelmosaic.runs.task_meta import TaskMeta
 from kernelmosaic.verify.config import VerifyConfig, run_timing
 
 __all__ = ["RunConfig", "owned_setting", "without_secrets"]
@@ -48,6 +49,9 @@ class RunConfig(BaseModel):
     """Run folders (problem and candidate files, trajectory JSON) go under it."""
     compile_baseline: bool = True
     """Time a torch.compile build of each reference beside eager."""
+    task_meta: dict[str, TaskMeta] = Field(default_factory=dict)
+    """Level, category and title of every task of the run, set when the run is created, so its report and metrics
+    group without reading the task source again."""
     verify: dict[str, Any] = Field(default_factory=dict)
     """Overrides of the verifier's settings (the config file's `[verify]` section and `--set verify.KEY=VALUE`, any
     `VerifyConfig` field, e.g. `trials` or `timing_profile`); stored with the run. The run's own settings (its
