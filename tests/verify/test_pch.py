@@ -5,14 +5,17 @@ candidate's process can rewrite it first) gets no header."""
 
 from __future__ import annotations
 
+import io
 import time
 
 import pytest
+from rich.console import Console
 
 from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify import Verifier, VerifyConfig
 from kernelmosaic.verify.compile_stage import precompile_header
 from kernelmosaic.verify.pch_store import UnsafeFlags, header_flags, precompile
+from kernelmosaic.verify.progress import phase_progress
 from tests.cpp_kit import candidate, problem
 from tests.verify.kit import write
 
@@ -46,9 +49,12 @@ def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flag
     config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache", trials=2, timing=False, compile_baseline=False)
     prob = write(tmp_path, "problem.py", problem("x * 2.0"))
     first, second = write(tmp_path, "c1.py", _candidate(1)), write(tmp_path, "c2.py", _candidate(2))
+    phases = io.StringIO()  # `verify`'s progress lines where the console is not a terminal
     with Verifier(config) as verifier:
-        built = verifier.compile(first)
+        with phase_progress(Console(file=phases, force_terminal=False, width=200), "c1"):
+            built = verifier.compile(first)
         assert built.ok, built.message
+        assert "c1: precompiling the torch header" in phases.getvalue(), phases.getvalue()
         assert len(list(store.glob("*/km_torch_extension.h.gch"))) == 1
         assert len(list((store / "index").iterdir())) == 1
         assert not (config.cache_dir / "pch").exists()  # nothing of it where workers write

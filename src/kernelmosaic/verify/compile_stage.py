@@ -27,7 +27,7 @@ from kernelmosaic.verify.build_replies import BuildRecord, CompileReply, build_r
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import Stop, status_of_death
 from kernelmosaic.verify.pch_store import UnsafeFlags, precompile
-from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed
+from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed, calls_log
 from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.sandbox.kmworker.published import PUBLISHED
 from kernelmosaic.verify.slot import worker_limits
@@ -253,6 +253,7 @@ def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
             log.warning("could not precompile the torch header for builds like %s: %s", build_dir, exc)
 
     if config.device == "cpu":
+        calls_log.debug("verifier pch")  # a phase of its own in `verify`'s progress: it takes as long as a build
         run()
     else:
         threading.Thread(target=run, name="km-pch", daemon=True).start()
