@@ -89,9 +89,10 @@ async def run_episodes(tasks: Sequence[Task], *, store: Store, store_url: str,
     """`agent.runner.run_tasks` on the cluster: the run's unfinished episodes, each `episode`, `config.concurrency`
     at a time.
 
-    With `stop_when_unusable`, an episode that ends `model_unusable` stops the run; one that could not start is logged and left pending; one
-    whose actor died is tried again up to `scale.max_attempts` times (resumed from the store). Cancelling it (the
-    first Ctrl-C) stops the actors with their episodes: each committed step stays committed."""
+    With `stop_when_unusable`, an episode that ends `model_unusable` stops the run; one that could not start is
+    logged and left pending; one whose actor died is tried again up to `scale.max_attempts` times (resumed from the
+    store). Cancelling it (the first Ctrl-C) stops the actors with their episodes: each committed step stays
+    committed."""
     import ray
     from ray.exceptions import RayError, RayTaskError
 

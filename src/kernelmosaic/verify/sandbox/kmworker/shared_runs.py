@@ -4,8 +4,8 @@ The parent relays the reference's memfds of one trial's inputs (`kmworker/shared
 into its own tensors on its device, runs forward (twice on the first trial: the repeat check) and exports its
 outputs as shared descriptors (CUDA IPC handles on a GPU, sealed memfds on the CPU) that the reference worker
 compares in place (`kmworker/held.py`). Exported outputs stay alive until the next run here. Trial 0's inputs are
-kept in host memory (`retained`): later requests that name inputs by `meta` placeholders (census, peak memory, kernel probes) run on
-a fresh copy of them, as they would on trial 0's inputs sent whole.
+kept in host memory (`retained`): later requests that name inputs by `meta` placeholders (census, peak memory,
+kernel probes) run on a fresh copy of them, as they would on trial 0's inputs sent whole.
 """
 
 from __future__ import annotations
