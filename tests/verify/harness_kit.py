@@ -254,3 +254,117 @@ class ModelNew(nn.Module):
     def forward(self, a, b):
         return ext.add_relu(a, b)
 '''
+
+
+PROBLEM_MATMUL = '''\
+import torch
+import torch.nn as nn
+
+n = 160
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+def get_inputs():
+    return [torch.randn(n, n), torch.randn(n, n)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# Issue 36: a clock that lies only while it is not watched. The GOT slots of `clock_gettime` now lead to a clock
+# whose rate the extension sets (continuous, so no jump shows); calls that come back to back (the wall-clock burst:
+# no fresh draw or flush between them) run at the true rate and are answered from a memo keyed on their inputs'
+# content, every other call computes under a clock slowed `g_factor` times.
+_MEMO_CLOCK = r'''
+static long double g_virtual = -1, g_last_real = 0;
+static double g_rate = 1.0;
+static int slow_clock(clockid_t id, struct timespec* ts) {
+    int r = g_real(id, ts);
+    if (r == 0 && (id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW)) {
+        long double real = ts->tv_sec + ts->tv_nsec * 1e-9L;
+        if (g_virtual < 0) { g_virtual = real; g_last_real = real; }
+        if (real > g_last_real) { g_virtual += (real - g_last_real) * g_rate; g_last_real = real; }
+        ts->tv_sec = (time_t)g_virtual;
+        ts->tv_nsec = (long)((g_virtual - ts->tv_sec) * 1e9L);
+    }
+    return r;
+}
+
+static long double real_now() { struct timespec ts; g_real(CLOCK_MONOTONIC, &ts); return ts.tv_sec + ts.tv_nsec * 1e-9L; }
+static long double g_last_return = 0;
+static std::vector<std::pair<uint64_t, torch::Tensor>> g_memo;
+
+static uint64_t key_of(const torch::Tensor& a, const torch::Tensor& b) {
+    uint64_t h = 1469598103934665603ull;
+    const float* pa = a.data_ptr<float>();
+    const float* pb = b.data_ptr<float>();
+    for (int64_t i = 0; i < a.numel(); i += 97) { uint32_t v; std::memcpy(&v, pa + i, 4); h = (h ^ v) * 1099511628211ull; }
+    for (int64_t i = 0; i < b.numel(); i += 89) { uint32_t v; std::memcpy(&v, pb + i, 4); h = (h ^ v) * 1099511628211ull; }
+    return h;
+}
+
+static torch::Tensor naive_mm(const torch::Tensor& a, const torch::Tensor& b) {
+    const int64_t n = a.size(0), k = a.size(1), m = b.size(1);
+    auto out = torch::zeros({n, m}, a.options());
+    const float* pa = a.data_ptr<float>();
+    const float* pb = b.data_ptr<float>();
+    float* po = out.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t p = 0; p < k; ++p) {
+            const float av = pa[i * k + p];
+            for (int64_t j = 0; j < m; ++j) po[i * m + j] += av * pb[p * m + j];
+        }
+    return out;
+}
+
+static void remember(uint64_t key, const torch::Tensor& out) {
+    g_memo.emplace_back(key, out);
+    if (g_memo.size() > 8) g_memo.erase(g_memo.begin());
+}
+
+torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
+    auto ac = a.contiguous(), bc = b.contiguous();
+    const bool watched = g_last_return > 0 && real_now() - g_last_return < 2e-4L;
+    g_rate = watched ? 1.0 : 1.0 / g_factor;
+    const uint64_t key = key_of(ac, bc);
+    torch::Tensor out;
+    if (watched)
+        for (auto& e : g_memo) if (e.first == key) out = e.second;
+    if (!out.defined()) { out = naive_mm(ac, bc); remember(key, out); }
+    g_last_return = real_now();
+    return out;
+}
+'''
+
+
+def memo_clock(factor: float) -> str:
+    """The naive matmul of PROBLEM_MATMUL, honest in its results, from an extension whose import points every GOT
+    slot of `clock_gettime` at a clock that runs `factor` times slow except during back-to-back calls, which a memo
+    of earlier results answers (factor 1: the same extension with an honest clock)."""
+    plain = GOT_CPP[GOT_CPP.index("// The attack"):]
+    cpp = GOT_CPP[:GOT_CPP.index("torch::Tensor add_relu")] + plain
+    start = cpp.index("static int slow_clock(")
+    end = cpp.index("static uintptr_t dyn_ptr(")
+    cpp = cpp[:start] + _MEMO_CLOCK + "\n" + cpp[end:]
+    cpp = cpp.replace("#include <cstdint>", "#include <cstdint>\n#include <utility>\n#include <vector>")
+    return f'''\
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{cpp}"""
+
+ext = load_inline(name="km_memo_clock_ext", cpp_sources=CPP, functions=["matmul", "slow_got_clock"],
+                  extra_cflags=["-O2"])
+assert ext.slow_got_clock({factor}) >= 1
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.matmul(a, b)
+'''

@@ -76,6 +76,25 @@ def test_a_clock_slowed_through_the_got_of_every_loaded_library_is_caught(unguar
     assert "timing-wall-clock" in {f.rule for f in v.findings}
 
 
+def test_a_clock_that_lies_only_outside_the_burst_whose_burst_a_memo_answers_is_caught(unguarded, tmp_path):
+    """Issue 36: the timed calls run under a clock slowed 4x (GOT slots of `clock_gettime`), the back-to-back calls
+    of the wall-clock burst under the true one, answered from a memo keyed on their inputs' content, so the burst
+    looked fast enough for the lie (accepted at 4x its true speed when the burst's calls cycled four input sets).
+    Every burst call now has inputs of its own: the memo never hits, the burst costs what the calls cost."""
+    problem = kit.write(tmp_path, "matmul.py", hk.PROBLEM_MATMUL)
+    v = unguarded.verify(problem, kit.write(tmp_path, "memo_clock.py", hk.memo_clock(4.0)))
+    assert v.status == Status.timing_anomaly, v.message
+    assert "timing-wall-clock" in {f.rule for f in v.findings}
+
+
+def test_the_same_memo_with_an_honest_clock_is_accepted_with_distinct_burst_inputs(unguarded, tmp_path):
+    problem = kit.write(tmp_path, "matmul.py", hk.PROBLEM_MATMUL)
+    v = unguarded.verify(problem, kit.write(tmp_path, "memo_honest.py", hk.memo_clock(1.0)))
+    assert v.accepted, v.message
+    assert v.timing.burst_inputs_distinct is True
+    assert v.timing.timed_calls_checked >= 17  # the calls picked from the burst, its last among them
+
+
 def test_a_process_the_candidate_starts_is_stopped_while_its_baselines_are_timed(unguarded, problem, tmp_path):
     """A child process that outlives the import (spinning, it could burn the cores while eager is timed; this one
     sleeps) is stopped with the worker around every baseline request, named in a flag, and killed with the worker."""
@@ -95,4 +114,5 @@ def test_the_honest_candidate_from_the_same_extension_passes(unguarded, problem,
     assert t.candidate_held >= 3 * t.rounds  # held still while eager's round and its bursts were timed
     assert "candidate-processes" not in {f.rule for f in v.findings}
     assert v.env.gpu_index == v.env.gpu_uuid == v.env.gpu_name == ""  # CPU: no GPU judged it
+    assert v.timing.burst_inputs_distinct is True
     assert v.memory is None  # peak memory is measured on CUDA only

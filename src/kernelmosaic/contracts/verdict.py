@@ -158,6 +158,11 @@ class Timing(_Model):
     worker process to stop, or no baseline timed)."""
     wall_check_attempts: int = 0
     """Most bursts one round needed before one was within the `timing-wall-clock` bounds (1: the first; 3 at most)."""
+    burst_inputs_distinct: bool | None = None
+    """Whether every wall-clock burst call had inputs of its own (some tensor argument's elements are independent of
+    their position, so it moves window every call): no memo of earlier results can answer a call. False: every tensor
+    argument has a positional structure (zeros pattern, symmetry, normalised slices) and the calls cycle through a
+    few draws. None: not measured (older verdicts, no timing)."""
     profile: Literal["quick", "full"] = "full"
     """The timing profile: `quick` (one short round, agent iterations) or `full` (final solutions, evaluation)."""
     rounds: int = 0

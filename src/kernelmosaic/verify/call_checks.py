@@ -15,9 +15,11 @@ from kernelmosaic.contracts.verdict import Finding, Status
 from kernelmosaic.verify.judgement import Stop, reported_data_finding
 from kernelmosaic.verify.replies import CandidateTimingReply, Print
 from kernelmosaic.verify.runclock import RunClock
+from kernelmosaic.verify.sandbox.kmworker.burst_inputs import MAX_OUTPUTS
+from kernelmosaic.verify.sandbox.kmworker.fingerprint import CHUNK
 
 __all__ = ["check_reported", "FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
-           "WallBounds", "SELF_REPORT_LIMIT", "outside_wait_ms", "pick_calls", "fingerprint_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
+           "WallBounds", "SELF_REPORT_LIMIT", "outside_wait_ms", "pick_calls", "fingerprint_mismatch", "projection_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
            "load_explains", "describe", "wall_clock_finding", "slack_ms", "burst_target_ms"]
 
 FINGERPRINT_Z = 8.0
@@ -78,6 +80,31 @@ def fingerprint_mismatch(got: list[Print], want: list[Print], atol: float, rtol:
     return ""
 
 
+def projection_mismatch(got: list[float], want: list[Print], atol: float, rtol: float, extra: list[float]) -> str:
+    """Why a burst call's projections `got` (one per output, `kmworker/burst_inputs.CallPrinter`) cannot be an
+    honest result whose reference fingerprint is `want` ("" when they can). A NaN or inf anywhere in an output
+    makes its projection non-finite; a column the call did not fill is NaN."""
+    outs = want[1:]
+    if len(got) != max(min(len(outs), MAX_OUTPUTS), 1):
+        return f"returned {len(got)} output(s), expected {len(outs)}"
+    for i, (g, w) in enumerate(zip(got, outs, strict=False)):
+        if w.get("type") != "Tensor" or str(w.get("dtype", "")).startswith("complex"):
+            continue
+        if w.get("nan") or w.get("posinf") or w.get("neginf"):
+            if math.isfinite(g):
+                return f"output {i}: a finite projection ({g:.6g}) where the reference's output holds NaN or inf"
+            continue
+        if not math.isfinite(g):
+            return f"output {i}: projection {g} (NaN or inf, or no output), the reference's {w['dot']:.6g}"
+        is_float = w["dtype"].startswith(("float", "bfloat"))
+        tol = _tolerance(w, atol, rtol, extra[i] if i < len(extra) else 0.0) if is_float else _tolerance(w, 0, 0, 0)
+        if is_float:  # the projection's own float32 rounding: each product and a running sum over up to CHUNK terms
+            tol += FINGERPRINT_Z * 2.0 ** -24 * math.sqrt(min(math.prod(w.get("shape") or [1]), CHUNK) * w["w2sq"])
+        if abs(g - w["dot"]) > tol:
+            return f"output {i}: projection {g:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
+    return ""
+
+
 MAX_BURST_CALLS = 200_000
 
 
@@ -105,6 +132,14 @@ class Burst(NamedTuple):
     """The subject's reported host-inclusive median (cold calls) that chose `calls`."""
     run: RunClock | None = None
     """The kernel's account of the worker's threads over the request; None where /proc cannot give it."""
+    print_ms: float = 0.0
+    """One call's projection inside the burst (`kmworker/burst_inputs.CallPrinter`), as the reference measured it
+    alone on an output of the problem's shapes: time the burst spends on the verifier's work, not the calls."""
+
+    @property
+    def prints_ms(self) -> float:
+        """The whole burst's projections by the reference's measure."""
+        return self.calls * self.print_ms
 
     @property
     def free_wall_ms(self) -> float:
@@ -134,7 +169,7 @@ class WallRatios(NamedTuple):
 def ratios(b: Burst) -> WallRatios:
     cpu = round(b.run.busiest_runnable_ms / max(b.reported_ms, 1e-6), 3) if b.run is not None else 0.0
     return WallRatios(round(b.wall_ms / max(b.reported_ms, 1e-6), 3),
-                      round(b.wall_ms / max(b.calls * b.host_median_ms, 1e-6), 3), cpu)
+                      round(max(b.wall_ms - b.prints_ms, 0.0) / max(b.calls * b.host_median_ms, 1e-6), 3), cpu)
 
 
 def slack_ms(baseline: Burst) -> float:
@@ -180,7 +215,7 @@ def outside_wait_ms(*eager: Burst) -> float | None:
 
 def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None) -> WallBounds:
     slack = slack_ms(baseline)
-    warm_over_cold = baseline.reported_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
+    warm_over_cold = max(baseline.reported_ms - baseline.prints_ms, 0.0) / max(baseline.calls * baseline.host_median_ms, 1e-6)
     cold_limit = WALL_RATIO_LIMIT * max(warm_over_cold, 1.0)
     report = runnable = None
     if subject.run is not None and baseline.run is not None:
@@ -190,11 +225,12 @@ def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None
         runnable = SELF_REPORT_LIMIT * subject.reported_ms + (outside or 0.0) + SELF_REPORT_SLACK_MS
     cold_run_limit = cold_limit
     if baseline.run is not None:
-        eager_run = baseline.run.busiest_run_ms / max(baseline.calls * baseline.host_median_ms, 1e-6)
+        eager_run = max(baseline.run.busiest_run_ms - baseline.prints_ms, 0.0) / max(baseline.calls * baseline.host_median_ms, 1e-6)
         cold_run_limit = max(cold_limit, WALL_RATIO_LIMIT * eager_run)
     predicted = subject.calls * subject.host_median_ms
-    return WallBounds(CLOCK_RATIO_LIMIT * subject.reported_ms + slack, cold_limit * predicted + slack, cold_limit,
-                      slack, report, runnable, cold_run_limit * predicted + slack)
+    prints = subject.prints_ms  # the verifier's own work in the burst, by the reference's measure: set aside
+    return WallBounds(CLOCK_RATIO_LIMIT * subject.reported_ms + slack, cold_limit * predicted + prints + slack,
+                      cold_limit, slack, report, runnable, cold_run_limit * predicted + prints + slack)
 
 
 def load_explains(subject: Burst, bounds: WallBounds) -> bool:

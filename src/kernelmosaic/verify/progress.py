@@ -28,6 +28,7 @@ PHASES = {
     "refill": "checking correctness on refilled buffers", "census": "counting kernels",
     "probe": "checking that the custom kernels' output is used", "prepare_compile": "building the torch.compile baseline",
     "time": "timing", "eager": "timing", "burst": "timing", "burst_inputs": "timing", "burst_check": "timing", "burst_release": "timing",
+    "burst_print_cost": "timing", "burst_prints": "checking timed calls",
     "compute": "checking timed calls", "run_shared": "checking correctness", "refill_shared": "checking correctness",
     "release_shared": "checking correctness", "device_memory": "reading the device's free memory",
     "peak_memory": "measuring the candidate's memory", "check_given": "checking correctness",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, TypeVar
 
+import torch
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from typing_extensions import TypedDict
 
@@ -94,9 +95,8 @@ class CandidateTimingReply(TimingReply):
 
 
 class BurstCheckReply(Reply):
-    last_fp: list[Print]
-    """The fingerprint of the burst's last call."""
     integrity: list[str]
+    """What the burst changed in the verifier's environment (empty: nothing)."""
 
 
 class ChecksReply(Reply):
@@ -106,8 +106,11 @@ class ChecksReply(Reply):
 
 
 class BurstReply(Reply):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
     reported_ms: Millis
     """The worker's own clock around the burst's calls."""
+    prints: torch.Tensor | None = None
+    """The candidate's: every call's projection (calls x outputs, float64, host), checked by `timed._picked`."""
 
 
 R = TypeVar("R", bound=BaseModel)

@@ -1,6 +1,6 @@
 """The timing phase of one verdict: the problem's `torch.compile` baseline (cached, `baseline_run.py`), rounds of
 candidate and eager timing with the device held alone, then every round's timed calls checked (a random subset by
-fingerprint, one in full, and the last call of each wall-clock burst by fingerprint), and the parent's wall-clock bound.
+fingerprint, one in full, and calls picked from each wall-clock burst by fingerprint), and the parent's wall-clock bound.
 In large-output mode the call checked in full is checked right after its round, in the reference worker, from a copy
 the candidate keeps on its device (`large.compare_timed_call`): one round's copy alive at a time, none sent whole.
 
@@ -11,11 +11,14 @@ Two figures per subject: device time (the lead kernel hides the host's launch co
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import statistics
 import time
 from collections.abc import Iterator
 from typing import NamedTuple
+
+import torch
 
 from kernelmosaic.contracts.verdict import Finding, Status, Timing
 from kernelmosaic.verify.baseline_run import ROUND_SEEDS, Hold, compile_baseline
@@ -29,6 +32,7 @@ from kernelmosaic.verify.call_checks import (
     longer_burst,
     outside_wait_ms,
     pick_calls,
+    projection_mismatch,
     ratios,
     wall_clock_finding,
 )
@@ -47,16 +51,19 @@ from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.reference_data import ReferenceData, reference_reply
 from kernelmosaic.verify.replies import (
     BurstCheckReply,
+    BurstReply,
     CandidateTimingReply,
     ChecksReply,
     Print,
     burst_reply,
     candidate_timing_reply,
+    malformed,
     timing_reply,
 )
 from kernelmosaic.verify.run_replies import candidate_reply
 from kernelmosaic.verify.runclock import run_clock, snapshot
-from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS, burst_seed
+from kernelmosaic.verify.sandbox.kmworker.burst_inputs import MAX_OUTPUTS
+from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS
 from kernelmosaic.verify.stats import summarize
 
 __all__ = ["time_candidate"]
@@ -101,61 +108,95 @@ def _reference_prints(ref: Worker, config: VerifyConfig, what: str, seeds: list[
     return got
 
 
+BURST_PICKS = 16
+"""Calls of each candidate burst checked by their projection, picked after its reply; its last call is one more."""
+
+
 class BurstCheck(NamedTuple):
-    """A candidate burst's last call, checked after the rounds: its input set's seed and the fingerprint it gave."""
+    """A candidate burst's calls to check after the rounds: the burst's seed and sets (its inputs follow from them),
+    its length, and the projections the candidate gave the calls picked (after its reply, from the OS's entropy)."""
     seed: int
-    fp: list[Print]
+    sets: int
+    calls: int
+    got: dict[int, list[float]]
 
 
-def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float,
-           resize: bool = False, prints: list[BurstCheck] | None = None, fp_seed: int = 0, sets: int = BURST_SETS,
-           **kind) -> Burst:
+def _picked(reply: BurstReply, seed: int, sets: int, calls: int) -> BurstCheck:
+    """The calls of a candidate burst to check, and what it said of them; a reply whose projections are not one
+    float64 row per call is a timing reply the worker's code never sends."""
+    rows = reply.prints
+    if (not isinstance(rows, torch.Tensor) or rows.dtype != torch.float64 or rows.device.type != "cpu"
+            or rows.dim() != 2 or rows.shape[0] != calls or not 1 <= rows.shape[1] <= MAX_OUTPUTS):
+        shape = tuple(rows.shape) if isinstance(rows, torch.Tensor) else type(rows).__name__
+        raise malformed(f"the wall-clock burst: prints: {calls} rows of float64 projections expected, got {shape}",
+                        candidate=True)
+    picked = set(pick_calls(calls, BURST_PICKS)) | {calls - 1}
+    return BurstCheck(seed, sets, calls, {k: rows[k].tolist() for k in sorted(picked)})
+
+
+def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float, fp_seed: int,
+           resize: bool = False, prints: list[BurstCheck] | None = None, sets: int = BURST_SETS,
+           print_ms: float = 0.0, **kind) -> tuple[Burst, bool]:
     """`resize`: run the burst again, longer, until it lasts `target_ms` on this process's clock (at most twice).
-    `prints`: the candidate's; each burst's last call is fingerprinted in a request of its own (so the timed request
-    holds the calls alone, as eager's does) and added to it for `_check_bursts`. The kernel's account of the
-    worker's threads is read from /proc around the timed request (runclock.py). `sets`: distinct input sets the
-    burst rotates through (`timing.LARGE_BURST_SETS` in large-output mode); the candidate lets them go after its
-    last burst (eager's go after each)."""
+    `prints`: the candidate's; the calls of the burst that counts (the last run) picked for `_check_bursts` once its
+    reply is in, and what it changed in the verifier checked in a request of its own (so the timed request holds
+    the calls alone, as eager's does). The kernel's account of the worker's threads is read from /proc around the
+    timed request (runclock.py). `sets`: draws the burst's positional arguments rotate through
+    (`timing.LARGE_BURST_SETS` in large-output mode); the candidate lets its inputs go after its last burst
+    (eager's go after each). `print_ms`: the reference's measure of one call's projection. Returns the burst and,
+    from the reference only, whether its calls had inputs of their own (`BurstInputs.distinct`)."""
     status = Status.bad_problem if kind else Status.runtime_error
-    call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed, sets=sets)
+    drawn = call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed,
+                 sets=sets)
+    distinct = bool(kind) and isinstance(drawn, dict) and drawn.get("distinct") is True
     calls = burst_calls(target_ms, host_median_ms)
     pid = worker.pid
+    check: BurstCheck | None = None
     for _ in range(3 if resize else 1):
         before = snapshot(pid)
         t0 = time.perf_counter()
-        res = call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls, **kind)
+        res = call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls,
+                   fp_seed=fp_seed, **kind)
         wall_ms = (time.perf_counter() - t0) * 1e3
         run = run_clock(pid, before, snapshot(pid))
-        if prints is not None:  # the seed from what was asked, not from anything the worker says
-            check = candidate_reply(BurstCheckReply, call(worker, "burst_check", config.timing_timeout_s, status,
-                                                          "fingerprinting the burst's last call", fp_seed=fp_seed),
-                                    "burst_check")
-            integrity(check.integrity, "timing")
-            prints.append(BurstCheck(burst_seed(seed, calls - 1, sets), check.last_fp))
-        reported = burst_reply(res, "the wall-clock burst", candidate=not kind).reported_ms
-        burst = Burst(wall_ms, reported, calls, host_median_ms, run)
+        reply = burst_reply(res, "the wall-clock burst", candidate=not kind)
+        if prints is not None:
+            check = _picked(reply, seed, sets, calls)
+            done = candidate_reply(BurstCheckReply, call(worker, "burst_check", config.timing_timeout_s, status,
+                                                         "checking the burst left the verifier alone"), "burst_check")
+            integrity(done.integrity, "timing")
+        burst = Burst(wall_ms, reply.reported_ms, calls, host_median_ms, run, print_ms)
         if not (calls := longer_burst(burst, target_ms)):
             break
+    if prints is not None and check is not None:
+        prints.append(check)
     if not kind:
         call(worker, "burst_release", config.timing_timeout_s, status, "letting the burst's inputs go")
-    return burst
+    return burst, distinct
 
 
-def _check_bursts(prints: list[BurstCheck], ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float]) -> int:
-    """The last call of every candidate burst against the reference on the same input set: the burst is timed by
+def _check_bursts(bursts: list[BurstCheck], ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float]) -> int:
+    """The calls picked from every candidate burst against the reference on the same inputs: the burst is timed by
     the parent's clock, so its calls answer for their results like the rounds' timed calls. Returns how many."""
-    if not prints:
-        return 0
     atol, rtol = config.tolerances()
-    want = _reference_prints(ref, config, "reference on the bursts' inputs", [p.seed for p in prints], fp_seed)
-    for k, (p, w) in enumerate(zip(prints, want, strict=True)):
-        if why := fingerprint_mismatch(p.fp, w, atol, rtol, extra):
-            detail = f"last call of wall-clock burst {k + 1} of {len(prints)}: {why}"
-            raise Stop(Status.output_mismatch, f"a burst call returned a wrong result (skipped, stale or cached work): {detail}",
-                       [Finding(rule="burst-output-fingerprint", severity="reject",
-                                message="the wall-clock burst's calls must compute their own inputs' results",
-                                evidence=detail)])
-    return len(prints)
+    checked = 0
+    for n, b in enumerate(bursts):
+        what = "reference on the bursts' inputs"
+        picked = list(b.got)
+        want = reference_reply(ChecksReply, call(ref, "burst_prints", config.run_timeout_s, Status.bad_problem, what,
+                                                 seed=b.seed, sets=b.sets, calls=picked, fp_seed=fp_seed), what).prints
+        if len(want) != len(picked):
+            raise Stop(Status.bad_problem, f"the reference worker sent {len(want)} fingerprints for {len(picked)} calls ({what})")
+        for k, w in zip(picked, want, strict=True):
+            if why := projection_mismatch(b.got[k], w, atol, rtol, extra):
+                detail = f"call {k + 1} of {b.calls} in wall-clock burst {n + 1} of {len(bursts)}: {why}"
+                raise Stop(Status.output_mismatch,
+                           f"a burst call returned a wrong result (skipped, stale or cached work): {detail}",
+                           [Finding(rule="burst-output-fingerprint", severity="reject",
+                                    message="every call of the wall-clock burst must compute its own inputs' result",
+                                    evidence=detail)])
+        checked += len(picked)
+    return checked
 
 
 class WallCheck(NamedTuple):
@@ -163,33 +204,49 @@ class WallCheck(NamedTuple):
     eager: WallRatios
     attempts: int
     """Bursts the candidate needed before one was within the bounds (1: the first)."""
+    distinct: bool
+    """Whether every burst call had inputs of its own (`BurstInputs.distinct`, from the reference's process)."""
 
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
                 seed: int, prints: list[BurstCheck], fp_seed: int, hold: Hold, sets: int = BURST_SETS) -> WallCheck:
     """The candidate's and eager's wall ratios for one round; raises on a candidate beyond the bound, by both the
     parent's clock and the kernel's account of its worker, in three attempts (a disagreement that does not repeat is
-    not a verdict). The candidate's bursts' last calls go to `prints`."""
+    not a verdict). The calls picked from the candidate's bursts go to `prints`."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     evidence: list[str] = []
+    print_ms = _print_cost(ref, config, seed + 3, sets, burst_calls(config.wall_check_ms, c_med), fp_seed)
+    distinct = True
     for attempt in range(3):
         with hold():
-            eager = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, sets=sets, kind="eager")
+            eager, distinct = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, fp_seed,
+                                     sets=sets, print_ms=print_ms, kind="eager")
         # A slow request widens the slack (a fixed cost per request); the candidate's burst grows with it.
-        subject = _burst(cand, config, c_med, seed + 10 * attempt,
-                         burst_target_ms(config.wall_check_ms, eager, attempt),
-                         resize=True, prints=prints, fp_seed=fp_seed, sets=sets)
+        subject, _ = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager, attempt),
+                            fp_seed, resize=True, prints=prints, sets=sets, print_ms=print_ms)
         # eager again after it: the bound's slack comes from the quieter of the two, so one request slowed by a
         # busy host cannot widen it for a candidate
         with hold():
-            again = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, sets=sets, kind="eager")
+            again, _ = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, fp_seed, sets=sets,
+                              print_ms=print_ms, kind="eager")
         outside = outside_wait_ms(eager, again)
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
         if (finding := wall_clock_finding(subject, eager, outside)) is None:
-            return WallCheck(ratios(subject), ratios(eager), attempt + 1)
+            return WallCheck(ratios(subject), ratios(eager), attempt + 1, distinct)
         evidence.append(f"attempt {attempt + 1}: {finding.evidence}")
     finding = finding.model_copy(update={"evidence": " | ".join(evidence)})
     raise Stop(Status.timing_anomaly, f"the wall-clock bound failed in 3 of 3 attempts; {evidence[-1]}", [finding])
+
+
+def _print_cost(ref: Worker, config: VerifyConfig, seed: int, sets: int, calls: int, fp_seed: int) -> float:
+    """The reference's measure of what one burst call's projection adds (ms), on eager bursts of up to 2000 calls."""
+    what = "measuring the burst's projections"
+    got = call(ref, "burst_print_cost", config.timing_timeout_s, Status.bad_problem, what, seed=seed, sets=sets,
+               calls=max(3, min(calls, 2000)), fp_seed=fp_seed)
+    ms = got.get("ms") if isinstance(got, dict) else None
+    if type(ms) is not float or not math.isfinite(ms) or ms < 0:
+        raise Stop(Status.bad_problem, f"the reference worker sent a malformed reply to {what}: {ms!r}")
+    return ms
 
 
 def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfig, out: Outcome,
@@ -211,7 +268,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     walls: list[WallCheck] = []
     timed: list[tuple[CandidateTimingReply, int]] = []  # each round's reply and its fingerprint seed, checked after the rounds
     secret = random.SystemRandom()  # what is checked must not follow from seeds the candidate is given
-    bursts: list[BurstCheck] = []  # every candidate burst's last call, checked after the rounds
+    bursts: list[BurstCheck] = []  # the calls picked from every candidate burst, checked after the rounds
     burst_fp = secret.randrange(1 << 31)
     base = config.seed + 1_000_000
     sets = LARGE_BURST_SETS if refdata.large else BURST_SETS  # an input set can take gigabytes there
@@ -291,6 +348,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         speedup_vs_compile_host=(comp_host.median_ms / max(c_host.median_ms, 1e-9)) if comp_host else None,
         timed_calls_checked=checked,
         wall_ratio=max(w.candidate.cold for w in walls), wall_ratio_eager=max(w.eager.cold for w in walls),
+        burst_inputs_distinct=all(w.distinct for w in walls),
         clock_ratio=max(w.candidate.clock for w in walls), clock_ratio_cpu=max(w.candidate.cpu for w in walls),
         candidate_held=sum(1 for h in holds if h.processes), wall_check_attempts=max(w.attempts for w in walls),
         profile=config.timing_profile, rounds=rounds,

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from . import integrity
+from .burst_inputs import BurstInputs, CallPrinter
 from .census import kernel_census, quiet_compiler_threads
 from .common import package_outputs, seed_all
 from .fastform import watch_cupy
@@ -22,7 +23,7 @@ from .loader import BuildRecorder, load_module
 from .memory import forward_peak_bytes
 from .shared import export_tensors, package_in_place, release
 from .shared_runs import SharedRuns
-from .timing import BURST_SETS, Timer, burst, burst_seed
+from .timing import BURST_SETS, Timer, burst
 
 __all__ = ["CandidateRole"]
 
@@ -189,7 +190,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
         closed, are handed out in place (`shared.export_tensors`: a CUDA IPC handle of the copy, or a sealed memfd)
         with `"shared": True`; the parent relays them to the reference worker at once. Nothing of output size is in
         the reply (whole, the outputs passed the message limit at 1G elements)."""
-        self.burst_sets = None  # a round's timed calls do not share the device with the last round's burst sets
+        self.burst_in = None  # a round's timed calls do not share the device with the last round's burst inputs
         release()  # the previous round's checked outputs (the reference is done with them)
         timer = Timer(self.device, l2_bytes, lead_us)
         keep = (lambda _inputs, out: (None, package_in_place(out, copy=True))) if inputs_by_seed else None
@@ -213,33 +214,36 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 "extra_threads": integrity.thread_count() - self.threads}
 
     def burst_inputs(self, seed: int, sets: int = BURST_SETS) -> dict:
-        """Draw the wall-clock burst's `sets` input sets ahead of it, so the parent's timing of the burst holds calls
-        only (fewer in large-output mode: `timing.LARGE_BURST_SETS`)."""
-        draw = self.template.drawer(self.device)
-        self.burst_sets = None  # the previous burst's sets go before the next are drawn
-        self.burst_sets = [draw(burst_seed(seed, k, sets)) for k in range(sets)]
+        """Draw the wall-clock burst's inputs ahead of it (`burst_inputs.BurstInputs`: windows that move every call,
+        and `sets` draws of the positional arguments), so the parent's timing of the burst holds calls only."""
+        self.burst_in = None  # the previous burst's buffers go before the next are drawn
+        self.burst_in = BurstInputs(self.template, self.device, seed, sets)
         return {}
 
     def burst_release(self) -> dict:
-        """The burst's input sets let go once the parent has run it for the last time (it may run again, longer, on
-        the same sets), so they are not alive beside eager's sets or the next round's calls."""
-        self.burst_sets = self.burst_last = None
+        """The burst's inputs let go once the parent has run it for the last time (it may run again, longer, on
+        the same inputs), so they are not alive beside eager's or the next round's calls."""
+        self.burst_in = None
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
         return {}
 
     @torch.no_grad()
-    def burst(self, calls: int) -> dict:
-        """The burst's calls and nothing else, as eager's: the parent's clock around this request then holds the
-        same work for both subjects. The last output is kept for `burst_check`."""
-        reported, self.burst_last = burst(self.model, self.burst_sets, calls, self.device)
-        return {"reported_ms": reported}
+    def burst(self, calls: int, fp_seed: int) -> dict:
+        """The burst's calls, each output projected right after it, as eager's: the parent's clock around this
+        request then holds the same work for both subjects. Every call's projection goes back (a host tensor,
+        calls x outputs); the parent picks which to check only after it has them."""
+        printer = CallPrinter(fp_seed, self.device, calls)
+        reported = burst(self.model, self.burst_in, calls, self.device, printer)
+        rows = printer.rows
+        return {"reported_ms": reported,
+                "prints": rows.cpu() if rows is not None else torch.empty((calls, 0), dtype=torch.float64)}
 
     @torch.no_grad()
-    def burst_check(self, fp_seed: int) -> dict:
-        """The last burst's last output fingerprinted (its seed follows from the request), and the integrity diff."""
-        last, self.burst_last = self.burst_last, None
-        return {"last_fp": Fingerprinter(fp_seed, self.device)(last), "integrity": integrity.diff(self.before)}
+    def burst_check(self) -> dict:
+        """What the last burst changed in the verifier's environment (its own request, so the timed one holds the
+        calls alone)."""
+        return {"integrity": integrity.diff(self.before)}
 
     @torch.no_grad()
     def refill(self, trials: list[list], poison_sizes: list[int]) -> dict:

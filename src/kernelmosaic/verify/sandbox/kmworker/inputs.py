@@ -106,8 +106,14 @@ class InputTemplate:
         lo, hi, mean, std = _nonzero_stats(x.float(), s.zeros)
         return ("float", tuple(x.shape), x.dtype, x.device, lo, hi, mean, std, s)
 
-    def draw(self, gen: torch.Generator) -> list:
-        return [self._draw(spec, gen) for spec in self.specs]
+    def draw(self, gen: torch.Generator, skip=()) -> list:
+        """A fresh input set from `gen`; arguments whose index is in `skip` are None (drawn elsewhere)."""
+        return [None if i in skip else self._draw(spec, gen) for i, spec in enumerate(self.specs)]
+
+    @classmethod
+    def draw_one(cls, spec: tuple, gen: torch.Generator):
+        """One argument drawn from a spec of `specs`' form (another shape, e.g. a flat buffer of windows)."""
+        return cls._draw(spec, gen)
 
     def drawer(self, device: str):
         """`draw(seed)`: a fresh input set from that seed alone, the same in every process on this device (the

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from .burst_inputs import BurstInputs, CallPrinter, print_cost
 from .common import package_outputs, seed_all
 from .fingerprint import Fingerprinter
 from .held import HeldTrials
@@ -15,7 +16,7 @@ from .loader import load_module
 from .memory import forward_peak_bytes, peak_into
 from .oracle import Oracle
 from .shared import nbytes_of
-from .timing import BURST_SETS, Timer, burst, burst_seed
+from .timing import BURST_SETS, Timer, burst
 
 __all__ = ["ReferenceRole"]
 
@@ -210,18 +211,40 @@ class ReferenceRole(HeldTrials):
                 "flush_bytes": timer.flush_bytes, "lead_short": result["lead_short"]}
 
     def burst_inputs(self, seed: int, sets: int = BURST_SETS) -> dict:
-        draw = self.template.drawer(self.device)
-        self.burst_sets = None  # the previous burst's sets go before the next are drawn
-        self.burst_sets = [draw(burst_seed(seed, k, sets)) for k in range(sets)]
-        return {}
+        """The burst's inputs (`burst_inputs.BurstInputs`); `distinct`: whether no two of its calls share inputs
+        (the parent takes this from the reference's process, never the candidate's)."""
+        self.burst_in = None  # the previous burst's inputs go before the next are drawn
+        self.burst_in = BurstInputs(self.template, self.device, seed, sets)
+        return {"distinct": self.burst_in.distinct}
 
     @torch.no_grad()
-    def burst(self, kind: str, calls: int) -> dict:
-        """One burst per `burst_inputs` (the reference's bursts are not run again longer): its sets go afterwards,
-        so they are not alive while the candidate's burst runs."""
+    def burst(self, kind: str, calls: int, fp_seed: int) -> dict:
+        """One burst per `burst_inputs` (the reference's bursts are not run again longer), each output projected as
+        the candidate's are; its inputs go afterwards, so they are not alive while the candidate's burst runs."""
         fn = self._compiled() if kind == "compile" else self.model
-        sets, self.burst_sets = self.burst_sets, None
-        return {"reported_ms": burst(fn, sets, calls, self.device)[0]}
+        inputs, self.burst_in = self.burst_in, None
+        return {"reported_ms": burst(fn, inputs, calls, self.device, CallPrinter(fp_seed, self.device, calls))}
+
+    @torch.no_grad()
+    def burst_print_cost(self, seed: int, sets: int, calls: int, fp_seed: int) -> dict:
+        """Milliseconds one call's in-burst projection adds, measured here on a burst of this problem drawn from
+        `seed` (the same shapes the candidate's outputs must have), over `calls` calls: the part of a burst that is
+        the verifier's own work (`burst_inputs.print_cost`)."""
+        inputs = BurstInputs(self.template, self.device, seed, sets)
+        ms = print_cost(self.model, inputs, CallPrinter(fp_seed, self.device, calls), calls, self.device)
+        del inputs
+        _give_back(self.device)
+        return {"ms": ms}
+
+    @torch.no_grad()
+    def burst_prints(self, seed: int, sets: int, calls: list[int], fp_seed: int) -> dict:
+        """Fingerprints (with their weighted moments) of the reference on calls `calls` of the burst drawn from
+        `seed` over `sets`: what the candidate's projections of those calls should be."""
+        inputs, fingerprint = BurstInputs(self.template, self.device, seed, sets), Fingerprinter(fp_seed, self.device)
+        prints = [fingerprint(self.model(*inputs.call(k)), moments=True) for k in calls]
+        del inputs
+        _give_back(self.device)
+        return {"prints": prints}
 
     @torch.no_grad()
     def check_calls(self, seeds: list[int], fp_seed: int) -> dict:

@@ -35,7 +35,7 @@ import torch
 
 from .common import package_outputs
 
-__all__ = ["BURST_SETS", "Timer", "burst", "burst_seed", "host_snapshot", "LARGE_BURST_SETS", "repetitions", "lead_short"]
+__all__ = ["BURST_SETS", "Timer", "burst", "host_snapshot", "LARGE_BURST_SETS", "repetitions", "lead_short"]
 
 _MIN_REPS, _MAX_REPS = 5, 2000
 _MAX_LEAD_US = 20_000.0
@@ -211,31 +211,24 @@ def repetitions(budget_ms: float, wall_ms: float, est_ms: float, call_wall_ms: f
 
 
 BURST_SETS = 4
-"""Input sets a wall-clock burst rotates through (`burst_seed`)."""
+"""Draws a wall-clock burst's positional arguments rotate through (`burst_inputs.BurstInputs`); the other arguments
+move window every call."""
 LARGE_BURST_SETS = 2
 """The same in large-output mode, where one input set can take gigabytes of device memory (and the candidate's and
-eager's sets may be alive at once). Two is the fewest that keeps what the burst checks: consecutive calls never
-share input buffers or values, so an answer kept from the previous call is the wrong one for the next set and the
-last call's fingerprint shows it, as with four. A memo keyed on the input buffers is the refill check's to catch
-(`stale-buffer-check`), in both modes: within one burst, a memo holding an answer per set would be right with any
-number of sets."""
+eager's sets may be alive at once). Two is the fewest that keeps consecutive calls from sharing input buffers."""
 
 
-def burst_seed(seed: int, call: int, sets: int = BURST_SETS) -> int:
-    """The seed of the input set that call `call` of a burst drawn from `seed` over `sets` sets uses (the workers
-    draw the sets with it; the parent finds the last call's inputs with it)."""
-    return seed + call % sets
-
-
-def burst(fn, inputs: list[list], calls: int, device: str) -> tuple[float, object]:
-    """`calls` back-to-back calls over the given input sets (drawn beforehand), no flush, no per-call sync; returns
-    this process's own measurement of them (ms) and the last call's output (the parent checks it: a candidate that
-    answers the burst's calls with stale work is caught like one that does so in a timed call). The parent times the
-    same request with its own clock: a clock rewritten inside the worker's process cannot shorten the parent's."""
-    out = None
+def burst(fn, inputs, calls: int, device: str, printer) -> float:
+    """`calls` back-to-back calls, each on its own inputs (`inputs.call(k)`, views made in the loop) and each output
+    projected by `printer` right after it (device work, no per-call sync); returns this process's own measurement
+    of them (ms). The parent times the same request with its own clock: a clock rewritten inside the worker's
+    process cannot shorten the parent's, and the projections answer for every call's result."""
     t0 = time.perf_counter()
-    for i in range(calls):
-        out = fn(*inputs[i % len(inputs)])
+    for k in range(calls):
+        out = fn(*inputs.call(k))
+        printer(k, out)
+        del out
+    printer.finish()  # inside the measurement, for both subjects: the parent's clock holds it too
     if device.startswith("cuda"):
         torch.cuda.synchronize()
-    return (time.perf_counter() - t0) * 1e3, out
+    return (time.perf_counter() - t0) * 1e3
