@@ -368,3 +368,38 @@ class ModelNew(nn.Module):
     def forward(self, a, b):
         return ext.matmul(a, b)
 '''
+
+
+def event_lie_cpp(factor: float) -> str:
+    """Host code whose `lie_about_events()` points every loaded object's GOT slot of `cudaEventElapsedTime` (and
+    its versioned names) at one that reports `factor` times less than the events measured: found through the
+    loader's list and the ELF relocation tables, the name never called (issue 36, the H200 review's attack)."""
+    start = GOT_CPP.index("// The attack")
+    body = GOT_CPP[start:]
+    body = body.replace('''typedef int (*clock_fn)(clockid_t, struct timespec*);
+static clock_fn g_real = nullptr;
+static double g_factor = 1.0;
+
+static int slow_clock(clockid_t id, struct timespec* ts) {
+    int r = g_real(id, ts);
+    if (r == 0 && (id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW)) {
+        long double t = (ts->tv_sec + ts->tv_nsec * 1e-9L) / g_factor;
+        ts->tv_sec = (time_t)t;
+        ts->tv_nsec = (long)((t - ts->tv_sec) * 1e9L);
+    }
+    return r;
+}''', '''typedef int (*clock_fn)(float*, void*, void*);
+static clock_fn g_real = nullptr;
+static double g_factor = 1.0;
+
+static int slow_clock(float* ms, void* start, void* end) {
+    int r = g_real(ms, start, end);
+    if (r == 0 && ms) *ms = (float)(*ms / g_factor);
+    return r;
+}''')
+    body = body.replace('std::strcmp(reinterpret_cast<const char*>(strtab) + sym->st_name, "clock_gettime") != 0',
+                        'std::strncmp(reinterpret_cast<const char*>(strtab) + sym->st_name, "cudaEventElapsedTime", 20) != 0')
+    body = body.replace("int64_t slow_got_clock(double factor) {", "int64_t lie_about_events(double factor) {")
+    head = GOT_CPP[:GOT_CPP.index("torch::Tensor add_relu")]
+    assert "cudaEventElapsedTime" in body and "lie_about_events" in body
+    return head + body + f"\n// factor {factor}\n"

@@ -144,3 +144,40 @@ def test_a_clock_slowed_in_native_code_is_caught_on_cuda(unguarded, problems, tm
     v = unguarded.verify(problems / "add.py", kit.write(tmp_path, "clock.py", gk.cuda_candidate("ext.add_relu(a, b)",
                                                                                          prelude=prelude)))
     assert v.status == Status.timing_anomaly and "timing-wall-clock" in {f.rule for f in v.findings}, v.message
+
+
+def _event_lie(factor: float) -> str:
+    """The tiled matmul, honest in its results, beside host code that cuts every event time `factor` times through
+    the GOT slots of `cudaEventElapsedTime`, and a forward that answers back-to-back calls from a memo keyed on its
+    input buffers (the burst's calls come microseconds apart)."""
+    prelude = (f'import time\nlie = load_inline(name="km_event_lie", cpp_sources=r"""{hk.event_lie_cpp(factor)}""", '
+               'functions=["lie_about_events"], extra_cflags=["-O2"])\n'
+               f'PATCHED = lie.lie_about_events({factor})\n')
+    src = gk.matmul_candidate("self._fwd(a, b)", prelude=prelude)
+    head = ("\n    def __init__(self):\n        super().__init__()\n        self.memo = {}\n        self.returned = 0.0\n"
+            "\n    def _fwd(self, a, b):\n"
+            "        key = (a.data_ptr(), b.data_ptr())\n"
+            "        if time.perf_counter() - self.returned < 2e-4 and key in self.memo:\n"
+            "            out = self.memo[key]\n"
+            "        else:\n"
+            "            out = ext.matmul(a, b)\n"
+            "            self.memo[key] = out\n"
+            "            while len(self.memo) > 8:\n"
+            "                self.memo.pop(next(iter(self.memo)))\n"
+            "        self.returned = time.perf_counter()\n"
+            "        return out\n")
+    return src.replace("class ModelNew(nn.Module):\n", "class ModelNew(nn.Module):" + head)
+
+
+def test_event_times_cut_through_the_got_with_a_memoised_burst_are_caught_on_cuda(unguarded, tmp_path):
+    """Issue 36 (the review's H200 case): the honest tiled matmul (0.55x eager) with every event time cut 6x through
+    the GOT and back-to-back calls answered from a memo of its input buffers was accepted at 3.29x eager, because the
+    burst's calls cycled four input sets. Each burst call now has inputs of its own, so the burst costs what the calls
+    cost and the parent's clock shows the lie; the same code with its event times left alone is accepted."""
+    problem = kit.write(tmp_path, "matmul.py", gk.PROBLEM_MATMUL)
+    v = unguarded.verify(problem, kit.write(tmp_path, "event_lie.py", _event_lie(6.0)))
+    assert v.status == Status.timing_anomaly, f"{v.status}: {v.message}"
+    assert "timing-wall-clock" in {f.rule for f in v.findings}, v.findings
+    honest = unguarded.verify(problem, kit.write(tmp_path, "event_honest.py", _event_lie(1.0)))
+    assert honest.accepted, honest.message
+    assert honest.timing.burst_inputs_distinct is True
