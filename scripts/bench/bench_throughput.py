@@ -186,6 +186,8 @@ def run_ours(cases: list, device: str, tmp: Path, profile: str, sets: list[str] 
         os.environ.clear()
         os.environ.update(saved)
     return seconds, {cases[i][0]: {"accepted": v.accepted, "status": v.status.value, "seconds": v.seconds,
+                                   "message": v.message[:2000],
+                                   "findings": [f"{f.rule} ({f.severity}): {f.message[:300]}" for f in v.findings],
                                    "compile_s": v.compile.seconds, "compile_steps": v.compile.steps,
                                    "phases": _phases(v.phase_seconds),
                                    "started": {k: round(t - wall0, 2) for k, t in v.phase_started.items()}}
@@ -240,6 +242,8 @@ def _print_timeline(run: str, got: dict) -> None:
             span(kv[1], p) for p in ("compile", "judge", "timing")))), default=0.0)):
         parts = " ".join(f"{p} {s[0]}-{s[1]}" for p in ("compile", "judge", "timing") if (s := span(v, p)))
         print(f"  {ident}: {parts}; {v['status']}")
+        if v["status"] not in ("accepted", "compile_error"):  # the reason, on screen: a step log may be all that returns
+            print(f"    {v.get('message', '')[:400]}")
 
 
 def main() -> None:

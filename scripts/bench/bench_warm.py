@@ -4,7 +4,8 @@
 Starts the service on a private build cache, judges one correct `load_inline` candidate of `throughput_cases.py` once
 (the cold verdict: build, reference set-up, baselines), then times repeated CLI invocations against the same service,
 each a fresh `python -m kernelmosaic.cli verify ... --json` process as a user's shell would start it, for each mode
-(the `quick` timing profile, `--no-timing`, the `full` profile). Reports wall seconds per invocation (median, min, max),
+(the `quick` timing profile, `--no-timing`, the `full` profile), then as an agent's iterations (`iteration`: a new
+candidate for the same problem each time, its extension built anew). Reports wall seconds per invocation (median, min, max),
 the service's own seconds (the verdict's `seconds`) and the client's share (the rest). Writes --out (JSON) and prints
 a table.
 
@@ -30,12 +31,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from throughput_cases import write_cases  # noqa: E402 - the sibling module, put on the path above
 
 MODES = {"quick": ["--set", "verify.timing_profile=quick"], "quick-paced": ["--set", "verify.timing_profile=quick"],
-         "no-timing": ["--no-timing"], "full": ["--set", "verify.timing_profile=full"]}
-"""In the order they run: `quick` first (an agent's iteration, the issue's warm verify), `full` last (the longest).
-Each mode sends its requests back to back, as a batch script would, except `quick-paced`, which waits `--pause`
-seconds after each answer, as a user at a shell or an agent waiting on its model does: the service then has the idle
-time it uses to bring the next candidate worker up (`Verifier.ready_spares`); back to back, a request can find the
-spares still loading torch."""
+         "no-timing": ["--no-timing"], "full": ["--set", "verify.timing_profile=full"],
+         "iteration": ["--set", "verify.timing_profile=quick"]}
+"""In the order they run: `quick` first (the built candidate judged again), `full` after the other repeats of the
+built candidate, `iteration` last: every request a new candidate for the problem already set up (its source changed,
+so its extension is built anew), as an agent's next attempt is. Each mode sends its requests back to back, as a
+batch script would, except `quick-paced` and `iteration`, which wait `--pause` seconds after each answer, as a user
+at a shell or an agent waiting on its model does: the service then has the idle time it uses to bring the next
+candidate worker up (`Verifier.ready_spares`); back to back, a request can find the spares still loading torch."""
+
+PACED = ("quick-paced", "iteration")
+
+
+def iteration(candidate: Path, k: int) -> Path:
+    """Attempt `k` of an agent at the same problem: the candidate with one more line in its extension source (a new
+    build, the rest as it was), written beside it."""
+    text = candidate.read_text()
+    anchor = "#include <torch/extension.h>\n"
+    if anchor not in text:
+        raise SystemExit(f"{candidate}: no `{anchor.strip()}` line to change for an iteration")
+    out = candidate.with_name(f"{candidate.stem}_iteration{k}.py")
+    out.write_text(text.replace(anchor, anchor + f"static const int km_iteration_{k} = {k};  // attempt {k}\n", 1))
+    return out
 
 
 def _cli(*args: str) -> list[str]:
@@ -74,9 +91,14 @@ def main() -> None:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--out", type=Path, default=Path("out/warm.json"))
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help=f"comma-separated, in the order given (default: all, {','.join(MODES)})")
     parser.add_argument("--pause", type=float, default=5.0,
                         help="seconds between the answer and the next request in the `quick-paced` mode")
     args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    if unknown := [m for m in modes if m not in MODES]:
+        parser.error(f"--modes: unknown mode(s) {', '.join(unknown)}; known: {', '.join(MODES)}")
     with tempfile.TemporaryDirectory(prefix="km-bench-warm-") as tmp:
         cases = [c for c in write_cases(Path(tmp) / "cases", args.device, 8) if c[3] == "correct" and
                  "load_inline" in c[2].read_text()]
@@ -99,11 +121,13 @@ def main() -> None:
                       "pause_s": args.pause,
                       "cold_wall_s": round(cold_wall, 2), "cold_status": cold["status"], "client_parts_s": result_client,
                       "modes": {}}
-            for mode, extra in MODES.items():
+            for mode in modes:
+                extra = MODES[mode]
                 rows = []
-                for _ in range(args.repeats + 1):  # the first request of a mode is a warm-up, not counted
-                    rows.append(_verify(env, problem, candidate, args.device, extra))
-                    if mode == "quick-paced":
+                for k in range(args.repeats + 1):  # the first request of a mode is a warm-up, not counted
+                    subject = iteration(candidate, k) if mode == "iteration" else candidate
+                    rows.append(_verify(env, problem, subject, args.device, extra))
+                    if mode in PACED:
                         time.sleep(args.pause)
                 rows = rows[1:]
                 walls = [w for w, _ in rows]
@@ -111,6 +135,8 @@ def main() -> None:
                 client = [w - s for w, s in zip(walls, service_s, strict=True)]
                 result["modes"][mode] = {
                     "requests": [{"wall_s": round(w, 3), "service_s": v["seconds"],
+                                  "compile_s": (v.get("compile") or {}).get("seconds"),
+                                  "compile_cache_hit": (v.get("compile") or {}).get("cache_hit"),
                                   "worker_start_s": v["phase_seconds"].get("worker_start"),
                                   "prestarted": (v.get("workers") or {}).get("candidate_prestarted"),
                                   "ready_ahead": (v.get("workers") or {}).get("candidate_ready_ahead")}
