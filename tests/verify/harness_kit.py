@@ -236,24 +236,30 @@ int64_t slow_got_clock(double factor) {
 '''
 
 
-def got_clock(factor: float) -> str:
-    """add_relu, honest, from an extension whose import rewrites every GOT slot of `clock_gettime` in the worker."""
+def _clock_candidate(cpp: str, name: str, op: str, factor: float) -> str:
+    """A candidate whose extension `name` (source `cpp`) runs `op` in forward and, on import, rewrites the GOT slots
+    of `clock_gettime` with `slow_got_clock(factor)`."""
     return f'''\
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-CPP = r"""{GOT_CPP}"""
+CPP = r"""{cpp}"""
 
-ext = load_inline(name="km_got_clock_ext", cpp_sources=CPP, functions=["add_relu", "slow_got_clock"],
+ext = load_inline(name="{name}", cpp_sources=CPP, functions=["{op}", "slow_got_clock"],
                   extra_cflags=["-O2"])
 assert ext.slow_got_clock({factor}) >= 1
 
 
 class ModelNew(nn.Module):
     def forward(self, a, b):
-        return ext.add_relu(a, b)
+        return ext.{op}(a, b)
 '''
+
+
+def got_clock(factor: float) -> str:
+    """add_relu, honest, from an extension whose import rewrites every GOT slot of `clock_gettime` in the worker."""
+    return _clock_candidate(GOT_CPP, "km_got_clock_ext", "add_relu", factor)
 
 
 PROBLEM_MATMUL = '''\
@@ -352,22 +358,7 @@ def memo_clock(factor: float) -> str:
     end = cpp.index("static uintptr_t dyn_ptr(")
     cpp = cpp[:start] + _MEMO_CLOCK + "\n" + cpp[end:]
     cpp = cpp.replace("#include <cstdint>", "#include <cstdint>\n#include <utility>\n#include <vector>")
-    return f'''\
-import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-CPP = r"""{cpp}"""
-
-ext = load_inline(name="km_memo_clock_ext", cpp_sources=CPP, functions=["matmul", "slow_got_clock"],
-                  extra_cflags=["-O2"])
-assert ext.slow_got_clock({factor}) >= 1
-
-
-class ModelNew(nn.Module):
-    def forward(self, a, b):
-        return ext.matmul(a, b)
-'''
+    return _clock_candidate(cpp, "km_memo_clock_ext", "matmul", factor)
 
 
 def event_lie_cpp(factor: float) -> str:
