@@ -215,7 +215,8 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
     not a verdict). The calls picked from the candidate's bursts go to `prints`."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     evidence: list[str] = []
-    print_ms = _print_cost(ref, config, seed + 3, sets, burst_calls(config.wall_check_ms, c_med), fp_seed)
+    with hold():  # the candidate stopped, as for eager's bursts: its own work cannot stretch what is set aside
+        print_ms = _print_cost(ref, config, seed + 3, sets, burst_calls(config.wall_check_ms, c_med), fp_seed)
     distinct = True
     for attempt in range(3):
         with hold():
