@@ -193,9 +193,10 @@ def test_connection_refused_is_unavailable(chat_server):
     chat_server.httpd.shutdown()
     chat_server.httpd.server_close()
     model = get_model("openai:m", base_url=url, max_retries=1, backoff_initial_s=0.01)
-    with pytest.raises(ModelUnavailable, match="cannot reach"):
+    with pytest.raises(ModelUnavailable, match="cannot reach") as caught:
         asyncio.run(model.complete(USER, []))
     assert model.stats.requests == 2
+    assert "refused" in str(caught.value).lower(), caught.value  # the cause, not only the SDK's "Connection error."
 
 
 def test_concurrency_limit_holds_across_64_requests(chat_server):

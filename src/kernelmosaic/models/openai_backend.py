@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 import openai
@@ -151,7 +152,7 @@ class OpenAIBackend:
         if isinstance(exc, openai.APITimeoutError):
             return Timeout(f"{self.name}: no reply within {self.config.timeout_s:g}s")
         if isinstance(exc, openai.APIConnectionError):
-            return ModelUnavailable(f"{self.name}: cannot reach {where}: {exc}", retryable=True)
+            return ModelUnavailable(f"{self.name}: cannot reach {where}: {_root_cause(exc)}", retryable=True)
         if isinstance(exc, openai.APIStatusError):
             status, wait = exc.status_code, retry_after_seconds(exc.response.headers)
             text = f"{self.name}: HTTP {status} from {where}: {exc.message}"
@@ -163,3 +164,17 @@ class OpenAIBackend:
                 return ModelUnavailable(text, status_code=status)
             return BadResponse(text, status_code=status)
         return BadResponse(f"{self.name}: {exc}")
+
+
+def _root_cause(exc: BaseException) -> str:
+    """What lies under the SDK's "Connection error.": the innermost exception it was raised from (refused, a name that
+    does not resolve, a TLS failure), with the SDK's own words when nothing lies under them."""
+    inner, seen = exc, {id(exc)}
+    while (nxt := inner.__cause__ or inner.__context__) is not None and id(nxt) not in seen:
+        seen.add(id(nxt))
+        inner = nxt
+    text = str(inner).strip() or type(inner).__name__
+    if isinstance(inner, OSError) and inner.errno and os.strerror(inner.errno) not in text:
+        text = f"{os.strerror(inner.errno)}: {text}"  # asyncio's "Connect call failed" does not say it was refused
+    return f"{exc} ({text})" if inner is not exc and text != str(exc) else str(exc)
+
