@@ -49,9 +49,9 @@ def _wait_for(predicate, seconds: float) -> None:
 
 def test_ctrl_c_stops_generate_within_seconds_and_says_how_to_resume(tmp_path):
     url = f"sqlite:///{tmp_path / 'km.db'}"
-    with _SlowServer() as server:
+    with _SlowServer() as server:  # 80 columns, piped: the width a log or `| tee` gets
         env = {**os.environ, "KERNELMOSAIC_OPENAI_BASE_URL": f"http://127.0.0.1:{server.httpd.server_address[1]}/v1",
-               "OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
+               "OPENAI_API_KEY": "sk-test", "COLUMNS": "80"}
         proc = subprocess.Popen([sys.executable, "-m", "kernelmosaic.cli", "generate", "--model", "openai:slow",
                                  "--device", "cpu", "--limit", "2", "--db", url, "--no-live", "--out", str(tmp_path / "runs")],
                                 cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -63,7 +63,8 @@ def test_ctrl_c_stops_generate_within_seconds_and_says_how_to_resume(tmp_path):
     assert proc.returncode == 130, out + err
     assert took < 3.0, f"Ctrl-C took {took:.1f} s (the README promises 3 s)"
     assert "interrupted" in err and "generate --resume 1" in err
-    assert f"generate --resume 1 --db {url}" in " ".join(err.split()), "the hint names the store the run is in"
+    # the hint names the store the run is in, on one line even piped (a wrap inside it broke copy and grep)
+    assert any(f"generate --resume 1 --db {url}` continues it" in line for line in err.splitlines()), err
     with open_store(url) as store:
         run = store.latest_run()
         assert run.status == "interrupted", "`runs` shows an interrupted run as such"

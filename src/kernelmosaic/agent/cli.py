@@ -262,7 +262,7 @@ def _run_episodes(console: Console, run: _Prepared, db: str | None, live: bool) 
     except Interrupted:
         store.finish_run(rid, "interrupted")  # `runs` says so; --resume sets it running again
         Console(stderr=True).print(f"[yellow]interrupted[/yellow]: run {rid} stopped; every finished step is stored; "
-                                   f"{resume_line}.", highlight=False)
+                                   f"{resume_line}.", highlight=False, soft_wrap=True)  # the command whole, piped too
         raise typer.Exit(130) from None
     if live:
         console.line()
