@@ -283,6 +283,7 @@ def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternative
     from kernelmosaic.verify.service_errors import (
         ServiceDeclined,
         ServiceError,
+        ServiceGone,
         ServiceUnavailable,
         ServiceUntrusted,
     )
@@ -293,8 +294,8 @@ def _judge_one(config: VerifyConfig, problem: Path, candidate: Path, alternative
         except ServiceUnavailable as exc:
             if WORKDIR.get() is not None:
                 raise  # a client's command run inside the service (verify/forwarded.py): never judged in it
-            if isinstance(exc, ServiceDeclined | ServiceUntrusted):
-                err.print(f"note: {escape(str(exc))}", highlight=False, soft_wrap=True)
+            if isinstance(exc, ServiceDeclined | ServiceUntrusted | ServiceGone):
+                err.print(f"note: {escape(str(exc))}; judging in this process", highlight=False, soft_wrap=True)
         except ServiceError as exc:
             raise fail(f"the verifier service could not judge: {exc}") from None
     from kernelmosaic.verify.progress import phase_progress

@@ -75,7 +75,8 @@ class VerifyConfig(BaseModel):
     use_service: bool = True
     """`verify` and `verify-batch` hand their work to the local verifier service (`kernelmosaic verify-serve`) when
     one answers on the build cache's socket in the user's runtime folder (docs/threat-model.md, the verifier
-    service); otherwise, or when it declines, they judge in-process."""
+    service); otherwise, or when it declines or stops before it answers (a batch keeps the verdicts it gave), they
+    judge in-process."""
     compile_jobs: int | None = Field(None, ge=1)
     """Cores one `load_inline` compile is counted as using (sets the default `lookahead`); default: 2 on CUDA (the
     extension's C++ and CUDA units build at once), 1 on the CPU (a C++ extension is one unit)."""

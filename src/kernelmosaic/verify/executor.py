@@ -43,17 +43,22 @@ class LocalVerifyExecutor:
     def verify_many(self, config: VerifyConfig, pairs: Sequence[tuple[Path, Path]], *,
                     seeded: bool = False) -> Iterator[tuple[int, Verdict]]:
         from kernelmosaic.verify.service_client import remote_verify_many, service_available
-        from kernelmosaic.verify.service_errors import ServiceDeclined
+        from kernelmosaic.verify.service_errors import ServiceDeclined, ServiceGone
         from kernelmosaic.verify.verifier import Verifier
 
+        left = list(range(len(pairs)))  # indices into `pairs` not judged yet
         if config.use_service and self.devices is None and service_available(config.cache_dir):
             try:  # a refusal comes before any verdict: then nothing was judged there
                 yield from remote_verify_many(config, list(pairs), seeded=seeded)
                 return
             except ServiceDeclined as exc:
                 log.warning("judging in this process: %s", exc)
+            except ServiceGone as exc:  # what it answered is kept; the rest is judged here
+                log.warning("judging the rest in this process: %s", exc)
+                left = [i for i in left if i not in exc.done]
         with Verifier(config, self.devices) as verifier:  # compiles run ahead of judgement (verify/lookahead.py)
-            yield from verifier.verify_many(list(pairs))
+            for k, verdict in verifier.verify_many([pairs[i] for i in left]):
+                yield left[k], verdict
 
     def close(self) -> None:
         """Nothing outlives a call."""

@@ -16,6 +16,7 @@ from kernelmosaic.verify.requests import Alternative, InputError
 from kernelmosaic.verify.service_errors import (
     ServiceDeclined,
     ServiceError,
+    ServiceGone,
     ServiceUnavailable,
     ServiceUntrusted,
 )
@@ -65,10 +66,19 @@ def _exchange(config: VerifyConfig | None, request: dict, seeded: bool, cache_di
     if config is not None:
         request = {**request, "config": config.model_dump(mode="json"), "seeded": seeded}
     with sock, sock.makefile("rwb") as stream:
-        stream.write((json.dumps(request) + "\n").encode())
-        stream.flush()
-        for line in stream:
-            reply = json.loads(line)
+        try:
+            stream.write((json.dumps(request) + "\n").encode())
+            stream.flush()
+        except OSError as exc:
+            raise ServiceGone(f"the verifier service stopped before it read the request ({exc})") from exc
+        while True:
+            try:
+                line = stream.readline()
+                if not line:
+                    return
+                reply = json.loads(line)
+            except (OSError, ValueError) as exc:  # reset, or a reply cut short
+                raise ServiceGone(f"the verifier service stopped mid-reply ({exc})") from exc
             if not reply["ok"]:
                 if reply["kind"] == "declined":
                     raise ServiceDeclined(reply["error"])
@@ -86,7 +96,7 @@ def remote_verify(config: VerifyConfig, problem: Path, candidate: Path, *, seede
                **options}
     for reply in _exchange(config, request, seeded):
         return Verdict.model_validate(reply["verdict"])
-    raise ServiceError("verifier", "the service closed the connection without a verdict")
+    raise ServiceGone("the verifier service stopped before it answered (it closed the connection without a verdict)")
 
 
 def remote_verify_many(config: VerifyConfig, pairs: list[tuple[Path, Path]], *, seeded: bool = False,
@@ -94,5 +104,13 @@ def remote_verify_many(config: VerifyConfig, pairs: list[tuple[Path, Path]], *, 
     """(index, verdict) from the local service as each is decided (its lookahead); `ServiceUnavailable` when none."""
     request = {"op": "verify_many", "pairs": [[str(Path(p).resolve()), str(Path(c).resolve())] for p, c in pairs],
                **options}
-    for reply in _exchange(config, request, seeded):
-        yield reply["index"], Verdict.model_validate(reply["verdict"])
+    done: set[int] = set()
+    try:
+        for reply in _exchange(config, request, seeded):
+            done.add(reply["index"])
+            yield reply["index"], Verdict.model_validate(reply["verdict"])
+    except ServiceGone as exc:
+        raise ServiceGone(f"{exc}; it answered {len(done)} of {len(pairs)} pairs", frozenset(done)) from exc
+    if len(done) < len(pairs):
+        raise ServiceGone(f"the verifier service stopped after answering {len(done)} of {len(pairs)} pairs",
+                          frozenset(done))

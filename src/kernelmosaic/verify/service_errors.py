@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ServiceUnavailable", "ServiceUntrusted", "ServiceDeclined", "ServiceError"]
+__all__ = ["ServiceUnavailable", "ServiceUntrusted", "ServiceDeclined", "ServiceGone", "ServiceError"]
 
 
 class ServiceUnavailable(Exception):
@@ -17,6 +17,16 @@ class ServiceUntrusted(ServiceUnavailable):
 class ServiceDeclined(ServiceUnavailable):
     """The service refused this connection or request (not its owner's, a worker's process, weaker checks than its
     own, another build cache); the message says why. Nothing was judged: the caller judges in-process."""
+
+
+class ServiceGone(ServiceUnavailable):
+    """The service stopped before it answered (it closed or reset the connection mid-request, or cut a reply short):
+    what it did not answer was not judged there, so the caller judges it in-process. `done`: the indices of a
+    batch's pairs it did answer."""
+
+    def __init__(self, message: str, done: frozenset[int] = frozenset()) -> None:
+        super().__init__(message)
+        self.done = done
 
 
 class ServiceError(Exception):
