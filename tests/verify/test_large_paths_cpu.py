@@ -1,5 +1,5 @@
 """Large-output mode's other paths on the CPU device (threshold 0, a small problem): the timed call checked in full,
-the wall-clock burst's last call and the kernel probes catch in this mode what they catch in the ordinary one, while
+the calls picked from the wall-clock burst and the kernel probes catch in this mode what they catch in the ordinary one, while
 this process caps every message of a judgement below the size of one output, so nothing of output size crosses a
 socket. The ordinary mode under the same cap fails: the cap is what holds the large mode to its word.
 

@@ -139,7 +139,8 @@ class Timing(_Model):
     speedup_vs_compile_host: float | None = None
     timed_calls_checked: int = 0
     """Timed calls whose outputs were checked against the reference (by fingerprint, chosen after each round, and
-    one per round in full), and the last call of every candidate wall-clock burst (by fingerprint)."""
+    one per round in full), and the calls picked from every candidate wall-clock burst after its reply (16 and its
+    last, by their projections)."""
     wall_ratio: float = 0.0
     """Worst round's burst of back-to-back calls, on the parent's own clock, over what the candidate's reported
     host-inclusive time predicts (honest: about 1 or below; `timing-wall-clock`)."""

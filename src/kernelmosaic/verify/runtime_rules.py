@@ -23,8 +23,8 @@ RUNTIME_RULES: dict[str, str] = {
                                  "seeds): the reference would judge other data",
     "timed-output-fingerprint": "a timed call, chosen after the round, did not return its own inputs' result: skipped, "
                                 "stale or cached work on some calls",
-    "burst-output-fingerprint": "the last call of a wall-clock burst did not return its own inputs' result: stale or "
-                                "skipped work once the calls come back to back",
+    "burst-output-fingerprint": "a call picked from a wall-clock burst did not return its own inputs' result: a memo, "
+                                "skipped or deferred work once the calls come back to back",
     "stale-buffer-check": "new values written in place into the same input buffers gave the old output: a cache keyed "
                           "on buffer identity",
     "timing-reply": "a timing reply from the candidate's process held a number its timer never sends (not finite, "
