@@ -348,38 +348,35 @@ torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
 '''
 
 
+def _patcher_with(hook: str, prefix: str | None = None, entry: str = "slow_got_clock") -> str:
+    """GOT_CPP's includes and GOT patcher without its add_relu, its clock hook (`clock_fn`, `g_real`, `g_factor`,
+    `slow_clock`) replaced by `hook`, from a function named `entry`; it patches the slots of `clock_gettime`, or of
+    every symbol whose name begins with `prefix` (versioned names too)."""
+    head = GOT_CPP[:GOT_CPP.index("torch::Tensor add_relu")]
+    patcher = GOT_CPP[GOT_CPP.index("static uintptr_t dyn_ptr("):]
+    if prefix is not None:
+        patcher = patcher.replace(
+            'std::strcmp(reinterpret_cast<const char*>(strtab) + sym->st_name, "clock_gettime") != 0',
+            f'std::strncmp(reinterpret_cast<const char*>(strtab) + sym->st_name, "{prefix}", {len(prefix)}) != 0')
+    patcher = patcher.replace("int64_t slow_got_clock(double factor) {", f"int64_t {entry}(double factor) {{")
+    assert (prefix or "clock_gettime") in patcher and entry in patcher
+    return head + hook + "\n" + patcher
+
+
+_CLOCK_DECLS = GOT_CPP[GOT_CPP.index("typedef int (*clock_fn)"):GOT_CPP.index("static int slow_clock(")]
+
+
 def memo_clock(factor: float) -> str:
     """The naive matmul of PROBLEM_MATMUL, honest in its results, from an extension whose import points every GOT
     slot of `clock_gettime` at a clock that runs `factor` times slow except during back-to-back calls, which a memo
     of earlier results answers (factor 1: the same extension with an honest clock)."""
-    plain = GOT_CPP[GOT_CPP.index("// The attack"):]
-    cpp = GOT_CPP[:GOT_CPP.index("torch::Tensor add_relu")] + plain
-    start = cpp.index("static int slow_clock(")
-    end = cpp.index("static uintptr_t dyn_ptr(")
-    cpp = cpp[:start] + _MEMO_CLOCK + "\n" + cpp[end:]
+    cpp = _patcher_with(_CLOCK_DECLS + _MEMO_CLOCK)
     cpp = cpp.replace("#include <cstdint>", "#include <cstdint>\n#include <utility>\n#include <vector>")
     return _clock_candidate(cpp, "km_memo_clock_ext", "matmul", factor)
 
 
-def event_lie_cpp(factor: float) -> str:
-    """Host code whose `lie_about_events()` points every loaded object's GOT slot of `cudaEventElapsedTime` (and
-    its versioned names) at one that reports `factor` times less than the events measured: found through the
-    loader's list and the ELF relocation tables, the name never called (issue 36, the H200 review's attack)."""
-    start = GOT_CPP.index("// The attack")
-    body = GOT_CPP[start:]
-    body = body.replace('''typedef int (*clock_fn)(clockid_t, struct timespec*);
-static clock_fn g_real = nullptr;
-static double g_factor = 1.0;
-
-static int slow_clock(clockid_t id, struct timespec* ts) {
-    int r = g_real(id, ts);
-    if (r == 0 && (id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW)) {
-        long double t = (ts->tv_sec + ts->tv_nsec * 1e-9L) / g_factor;
-        ts->tv_sec = (time_t)t;
-        ts->tv_nsec = (long)((t - ts->tv_sec) * 1e9L);
-    }
-    return r;
-}''', '''typedef int (*clock_fn)(float*, void*, void*);
+_EVENT_HOOK = r'''
+typedef int (*clock_fn)(float*, void*, void*);
 static clock_fn g_real = nullptr;
 static double g_factor = 1.0;
 
@@ -387,10 +384,12 @@ static int slow_clock(float* ms, void* start, void* end) {
     int r = g_real(ms, start, end);
     if (r == 0 && ms) *ms = (float)(*ms / g_factor);
     return r;
-}''')
-    body = body.replace('std::strcmp(reinterpret_cast<const char*>(strtab) + sym->st_name, "clock_gettime") != 0',
-                        'std::strncmp(reinterpret_cast<const char*>(strtab) + sym->st_name, "cudaEventElapsedTime", 20) != 0')
-    body = body.replace("int64_t slow_got_clock(double factor) {", "int64_t lie_about_events(double factor) {")
-    head = GOT_CPP[:GOT_CPP.index("torch::Tensor add_relu")]
-    assert "cudaEventElapsedTime" in body and "lie_about_events" in body
-    return head + body + f"\n// factor {factor}\n"
+}
+'''
+
+
+def event_lie_cpp(factor: float) -> str:
+    """Host code whose `lie_about_events()` points every loaded object's GOT slot of `cudaEventElapsedTime` (and
+    its versioned names) at one that reports `factor` times less than the events measured: found through the
+    loader's list and the ELF relocation tables, the name never called (issue 36, the H200 review's attack)."""
+    return _patcher_with(_EVENT_HOOK, "cudaEventElapsedTime", "lie_about_events") + f"\n// factor {factor}\n"

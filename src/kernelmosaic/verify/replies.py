@@ -105,6 +105,19 @@ class ChecksReply(Reply):
     prints: list[list[Print]]
 
 
+class BurstInputsReply(Reply):
+    """The reference's `burst_inputs`: whether no two calls of its burst share their inputs (`BurstInputs.distinct`;
+    the candidate's reply to the same request is not read)."""
+
+    distinct: bool = False
+
+
+class PrintCostReply(Reply):
+    """The reference's `burst_print_cost`: what one burst call's projection adds, in ms."""
+
+    ms: Millis
+
+
 class BurstReply(Reply):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     reported_ms: Millis

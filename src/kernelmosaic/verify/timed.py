@@ -11,7 +11,6 @@ Two figures per subject: device time (the lead kernel hides the host's launch co
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import statistics
 import time
@@ -51,10 +50,12 @@ from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.reference_data import ReferenceData, reference_reply
 from kernelmosaic.verify.replies import (
     BurstCheckReply,
+    BurstInputsReply,
     BurstReply,
     CandidateTimingReply,
     ChecksReply,
     Print,
+    PrintCostReply,
     burst_reply,
     candidate_timing_reply,
     malformed,
@@ -146,9 +147,9 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
     (eager's go after each). `print_ms`: the reference's measure of one call's projection. Returns the burst and,
     from the reference only, whether its calls had inputs of their own (`BurstInputs.distinct`)."""
     status = Status.bad_problem if kind else Status.runtime_error
-    drawn = call(worker, "burst_inputs", config.timing_timeout_s, status, "drawing the burst's inputs", seed=seed,
-                 sets=sets)
-    distinct = bool(kind) and isinstance(drawn, dict) and drawn.get("distinct") is True
+    what = "drawing the burst's inputs"
+    drawn = call(worker, "burst_inputs", config.timing_timeout_s, status, what, seed=seed, sets=sets)
+    distinct = bool(kind) and reference_reply(BurstInputsReply, drawn, what).distinct
     calls = burst_calls(target_ms, host_median_ms)
     pid = worker.pid
     check: BurstCheck | None = None
@@ -244,10 +245,7 @@ def _print_cost(ref: Worker, config: VerifyConfig, seed: int, sets: int, calls: 
     what = "measuring the burst's projections"
     got = call(ref, "burst_print_cost", config.timing_timeout_s, Status.bad_problem, what, seed=seed, sets=sets,
                calls=max(3, min(calls, 2000)), fp_seed=fp_seed)
-    ms = got.get("ms") if isinstance(got, dict) else None
-    if type(ms) is not float or not math.isfinite(ms) or ms < 0:
-        raise Stop(Status.bad_problem, f"the reference worker sent a malformed reply to {what}: {ms!r}")
-    return ms
+    return reference_reply(PrintCostReply, got, what).ms
 
 
 def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: VerifyConfig, out: Outcome,

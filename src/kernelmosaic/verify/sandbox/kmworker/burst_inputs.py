@@ -178,9 +178,9 @@ class CallPrinter:
 
 
 def print_cost(fn, inputs: BurstInputs, printer: CallPrinter, calls: int, device: str) -> float:
-    """Milliseconds one call's projection adds to a burst of `fn` on `inputs`: the loop with projections less the
-    loop without, each the quickest of three runs taken in turn (a busy host stretches some runs, rarely all), in
-    the reference's process (the candidate's figure would be its own word). Within the burst's bounds an error here
+    """Milliseconds one call's projection adds to a burst of `fn` on `inputs` (`printer` has a row per call): the
+    loop with projections less the loop without, each the quickest of three runs taken in turn (a busy host
+    stretches some runs, rarely all), in the reference's process (the candidate's figure would be its own word). Within the burst's bounds an error here
     moves eager's ratio the same way (its bursts hold the projections too), which widens or narrows the bound."""
     cuda = device.startswith("cuda")
 
@@ -191,7 +191,7 @@ def print_cost(fn, inputs: BurstInputs, printer: CallPrinter, calls: int, device
         for k in range(calls):
             out = fn(*inputs.call(k))
             if project:
-                printer(k % printer.calls, out)
+                printer(k, out)
             del out
         if project:
             printer.finish()
