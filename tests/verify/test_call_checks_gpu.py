@@ -112,9 +112,11 @@ def test_stale_after_n_calls_is_rejected_on_cuda(unguarded, problems, tmp_path, 
 def test_stale_when_the_calls_come_back_to_back_is_rejected_on_cuda(unguarded, problems, tmp_path):
     """The burst's calls come microseconds apart (no flush, sync or lead between them); a candidate that answers those
     with its last output must still be rejected (by the bursts' last-call check, or earlier if a timed call's gap
-    was that short too)."""
+    was that short too). The threshold is tuned to this harness as a cheat would tune it: between two burst calls
+    the worker picks the next inputs and projects the last output (tens of microseconds); at 20 us this candidate
+    never answered stale here and was accepted, its every call computed and timed (H100, 2026-12-05)."""
     body = ("gap = time.perf_counter() - self.returned\n"
-            "        self.stale = self.calls > 12 and (gap < 2e-5 or (self.stale and gap < 1e-3))\n"
+            "        self.stale = self.calls > 12 and (gap < 3e-4 or (self.stale and gap < 1e-3))\n"
             "        if not self.stale:\n            self.last = ext.add_relu(a, b)\n"
             "        self.returned = time.perf_counter()\n        return self.last")
     source = "import time\n" + _stateful(body, "        self.returned = 0.0\n        self.stale = False\n")

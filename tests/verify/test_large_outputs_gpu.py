@@ -331,11 +331,13 @@ PAIR_WRONG_WHEN_TIMED = _pair_candidate(
     "        self.calls = 0\n",
     "        self.calls += 1\n        if self.calls > 7:  # past the trials and the refill\n"
     "            return self.add_plain(a, b)\n        return self.add_relu(a, b)")
+# Stale whenever calls come back to back, with a threshold above the gap between burst calls (the worker picks each
+# call's inputs and projects its output between them): at 20 us it never answered stale here (H100, 2026-12-05).
 PAIR_STALE_IN_BURST = _pair_candidate(
     "        self.last = None\n        self.returned = 0.0\n",
     "        gap = time.perf_counter() - self.returned\n        out = self.add_relu(a, b)\n"
     "        previous, self.last = self.last, out\n        self.returned = time.perf_counter()\n"
-    "        return previous if previous is not None and gap < 2e-5 else out")
+    "        return previous if previous is not None and gap < 3e-4 else out")
 PAIR_DECOY = _pair_candidate("", "        self.add_relu(a, b)\n        return torch.relu(a + b)")
 
 SMALL_N = 1 << 20  # 4 MiB per output

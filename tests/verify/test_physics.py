@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -54,3 +56,16 @@ def test_unmeasured_peaks_are_a_visible_flag_not_a_silent_skip():
     assert [(f.rule, f.severity) for f in findings] == [("speed-of-light-unchecked", "flag")]
     assert "worker died" in findings[0].evidence
     assert check_speed_of_light(REF, _timing(10.0), PEAKS) == []
+
+
+def test_beating_the_references_flops_is_a_flag_not_a_rejection():
+    # KernelBench L1 problem 12 (diag(A) @ B) on an H100: the reference multiplies a dense N x N matrix, an honest
+    # candidate scales B's rows. Its time is above the bytes floor and far under the reference's FLOPs at peak.
+    dense = dataclasses.replace(REF, setup=RefSetup(init_inputs=[], state_dict={}, flops=137.44e9))
+    bytes_floor, _ = floor_ms(dense, PEAKS)
+    row_scale = 1.2 * bytes_floor  # moves what it must, does a fraction of the reference's arithmetic
+    findings = check_speed_of_light(dense, _timing(row_scale), PEAKS)
+    assert [(f.rule, f.severity) for f in findings] == [("speed-of-light-flops", "flag")]
+    assert "137.44 GFLOP" in findings[0].evidence
+    with pytest.raises(Stop):  # under the bytes floor it is still impossible
+        check_speed_of_light(dense, _timing(0.25 * bytes_floor), PEAKS)

@@ -32,7 +32,9 @@ RUNTIME_RULES: dict[str, str] = {
     "worker-reply": "a reply from the candidate's process (its load, trials, outputs, probes, census or peak memory) "
                     "was not what the worker sends: a field missing, of another type, or answering for fewer trials",
     "timing-wall-clock": "the verifier's own clock saw the calls take far longer than the worker reported",
-    "speed-of-light": "timed faster than the device's measured bandwidth and FLOP rate allow",
+    "speed-of-light": "timed faster than the device's measured bandwidth allows for the bytes every implementation moves",
+    "speed-of-light-flops": "timed faster than the reference's FLOPs allow at the device's peak (a flag: the candidate "
+                            "may exploit structure the reference ignores)",
     "speed-of-light-unchecked": "the device's peaks could not be measured, so the speed-of-light check did not run",
     "kernel-output-unused": "noise in place of a custom kernel's output left the result within tolerance: its work is not used",
     "kernel-output-unverified": "no call into the candidate's kernels could be observed, so nothing shows their output is used",

@@ -137,14 +137,15 @@ def _picked(reply: BurstReply, seed: int, sets: int, calls: int) -> BurstCheck:
 
 def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float, fp_seed: int,
            resize: bool = False, prints: list[BurstCheck] | None = None, sets: int = BURST_SETS,
-           print_ms: float = 0.0, **kind) -> tuple[Burst, bool]:
+           print_ms: float = 0.0, give_back: bool = False, **kind) -> tuple[Burst, bool]:
     """`resize`: run the burst again, longer, until it lasts `target_ms` on this process's clock (at most twice).
     `prints`: the candidate's; the calls of the burst that counts (the last run) picked for `_check_bursts` once its
     reply is in, and what it changed in the verifier checked in a request of its own (so the timed request holds
     the calls alone, as eager's does). The kernel's account of the worker's threads is read from /proc around the
     timed request (runclock.py). `sets`: draws the burst's positional arguments rotate through
     (`timing.LARGE_BURST_SETS` in large-output mode); the candidate lets its inputs go after its last burst
-    (eager's go after each). `print_ms`: the reference's measure of one call's projection. Returns the burst and,
+    (eager's go after each). `print_ms`: the reference's measure of one call's projection. `give_back`: the
+    reference's allocator returns its cached blocks after the burst (`_give_back`). Returns the burst and,
     from the reference only, whether its calls had inputs of their own (`BurstInputs.distinct`)."""
     status = Status.bad_problem if kind else Status.runtime_error
     what = "drawing the burst's inputs"
@@ -173,7 +174,17 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
         prints.append(check)
     if not kind:
         call(worker, "burst_release", config.timing_timeout_s, status, "letting the burst's inputs go")
+    elif give_back:
+        _give_back(worker, config)
     return burst, distinct
+
+
+def _give_back(ref: Worker, config: VerifyConfig) -> None:
+    """The reference's allocator returns its cached blocks to the device (`device_memory`), outside any window the
+    parent measures. In large-output mode eager's timing leaves its peak cached in the reference worker (inputs, a
+    burst's window buffer, outputs: 50.7 GiB for KernelBench L1 problem 38 on an H100, 2026-12-05), and the
+    candidate's next request then ran out of device memory beside it: a `resource_error` for an honest kernel."""
+    call(ref, "device_memory", config.run_timeout_s, Status.bad_problem, "giving eager's memory back")
 
 
 def _check_bursts(bursts: list[BurstCheck], ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float]) -> int:
@@ -210,10 +221,12 @@ class WallCheck(NamedTuple):
 
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
-                seed: int, prints: list[BurstCheck], fp_seed: int, hold: Hold, sets: int = BURST_SETS) -> WallCheck:
+                seed: int, prints: list[BurstCheck], fp_seed: int, hold: Hold, sets: int = BURST_SETS,
+                large: bool = False) -> WallCheck:
     """The candidate's and eager's wall ratios for one round; raises on a candidate beyond the bound, by both the
     parent's clock and the kernel's account of its worker, in three attempts (a disagreement that does not repeat is
-    not a verdict). The calls picked from the candidate's bursts go to `prints`."""
+    not a verdict). The calls picked from the candidate's bursts go to `prints`. `large`: large-output mode (eager's
+    memory goes back to the device after each of its bursts)."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     evidence: list[str] = []
     with hold():  # the candidate stopped, as for eager's bursts: its own work cannot stretch what is set aside
@@ -222,7 +235,7 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
     for attempt in range(3):
         with hold():
             eager, distinct = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, fp_seed,
-                                     sets=sets, print_ms=print_ms, kind="eager")
+                                     sets=sets, print_ms=print_ms, give_back=large, kind="eager")
         # A slow request widens the slack (a fixed cost per request); the candidate's burst grows with it.
         subject, _ = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager, attempt),
                             fp_seed, resize=True, prints=prints, sets=sets, print_ms=print_ms)
@@ -230,7 +243,7 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
         # busy host cannot widen it for a candidate
         with hold():
             again, _ = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, fp_seed, sets=sets,
-                              print_ms=print_ms, kind="eager")
+                              print_ms=print_ms, give_back=large, kind="eager")
         outside = outside_wait_ms(eager, again)
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
         if (finding := wall_clock_finding(subject, eager, outside)) is None:
@@ -282,6 +295,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
 
     with out.phase("compile_baseline"):  # its own exclusive block, before the candidate's (baseline_run.py)
         comp_run = compile_baseline(ref, l2, config, baseline_key, exclusive, hold)
+    if refdata.large:  # Inductor's buffers and the baseline's timing peak, not beside the candidate's rounds
+        _give_back(ref, config)
     if comp_run.baseline is not None:
         dev["compile"], hosted["compile"] = list(comp_run.baseline.samples), list(comp_run.baseline.host_samples)
     given = refdata.usable[0].inputs
@@ -309,13 +324,15 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             with hold():
                 eager = call(ref, "time", config.timing_timeout_s, Status.bad_problem, "timing eager", kind="eager",
                              budget_ms=budget, seed=seed + ROUND_SEEDS, l2_bytes=l2, lead_us=lead, wall_ms=wall)
+            if refdata.large:
+                _give_back(ref, config)
             theirs = timing_reply(eager, "timing eager")
             dev["eager"] += theirs.samples
             hosted["eager"] += theirs.host_samples
             short["eager"] += theirs.lead_short
             with out.phase("timing_bursts"):
                 walls.append(_wall_check(cand, ref, config, mine.host_samples, theirs.host_samples,
-                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets))
+                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets, refdata.large))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large)
                       for r, (res, fp_seed) in enumerate(timed))

@@ -26,7 +26,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["SWITCH", "SUFFIX", "rewrite", "lean_args", "log_path"]
+__all__ = ["SWITCH", "SUFFIX", "rewrite", "lean_args", "log_path", "torch_ops"]
 
 SWITCH = "KM_NVCC_LEAN"
 """`0`: compile every unit as written."""
@@ -58,6 +58,16 @@ inline constexpr auto kI8 = kInt8, kI16 = kInt16, kI32 = kInt32, kI64 = kInt64;
 inline constexpr auto kF16 = kFloat16, kF32 = kFloat32, kF64 = kFloat64;
 }  // namespace torch
 """
+_NAMED = {
+    "NoGradGuard": ("ATen/core/grad_mode.h", "namespace torch { using NoGradGuard = at::NoGradGuard; }"),
+    "AutoGradMode": ("ATen/core/grad_mode.h", "namespace torch { using AutoGradMode = at::AutoGradMode; }"),
+    "parallel_for": ("ATen/Parallel.h", ""),
+    "parallel_reduce": ("ATen/Parallel.h", ""),
+    "get_num_threads": ("ATen/Parallel.h", "namespace torch { using at::get_num_threads; }"),
+    "irange": ("c10/util/irange.h", ""),
+}
+"""Names the prelude leaves out that model-written units use, with the header that declares each (and the `torch::`
+name `torch/types.h` or `torch/utils.h` gives it)."""
 
 
 def rewrite(source: str, ops: frozenset[str] | set[str], name: str) -> str | None:
@@ -79,7 +89,11 @@ def rewrite(source: str, ops: frozenset[str] | set[str], name: str) -> str | Non
     if not found:
         return None
     used = sorted(w for w in set(_WORD.findall(source)) if w in ops)
-    prelude = _PRELUDE_HEAD + "".join(f"#include <ATen/ops/{op}.h>\n" for op in used) + _TORCH_NAMES
+    named = [_NAMED[w] for w in sorted(set(_WORD.findall(source)) & _NAMED.keys())]
+    headers = "".join(f"#include <{h}>\n" for h in dict.fromkeys(h for h, _ in named))
+    aliases = "".join(f"{a}\n" for a in dict.fromkeys(a for _, a in named if a))
+    prelude = (_PRELUDE_HEAD + headers + "".join(f"#include <ATen/ops/{op}.h>\n" for op in used) + _TORCH_NAMES
+               + aliases)
     return f'{prelude}#line 1 "{_escaped(name)}"\n{body}'
 
 
@@ -90,7 +104,7 @@ def lean_args(args: list[str]) -> list[str] | None:
     if len(sources) != 1:
         return None
     where = Path(args[sources[0]])
-    ops = _ops(args)
+    ops = torch_ops(args)
     if ops is None:
         return None
     try:
@@ -120,7 +134,7 @@ def log_path(args: list[str]) -> Path | None:
     return None
 
 
-def _ops(args: list[str]) -> frozenset[str] | None:
+def torch_ops(args: list[str]) -> frozenset[str] | None:
     """The operators with a header in the torch include folder named by the arguments."""
     for folder in _include_dirs(args):
         ops = Path(folder) / "ATen" / "ops"

@@ -17,9 +17,10 @@ a signal is reported as nvcc reports it. Anything but a plain single-file compil
 not of the expected shape, runs the real nvcc unchanged. `KM_NVCC_SPLIT=0` does too (the verify setting
 `split_nvcc`). `-time FILE` is kept: the phases are appended to FILE in nvcc's own format.
 
-Before any of that, a unit that includes torch's umbrella headers is first compiled in its lean form
-(`lean_unit.py`: the torch declarations it names; its phases are named `lean <phase>` in FILE): when that compiles,
-its object and output are the build's; otherwise the unit as written is compiled as above and reported alone.
+Before any of that, a unit is first compiled as two (`unit_split.py`: its device code without torch's headers, its
+host code against the torch declarations it names; phases `units host <phase>` and `units device <phase>` in FILE),
+then, where that cannot be done or fails, in its lean form (`lean_unit.py`; phases `lean <phase>`): the first that
+compiles gives the build's object and output; otherwise the unit as written is compiled as above and reported alone.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 if __package__:  # imported (the worker, tests)
-    from . import lean_unit
+    from . import lean_unit, unit_split
 else:  # run by torch's ninja as `python -I nvcc_split.py` (isolated: its own folder is not on the path)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import lean_unit
+    import unit_split
 
 __all__ = ["main", "plan", "Step"]
 
@@ -87,6 +89,13 @@ class Plan:
 def main(argv: list[str]) -> int:
     real = os.environ.get(REAL_NVCC) or "nvcc"
     args, table = _without_time(argv)
+    if unit_split.enabled() and _plain_compile(args):  # device code apart from torch's headers, host code lean
+        done = unit_split.build(real, args, lean_unit.torch_ops(args) if os.environ.get(lean_unit.SWITCH, "1") != "0"
+                                else None, lambda a, label: _compile(real, a, table, label))
+        if done is not None:
+            sys.stdout.buffer.write(done[1])
+            sys.stderr.buffer.write(done[2])
+            return 0
     lean = lean_unit.lean_args(args) if os.environ.get(lean_unit.SWITCH, "1") != "0" else None
     if lean is not None:  # the unit against the torch declarations it names; as written when that does not compile
         code, out, err = _compile(real, lean, table, label="lean ")
