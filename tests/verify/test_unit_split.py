@@ -184,9 +184,10 @@ def _build(folder: Path, source: str, units: bool = True, lean: bool = True) -> 
 
 
 def _symbols(obj: Path) -> set[str]:
-    """The object's host functions and kernels (stubs) by demangled name, templates' instances included."""
+    """The object's host functions and kernels (stubs) by demangled name, templates' instances included (not the
+    host compiler's outlined `[clone .cold]` parts, which follow its inlining choices)."""
     out = subprocess.run(["nm", "-C", "--defined-only", str(obj)], capture_output=True, text=True, check=True).stdout
-    names = {line.split(" ", 2)[2] for line in out.splitlines() if line.count(" ") >= 2}
+    names = {line.split(" ", 2)[2] for line in out.splitlines() if line.count(" ") >= 2 and "[clone" not in line}
     wanted = ("scale(", "shift(", "row_sums(", "map_kernel<", "shift_kernel<", "row_sum_kernel(")
     return {n for n in names if n.startswith(wanted) or n.startswith(tuple("void " + w for w in wanted))}
 

@@ -97,6 +97,12 @@ class VerifyConfig(BaseModel):
     tensor, the dispatch macros, the ATen operators it calls) instead of all of torch, which its front ends otherwise
     parse three times; when that does not compile, the unit as written is built and only its output is reported.
     Same build directory either way. Off: every unit as written."""
+    split_cuda_units: bool = True
+    """Compile a candidate's CUDA unit as two before anything else (`kmworker/unit_split.py`): its kernels and device
+    code by nvcc without torch's headers, its host code against the lean torch declarations, each launch lowered as
+    nvcc itself lowers it, joined into one object; where that cannot be done or fails, the lean unit, then the unit as
+    written (only the last's output is ever reported). Same build directory either way. Off: straight to the lean
+    unit."""
     timing_lead_us: float = Field(50.0, ge=0.0)
     """CUDA: before each timed call a spin kernel keeps the device busy for at least this long (µs), and for twice
     the host's measured enqueue time, so the window holds device time and not the host's launch latency, which

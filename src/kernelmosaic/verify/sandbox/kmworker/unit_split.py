@@ -49,9 +49,19 @@ _QUALIFIERS = ("__global__", "__device__", "__host__", "__constant__", "__shared
 _LAUNCH_HELPER = """#include <cuda_runtime.h>
 extern "C" unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim = 1, size_t sharedMem = 0,
                                                 struct CUstream_st* stream = 0);
+#ifndef __launch_bounds__
+#define __launch_bounds__(...)
+#endif
+#ifndef __cluster_dims__
+#define __cluster_dims__(...)
+#endif
+#ifndef __maxnreg__
+#define __maxnreg__(...)
+#endif
 """
 """What a launch is lowered to (as cudafe++ lowers it): the configuration pushed, then a call of the kernel's host
-stub, which pops it and launches. The runtime exports the function; nvcc declares it only for its own output."""
+stub, which pops it and launches. The runtime exports the function; nvcc declares it only for its own output. The
+kernels' declarations keep their launch qualifiers, which the CUDA headers define only for nvcc's front end."""
 
 
 @dataclass
