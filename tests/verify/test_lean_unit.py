@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelmosaic.verify.sandbox.kmworker import build_steps, lean_unit, nvcc_split
+from kernelmosaic.verify.sandbox.kmworker import build_steps, lean_unit, nvcc_split, unit_split
 
 NVCC = shutil.which("nvcc")
 pytestmark = [pytest.mark.skipif(NVCC is None, reason="no nvcc on PATH"), pytest.mark.slow]
@@ -76,7 +76,8 @@ def _flags() -> list[str]:
 
 def _build(folder: Path, source: str, lean: bool, name: str = "cuda.cu") -> subprocess.CompletedProcess:
     (folder / name).write_text(source)
-    env = {**os.environ, nvcc_split.REAL_NVCC: NVCC, lean_unit.SWITCH: "1" if lean else "0"}
+    env = {**os.environ, nvcc_split.REAL_NVCC: NVCC, lean_unit.SWITCH: "1" if lean else "0",
+           unit_split.SWITCH: "0"}  # the lean unit itself (test_unit_split.py: the unit built as two first)
     args = ["--generate-dependencies-with-compile", "--dependency-output", "cuda.cuda.o.d", "-c", str(folder / name),
             "-o", "cuda.cuda.o", *_flags(), *build_steps.nvcc_time_flags(folder)]
     return subprocess.run([sys.executable, "-I", nvcc_split.__file__, *args], cwd=folder, capture_output=True,

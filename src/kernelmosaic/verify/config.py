@@ -97,6 +97,11 @@ class VerifyConfig(BaseModel):
     tensor, the dispatch macros, the ATen operators it calls) instead of all of torch, which its front ends otherwise
     parse three times; when that does not compile, the unit as written is built and only its output is reported.
     Same build directory either way. Off: every unit as written."""
+    lean_binding_units: bool = True
+    """Compile a C++ extension's binding unit (`load_inline`'s `main.cpp`) against the lean torch prelude plus pybind11
+    and torch's type casters (`kmworker/cxx_lean.py`, run by torch's ninja as its C++ compiler) before the unit as
+    written, which is built, and alone reported, when that does not compile. Same build directory either way. Off:
+    every binding unit as written."""
     split_cuda_units: bool = True
     """Compile a candidate's CUDA unit as two before anything else (`kmworker/unit_split.py`): its kernels and device
     code by nvcc without torch's headers, its host code against the lean torch declarations, each launch lowered as

@@ -4,7 +4,9 @@ After the first plain C++ build of a flag set, the compile stage asks for the to
 build's flags (`kmworker.pch`: later builds with the same flags get `-include <header>`). The flags are read from the
 build's `build.ninja`, a file in the build cache, which the candidate's process could rewrite first: so every flag
 must be one that `load_inline` itself writes or a plain optimisation or language choice (`_safe`), the compiler must
-be the one torch would call, and the header holds one line, `#include <torch/extension.h>`. A build file that asks
+be the one torch would call (or the verifier's own wrapper of it, `kmworker/km-cxx`), and the header holds one line,
+`#include <torch/extension.h>`; beside it the lean binding prelude is precompiled with the same flags
+(`cxx_lean.BINDING_HEADER`, the fixed text of `lean_unit.binding_header`). A build file that asks
 for anything else (`-include`, `-fplugin=`, `-B`, an include folder of its own, another compiler) gets no header; its
 builds stay plain. What a later build receives is therefore torch's header compiled with flags of a known set: at
 worst (flags that do not match its own) GCC finds it unusable and reads the header itself (`-Winvalid-pch`).
@@ -27,7 +29,7 @@ from functools import cache
 from pathlib import Path
 
 from kernelmosaic.paths import private_dir
-from kernelmosaic.verify.sandbox.kmworker import pch
+from kernelmosaic.verify.sandbox.kmworker import cxx_lean, lean_unit, pch
 
 __all__ = ["UnsafeFlags", "header_flags", "precompile"]
 
@@ -83,7 +85,9 @@ def header_flags(ninja_file: Path) -> tuple[list[str], list[str], list[str]]:
         if sep and name in ("cxx", "cflags", "post_cflags"):
             found[name] = value
     cxx = shlex.split(found.get("cxx", "c++"))
-    if cxx != shlex.split(os.environ.get("CXX", "c++")):
+    if cxx == [str(cxx_lean.WRAPPER)]:  # the verifier's own wrapper (cxx_lean.py) stands for the compiler torch calls
+        cxx = shlex.split(os.environ.get("CXX", "c++"))
+    elif cxx != shlex.split(os.environ.get("CXX", "c++")):
         raise UnsafeFlags(f"compiler {cxx!r} is not the one torch calls here")
     cflags = [f for f in shlex.split(found.get("cflags", "")) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
     post = shlex.split(found.get("post_cflags", ""))
@@ -94,23 +98,27 @@ def header_flags(ninja_file: Path) -> tuple[list[str], list[str], list[str]]:
 
 def precompile(store: Path, key: str, ninja_file: Path, nice: int = 0) -> Path:
     """The header precompiled with the flags of the build `ninja_file` describes (once per flag set, under a file
-    lock, atomically) and indexed under `key`; the compiler runs at niceness `nice`. Raises `UnsafeFlags`,
+    lock, atomically) and indexed under `key`, and beside it the lean binding prelude's (`cxx_lean.BINDING_HEADER`,
+    fixed text: `lean_unit.binding_header`); the compiler runs at niceness `nice`. Raises `UnsafeFlags`,
     `subprocess.CalledProcessError` or `OSError`."""
     if not pch.is_index_key(key):
         raise UnsafeFlags(f"{key[:40]!r} is no header index key")
     cxx, cflags, post = header_flags(ninja_file)
     sig = hashlib.sha256(json.dumps([cxx, cflags, post]).encode()).hexdigest()[:24]
     folder = private_dir(store / sig)
-    header, gch = folder / pch.HEADER, folder / (pch.HEADER + ".gch")
+    header = folder / pch.HEADER
     with open(folder / "lock", "a+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        if not gch.is_file():
-            header.write_text("#include <torch/extension.h>\n")
+        for name, text in ((pch.HEADER, "#include <torch/extension.h>\n"),
+                           (cxx_lean.BINDING_HEADER, lean_unit.binding_header())):
+            if (folder / (name + ".gch")).is_file():
+                continue
+            (folder / name).write_text(text)
             tmp = folder / f".{os.getpid()}.gch"
-            cmd = [*(["nice", "-n", str(nice)] if nice > 0 else []), *cxx, *cflags, "-x", "c++-header", str(header),
-                   "-o", str(tmp), *post]
+            cmd = [*(["nice", "-n", str(nice)] if nice > 0 else []), *cxx, *cflags, "-x", "c++-header",
+                   str(folder / name), "-o", str(tmp), *post]
             subprocess.run(cmd, check=True, capture_output=True, timeout=900, cwd=folder)
-            os.replace(tmp, gch)
+            os.replace(tmp, folder / (name + ".gch"))
     index = private_dir(store / "index")
     tmp = index / f".{key}.{os.getpid()}"
     tmp.write_text(str(header))

@@ -19,7 +19,7 @@ from kernelmosaic.verify.judgement import Stop, device_oom
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.reference_data import ReferenceData, SkippedTrial, reference_setup, reference_trials
 from kernelmosaic.verify.requests import InputError
-from kernelmosaic.verify.sandbox.kmworker import lean_unit, nvcc_split, unit_split
+from kernelmosaic.verify.sandbox.kmworker import cxx_lean, lean_unit, nvcc_split, unit_split
 from kernelmosaic.verify.sandbox.kmworker.inputs import DISTRIBUTIONS
 
 __all__ = ["DeviceSlot", "Spares", "InputError", "close_all", "side_by_side", "worker_limits", "gpu_arch",
@@ -42,7 +42,8 @@ def worker_limits(config: VerifyConfig, device: str, role: str) -> WorkerLimits:
     env = {"TORCHINDUCTOR_COMPILE_THREADS": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"),
            nvcc_split.SWITCH: "1" if config.split_nvcc else "0",
            lean_unit.SWITCH: "1" if config.lean_cuda_units else "0",
-           unit_split.SWITCH: "1" if config.split_cuda_units else "0"}
+           unit_split.SWITCH: "1" if config.split_cuda_units else "0",
+           cxx_lean.SWITCH: "1" if config.lean_binding_units else "0"}
     if role == "compile":
         env["CUDA_VISIBLE_DEVICES"] = ""  # compiles never touch the device...
         if config.device == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:

@@ -31,7 +31,7 @@ VERIFIED_MIN_TRIALS = 3
 """Fewest correctness trials a verifiable verdict rests on."""
 
 SERVICE_OWNED = ("cache_dir", "lookahead", "compile_jobs", "compile_memory_gib", "compile_nice", "split_nvcc", "lean_cuda_units",
-                 "split_cuda_units",
+                 "split_cuda_units", "lean_binding_units",
                  "judges_per_gpu",
                  "spare_workers", "yield_to_timing_s", "memory_limit_gb", "host_rss_limit_gb", "compile_timeout_s",
                  "load_timeout_s", "init_timeout_s", "run_timeout_s", "timing_timeout_s", "sanitize_timeout_s",

@@ -26,7 +26,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["SWITCH", "SUFFIX", "rewrite", "lean_args", "log_path", "torch_ops"]
+__all__ = ["SWITCH", "SUFFIX", "BINDING_HEAD", "binding_header", "rewrite", "lean_args", "log_path", "torch_ops"]
 
 SWITCH = "KM_NVCC_LEAN"
 """`0`: compile every unit as written."""
@@ -39,12 +39,21 @@ _FULL_ONLY = re.compile(r"PYBIND11_|pybind11|torch/python\.h|TORCH_LIBRARY|requi
                         r"\btorch::(?:nn|optim|autograd|jit|data|serialize|python|cuda|fft|linalg|special|nested|"
                         r"sparse|indexing)\b")
 _WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_BINDING_FULL_ONLY = re.compile(r"torch/python\.h|TORCH_LIBRARY|requires_grad|"
+                                r"\btorch::(?:nn|optim|autograd|jit|data|serialize|python|cuda|fft|linalg|special|"
+                                r"nested|sparse|indexing)\b")
 _PRELUDE_HEAD = """#include <ATen/core/Tensor.h>
 #include <ATen/Dispatch.h>
 #include <c10/util/Exception.h>
 #include <c10/core/ScalarType.h>
 #include <optional>
 """
+BINDING_HEAD = """#include <torch/csrc/utils/pybind.h>
+#include <torch/csrc/Exceptions.h>
+"""
+"""What a binding unit (`load_inline`'s `main.cpp`: the C++ sources and the pybind11 module) needs beyond the prelude:
+pybind11 with every type caster torch's umbrella header brings (tensors, dtypes, devices, the STL: the pybind11
+headers included are the same set) and `torch::wrap_pybind_function`."""
 _TORCH_NAMES = """namespace torch {
 using namespace at;
 using std::nullopt;
@@ -70,11 +79,16 @@ _NAMED = {
 name `torch/types.h` or `torch/utils.h` gives it)."""
 
 
-def rewrite(source: str, ops: frozenset[str] | set[str], name: str) -> str | None:
+def binding_header() -> str:
+    """The headers every lean binding unit starts with: what its precompiled header holds (`verify/pch_store.py`)."""
+    return BINDING_HEAD + _PRELUDE_HEAD
+
+
+def rewrite(source: str, ops: frozenset[str] | set[str], name: str, binding: bool = False) -> str | None:
     """`source` (the unit as written, file `name`) with its umbrella torch includes replaced by the lean prelude;
-    `ops` are the ATen operators that have their own header (`ATen/ops/<op>.h`). None where the prelude cannot
-    serve the unit."""
-    if _FULL_ONLY.search(source):
+    `ops` are the ATen operators that have their own header (`ATen/ops/<op>.h`). `binding`: a C++ unit with a pybind11
+    module (`BINDING_HEAD` first). None where the prelude cannot serve the unit."""
+    if (_BINDING_FULL_ONLY if binding else _FULL_ONLY).search(source):
         return None
     found = False
 
@@ -92,7 +106,7 @@ def rewrite(source: str, ops: frozenset[str] | set[str], name: str) -> str | Non
     named = [_NAMED[w] for w in sorted(set(_WORD.findall(source)) & _NAMED.keys())]
     headers = "".join(f"#include <{h}>\n" for h in dict.fromkeys(h for h, _ in named))
     aliases = "".join(f"{a}\n" for a in dict.fromkeys(a for _, a in named if a))
-    prelude = (_PRELUDE_HEAD + headers + "".join(f"#include <ATen/ops/{op}.h>\n" for op in used) + _TORCH_NAMES
+    prelude = ((BINDING_HEAD if binding else "") + _PRELUDE_HEAD + headers + "".join(f"#include <ATen/ops/{op}.h>\n" for op in used) + _TORCH_NAMES
                + aliases)
     return f'{prelude}#line 1 "{_escaped(name)}"\n{body}'
 

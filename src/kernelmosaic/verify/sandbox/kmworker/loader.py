@@ -26,7 +26,7 @@ import time
 import types
 from pathlib import Path
 
-from . import build_steps, nvcc_split, pch, published
+from . import build_steps, cxx_lean, nvcc_split, pch, published
 from .intercept import INTERCEPT, op_names
 
 __all__ = ["load_module", "BuildBusy", "BuildRecorder", "build_key", "diagnosed_failure"]
@@ -191,7 +191,7 @@ class BuildRecorder:
                     if built_here:  # nvcc appends to its table: this build's phases only
                         (build_dir / build_steps.NVCC_TIME).unlink(missing_ok=True)
                     try:
-                        with _split_nvcc(bool(cuda_sources)), _loading(self.mode != "build"):
+                        with _split_nvcc(bool(cuda_sources)), _lean_cxx(), _loading(self.mode != "build"):
                             module = self._orig(name, cpp_sources, cuda_sources, **kwargs)
                     except Exception as exc:
                         _keep_failure(build_dir, log, exc)
@@ -280,6 +280,29 @@ def _split_nvcc(cuda: bool):
     saved = {k: os.environ.get(k) for k in ("PYTORCH_NVCC", nvcc_split.REAL_NVCC)}
     os.environ["PYTORCH_NVCC"] = f"{shlex.quote(sys.executable)} -I {shlex.quote(nvcc_split.__file__)}"
     os.environ[nvcc_split.REAL_NVCC] = _join_cuda_home("bin", "nvcc")
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextlib.contextmanager
+def _lean_cxx():
+    """torch's ninja runs `km-cxx` as its C++ compiler for this build (`cxx_lean.py`: the binding unit lean first;
+    `KM_CXX_LEAN=0` runs the real one unchanged, so the build file is the same either way and switching never
+    rebuilds). Skipped where the wrapper lost its executable bit (an install that does not keep it)."""
+    if not os.access(cxx_lean.WRAPPER, os.X_OK):
+        yield
+        return
+    names = ("CXX", cxx_lean.REAL_CXX, "KM_CXX_PYTHON")
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ[cxx_lean.REAL_CXX] = os.environ.get(cxx_lean.REAL_CXX) or os.environ.get("CXX") or "c++"
+    os.environ["CXX"] = str(cxx_lean.WRAPPER)
+    os.environ["KM_CXX_PYTHON"] = sys.executable
     try:
         yield
     finally:
