@@ -121,6 +121,8 @@ def test_the_cut_puts_kernels_and_device_code_apart_from_torch():
     HEAD + "__global__ void k(float* x) {}\nPYBIND11_MODULE(m, mod) {}\n",
     HEAD + "__global__ void k(float* x) {}\nvoid f(float* x) { auto g = [] __device__ (float v) { return v; }; }\n",
     HEAD + "void f(float* x) { cudaMemset(x, 0, 4); }\n",  # no kernel: nothing to cut
+    HEAD + "#define KERNEL(n) __global__ void n(float* p) { *p = 0.f; }\nKERNEL(zero)\n"
+           "void f(float* x) { zero<<<1, 1>>>(x); }\n",  # a kernel made by a macro: its body is host-compilable
 ])
 def test_units_that_cannot_be_cut_are_left_whole(source):
     assert unit_split.split(source, "cuda.cu") is None

@@ -17,7 +17,8 @@ explicit instantiations at the end of the device unit; every kernel symbol the h
 defined by the device object, and `ld -r` joins the two into the build's object.
 
 `split` returns None for what it cannot cut (an anonymous namespace holding kernels, device or constant variables,
-a launch inside a kernel, extended `__device__` lambdas, thrust or CUB in host code, pybind11 or `TORCH_LIBRARY`),
+a launch inside a kernel, extended `__device__` lambdas, a macro that defines kernels, thrust or CUB in host code,
+pybind11 or `TORCH_LIBRARY`); the host object must not define a kernel's name itself;
 and any failure of the two compiles or the symbol check falls back to the unit compiled whole (`nvcc_split`): so
 what a failed build prints is always nvcc's own output for the unit as written, never this module's.
 """
@@ -247,6 +248,8 @@ def split(source: str, name: str) -> Units | None:
         where = f'#line {line} "{_escaped(name)}"\n'
         words = _words(m)
         if it.kind == "pp":
+            if "__global__" in m:
+                return None  # a macro that defines kernels: the host unit would compile their bodies as host code
             host.append(text + "\n")
             if not _TORCH_INCLUDE.match(m):
                 device.append(text + "\n")
@@ -509,6 +512,10 @@ def build(real: str, args: list[str], ops: frozenset[str] | None, run) -> tuple[
                 code, out, err = run(host_args, "units host full ")
             if code != 0:
                 log.write_bytes((out + err)[-20_000:])
+                return None
+            own = _nm(host_o, "--defined-only")
+            if any(base_name(d) in units.kernels for d in _demangled(own)):
+                log.write_text("the host object defines a kernel's name itself\n")
                 return None
             undefined = _nm(host_o, "-u")
             pairs = [(m, d) for m, d in zip(undefined, _demangled(undefined), strict=True)
