@@ -14,9 +14,10 @@ def _stat(ms: float) -> Stat:
 def test_device_and_host_inclusive_times_are_both_shown():
     timing = Timing(candidate=_stat(0.003), eager=_stat(0.012), speedup_vs_eager=4.0, timer="cuda_events",
                     candidate_host=_stat(0.021), eager_host=_stat(0.030), compile_host=_stat(0.042),
-                    speedup_vs_eager_host=30 / 21, speedup_vs_compile_host=2.0)
+                    speedup_vs_eager_host=30 / 21, speedup_vs_compile_host=2.0, speedup_vs_eager_wall=3.1)
     text = timing_feedback(Verdict(accepted=True, status=Status.accepted, message="", timing=timing))
     assert "speedup vs eager 4x (device time" in text
+    assert "by the verifier's own clock (back-to-back calls): speedup vs eager 3.1x" in text
     assert "host-inclusive call time: 0.021 ms" in text and "speedup vs eager 1.43x, vs torch.compile 2x" in text
 
 

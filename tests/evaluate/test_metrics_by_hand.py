@@ -24,7 +24,7 @@ _ISOLATED = sorted({layer for options in MINIMUM.values() for layer in options[0
 
 
 def _verdict(status: Status, speedup: float = 0.0, compile_speedup: float | None = None, seed: int = 1,
-             err: float = 0.0, flag: str = "") -> Verdict:
+             err: float = 0.0, flag: str = "", wall: float | None = None) -> Verdict:
     ok = status == Status.accepted
     v = Verdict(accepted=ok, status=status, message=status.value, policy="kernelbench", problem_sha256="p" * 8,
                 correctness=Correctness(trials=0 if status == Status.compile_error else 5, passed=5 if ok else 2,
@@ -36,7 +36,7 @@ def _verdict(status: Status, speedup: float = 0.0, compile_speedup: float | None
         eager = Stat(median_ms=speedup, q1_ms=speedup, q3_ms=speedup, samples=3)
         comp = Stat(median_ms=compile_speedup, q1_ms=1, q3_ms=1, samples=3) if compile_speedup else None
         v.timing = Timing(candidate=cand, eager=eager, compile=comp, speedup_vs_eager=speedup,
-                          speedup_vs_compile=compile_speedup, timer="host")
+                          speedup_vs_compile=compile_speedup, timer="host", speedup_vs_eager_wall=wall)
     return v
 
 
@@ -108,6 +108,7 @@ def test_every_number_matches_a_hand_computation(run, tmp_path):
     assert d.p50 == pytest.approx(1.2) and d.p10 == pytest.approx(0.5 + 0.2 * 0.7)
     assert d.p90 == pytest.approx(1.2 + 0.8 * 1.3) and d.geomean == pytest.approx((2.5 * 0.5 * 1.2) ** (1 / 3))
     assert not o.speedup["eager_host"].measured  # the hand-built timings carry no host-inclusive figures
+    assert not fast(o, 1.0, time="wall").measured  # nor the verifier's own clock's
     # seeds: only a's answer has verdicts under two seeds, both passed.
     assert (o.seeds.numerator, o.seeds.denominator) == (2, 2)
     assert not o.alternatives.measured and not o.sanitizer.measured and not o.peak_memory.measured
@@ -189,3 +190,20 @@ def test_a_task_the_review_turned_away_leaves_every_denominator(run, tmp_path):
     log.record_decision("b", "accept", "bob")  # the latest decision is what holds
     log.record_decision("c", "accept", "bob")
     assert summarize_run(store, rid).overall.episodes == 6
+
+
+def test_fast_p_by_the_verifiers_own_clock_counts_what_the_candidate_cannot_forge(tmp_path):
+    """Two tasks, both correct: one whose reported (event) speedup is 3.0 while the verifier's own clock saw 0.9 (a
+    timer the candidate's process lied to, within the reject bounds), one honest at 1.6 and 1.5. fast_1 by device
+    time counts both; by the wall clock only the honest one."""
+    with open_store(f"sqlite:///{tmp_path / 'km.db'}") as store:
+        meta = {"x": TaskMeta(level=1, category="gemm"), "y": TaskMeta(level=1, category="gemm")}
+        config = EvalConfig(mode="one-shot", model="scripted:x", samples=1, device="cpu", task_meta=meta)
+        rid = store.create_run("evaluate", "scripted:x", "hand", config)
+        _episode(store, rid, "x", [("x0", [_verdict(Status.accepted, 3.0, wall=0.9)])])
+        _episode(store, rid, "y", [("y0", [_verdict(Status.accepted, 1.6, wall=1.5)])])
+        o = summarize_run(store, rid, BaselineCache(tmp_path / "none.json")).overall
+    assert (fast(o, 1.0).numerator, fast(o, 1.0).denominator) == (2, 2)
+    wall = fast(o, 1.0, time="wall")
+    assert wall.measured and (wall.numerator, wall.denominator) == (1, 2)
+    assert fast(o, 0.0, time="wall").numerator == 2

@@ -105,6 +105,8 @@ def timing_feedback(v: Verdict, roofline: str = "") -> str:
         if t.speedup_vs_compile_host is not None:
             host += f", vs torch.compile {t.speedup_vs_compile_host:.3g}x"
         out.append(host)
+    if t.speedup_vs_eager_wall is not None:
+        out.append(f"by the verifier's own clock (back-to-back calls): speedup vs eager {t.speedup_vs_eager_wall:.3g}x")
     if roofline:
         out.append(roofline)
     return "\n".join(out)

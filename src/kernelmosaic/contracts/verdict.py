@@ -141,6 +141,12 @@ class Timing(_Model):
     """Timed calls whose outputs were checked against the reference (by fingerprint, chosen after each round, and
     one per round in full), and the calls picked from every candidate wall-clock burst after its reply (16 and its
     last, by their projections)."""
+    speedup_vs_eager_wall: float | None = None
+    """Speedup over eager by the verifier's own clock, not the candidate's: eager's wall-clock burst time per call
+    over the candidate's, each the parent's measure of back-to-back calls on inputs of their own, less the
+    projections' cost (the reference's measure), median over rounds. Warm calls where `speedup_vs_eager` times cold
+    ones, so the two differ for honest candidates too (launch-bound work overlaps back to back); nothing the
+    candidate's process does to its timer or reply moves this one. None: not measured."""
     wall_ratio: float = 0.0
     """Worst round's burst of back-to-back calls, on the parent's own clock, over what the candidate's reported
     host-inclusive time predicts (honest: about 1 or below; `timing-wall-clock`)."""

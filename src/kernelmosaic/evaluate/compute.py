@@ -143,7 +143,8 @@ def gate_metrics(records: Sequence[EpisodeRecord], rows: Sequence[TaskRow], has_
 
     fast = []
     for field, baseline, time in (("speedup_eager", "eager", "device"), ("speedup_compile", "compile", "device"),
-                                  ("speedup_eager_host", "eager", "host"), ("speedup_compile_host", "compile", "host")):
+                                  ("speedup_eager_host", "eager", "host"), ("speedup_compile_host", "compile", "host"),
+                                  ("speedup_eager_wall", "eager", "wall")):
         fast += _fast_p(rows, field, f"{baseline}_{time}", baseline, time)
     errors = [by_id[r.episode_id].answer_verdict() for r in rows]
     answers = [v for r, v in zip(rows, errors, strict=True) if r.correct]

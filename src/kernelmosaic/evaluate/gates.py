@@ -148,6 +148,7 @@ def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:
         speedup_eager=t.speedup_vs_eager if t else None, speedup_compile=t.speedup_vs_compile if t else None,
         speedup_eager_host=t.speedup_vs_eager_host if t else None,
         speedup_compile_host=t.speedup_vs_compile_host if t else None,
+        speedup_eager_wall=t.speedup_vs_eager_wall if t else None,
         speedup_unreliable=[name for name, reading in speedup_readings(t).items()
                             if reading.measured and not reading.reliable] if t else [],
         speedup_low={name: reading.low for name, reading in speedup_readings(t).items()

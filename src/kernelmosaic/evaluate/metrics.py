@@ -62,7 +62,8 @@ class FastP(_Model):
     baseline: str
     """`eager` or `compile`."""
     time: str
-    """`device` (the verifier's stream-ordered time) or `host` (host-inclusive call time)."""
+    """`device` (the verifier's stream-ordered time), `host` (host-inclusive call time) or `wall` (the verifier's own
+    clock around back-to-back calls, `Timing.speedup_vs_eager_wall`: nothing in the candidate's process moves it)."""
     rate: Rate
 
 
@@ -128,6 +129,8 @@ class TaskRow(_Model):
     speedup_compile: float | None = None
     speedup_eager_host: float | None = None
     speedup_compile_host: float | None = None
+    speedup_eager_wall: float | None = None
+    """Speedup over eager by the verifier's own clock (`Timing.speedup_vs_eager_wall`)."""
     speedup_unreliable: list[str] = Field(default_factory=list)
     """Which of the speedups above (`eager_device`, `compile_device`, `eager_host`, `compile_host`) the timings' own
     spread does not support (`contracts.speedup`): shown marked, left out of the speedup distributions."""

@@ -142,6 +142,12 @@ class Burst(NamedTuple):
         return self.calls * self.print_ms
 
     @property
+    def per_call_ms(self) -> float:
+        """One call's share of the burst by the parent's clock: the wall time less what load held the request up
+        and less the projections (the reference's measure), over the calls."""
+        return max(self.free_wall_ms - self.prints_ms, 0.0) / max(self.calls, 1)
+
+    @property
     def free_wall_ms(self) -> float:
         """The parent's wall time less what the machine's load held the request up (the worker's main thread and
         the parent's thread waiting for a CPU); the wall time itself where the kernel's account is missing."""

@@ -218,6 +218,8 @@ class WallCheck(NamedTuple):
     """Bursts the candidate needed before one was within the bounds (1: the first)."""
     distinct: bool
     """Whether every burst call had inputs of its own (`BurstInputs.distinct`, from the reference's process)."""
+    speedup: float
+    """Eager's per-call burst time over the candidate's, both by the parent's clock (`Burst.per_call_ms`)."""
 
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
@@ -247,7 +249,8 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
         outside = outside_wait_ms(eager, again)
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
         if (finding := wall_clock_finding(subject, eager, outside)) is None:
-            return WallCheck(ratios(subject), ratios(eager), attempt + 1, distinct)
+            return WallCheck(ratios(subject), ratios(eager), attempt + 1, distinct,
+                             eager.per_call_ms / max(subject.per_call_ms, 1e-9))
         evidence.append(f"attempt {attempt + 1}: {finding.evidence}")
     finding = finding.model_copy(update={"evidence": " | ".join(evidence)})
     raise Stop(Status.timing_anomaly, f"the wall-clock bound failed in 3 of 3 attempts; {evidence[-1]}", [finding])
@@ -363,6 +366,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         speedup_vs_eager_host=e_host.median_ms / max(c_host.median_ms, 1e-9),
         speedup_vs_compile_host=(comp_host.median_ms / max(c_host.median_ms, 1e-9)) if comp_host else None,
         timed_calls_checked=checked,
+        speedup_vs_eager_wall=round(statistics.median(w.speedup for w in walls), 4) if walls else None,
         wall_ratio=max(w.candidate.cold for w in walls), wall_ratio_eager=max(w.eager.cold for w in walls),
         burst_inputs_distinct=all(w.distinct for w in walls),
         clock_ratio=max(w.candidate.clock for w in walls), clock_ratio_cpu=max(w.candidate.cpu for w in walls),

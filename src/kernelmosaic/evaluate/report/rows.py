@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kernelmosaic.evaluate.metrics import Distribution, GateMetrics, Rate
+from kernelmosaic.evaluate.stats import not_measured
 
 __all__ = ["format_rate", "format_per_solved", "format_distribution", "fast", "GATE_ROWS"]
 
@@ -53,4 +54,6 @@ def format_distribution(d: Distribution) -> str:
 
 
 def fast(m: GateMetrics, p: float, baseline: str = "eager", time: str = "device") -> Rate:
-    return next(f.rate for f in m.fast_p if f.p == p and f.baseline == baseline and f.time == time)
+    """The fast_p entry; not measured where the summary has none (one written before that entry existed)."""
+    found = next((f.rate for f in m.fast_p if f.p == p and f.baseline == baseline and f.time == time), None)
+    return found if found is not None else not_measured(f"this summary has no fast_{p:g} vs {baseline} by {time} time")
