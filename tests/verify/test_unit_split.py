@@ -27,6 +27,7 @@ UNIT = r"""
 
 #define CHECK_INPUT(x) TORCH_CHECK(x.is_contiguous(), #x " must be contiguous")
 constexpr int kThreads = 256;  // used by kernels and launches alike
+__host__ __device__ float clamp_unit(float v) { return v < 0.f ? 0.f : (v > 1.f ? 1.f : v); }
 
 struct Scale {
     float s;
@@ -36,7 +37,7 @@ struct Scale {
 template <typename Op>
 __global__ void map_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n, Op op) {
     int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i < n) y[i] = op(x[i]);
+    if (i < n) y[i] = op(x[i]) + 0.f * clamp_unit(x[i]);
 }
 
 template <typename scalar_t>
@@ -103,6 +104,7 @@ def test_the_cut_puts_kernels_and_device_code_apart_from_torch():
     assert "__device__ float warp_sum" in device and "warp_sum" not in host  # device-only code stays there
     assert "constexpr int kThreads" in device and "constexpr int kThreads" in host  # shared by both
     assert "struct Scale" in device and "struct Scale" in host
+    assert "static __host__ __device__ float clamp_unit" in host  # the device object's copy is the external one
     assert "static __global__" not in device  # the host object names the kernel: external linkage
     assert "<<<" not in host and "__syncthreads" not in host  # launches lowered, kernel bodies gone
     assert re.search(r"template <typename Op>\s*__global__ void map_kernel\([^)]*\);", host)

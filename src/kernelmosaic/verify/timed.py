@@ -218,8 +218,9 @@ class WallCheck(NamedTuple):
     """Bursts the candidate needed before one was within the bounds (1: the first)."""
     distinct: bool
     """Whether every burst call had inputs of its own (`BurstInputs.distinct`, from the reference's process)."""
-    speedup: float
-    """Eager's per-call burst time over the candidate's, both by the parent's clock (`Burst.per_call_ms`)."""
+    speedup: float | None
+    """Eager's per-call burst time over the candidate's, both by the parent's clock (`Burst.per_call_ms`); None
+    where either is nothing once the projections are set aside (they took the whole burst)."""
 
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
@@ -249,8 +250,9 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
         outside = outside_wait_ms(eager, again)
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
         if (finding := wall_clock_finding(subject, eager, outside)) is None:
+            per_call = (eager.per_call_ms, subject.per_call_ms)
             return WallCheck(ratios(subject), ratios(eager), attempt + 1, distinct,
-                             eager.per_call_ms / max(subject.per_call_ms, 1e-9))
+                             per_call[0] / per_call[1] if min(per_call) > 0 else None)
         evidence.append(f"attempt {attempt + 1}: {finding.evidence}")
     finding = finding.model_copy(update={"evidence": " | ".join(evidence)})
     raise Stop(Status.timing_anomaly, f"the wall-clock bound failed in 3 of 3 attempts; {evidence[-1]}", [finding])
@@ -354,6 +356,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     if (finding := escaped_work(cand_stat.median_ms, escaped_ms)) is not None:
         raise Stop(Status.timing_anomaly, finding.message, [finding])
     c_host, e_host = summarize(hosted["candidate"]), summarize(hosted["eager"])
+    wall_speedups = [w.speedup for w in walls if w.speedup is not None]
     comp_host = summarize(hosted["compile"]) if hosted["compile"] else None
     return Timing(
         candidate=cand_stat, eager=eager_stat, compile=comp_stat,
@@ -366,7 +369,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
         speedup_vs_eager_host=e_host.median_ms / max(c_host.median_ms, 1e-9),
         speedup_vs_compile_host=(comp_host.median_ms / max(c_host.median_ms, 1e-9)) if comp_host else None,
         timed_calls_checked=checked,
-        speedup_vs_eager_wall=round(statistics.median(w.speedup for w in walls), 4) if walls else None,
+        speedup_vs_eager_wall=round(statistics.median(wall_speedups), 4) if wall_speedups else None,
         wall_ratio=max(w.candidate.cold for w in walls), wall_ratio_eager=max(w.eager.cold for w in walls),
         burst_inputs_distinct=all(w.distinct for w in walls),
         clock_ratio=max(w.candidate.clock for w in walls), clock_ratio_cpu=max(w.candidate.cpu for w in walls),

@@ -288,7 +288,9 @@ def split(source: str, name: str) -> Units | None:
             device.append(where + text + "\n")
         elif "__device__" in qualifiers:  # __host__ __device__ functions, device function declarations
             device.append(where + text + "\n")
-            host.append(where + text + "\n")
+            plain = it.kind == "function" and not words & {"static", "inline", "__forceinline__", "constexpr", "template"}
+            host.append(where + ("static " if plain else "") + text + "\n")  # one external definition, the device
+            # object's: the host unit's copy is its own (else `ld -r` finds the function defined twice)
         elif it.kind == "function":
             if "constexpr" in words:
                 device.append(where + text + "\n")
@@ -434,6 +436,7 @@ _DEVICE_HEADERS = (
     (re.compile(r"\bBFloat16\b"), "c10/util/BFloat16.h"),
     (re.compile(r"\b(Generic)?(Packed)?TensorAccessor(32|64)?\b|\b(Restrict|Default)PtrTraits\b"),
      "ATen/core/TensorAccessor.h"),
+    (re.compile(r"\bC10_[A-Z0-9_]+"), "c10/macros/Macros.h"),
 )
 """The light torch headers a device unit gets when its kernels, or their instances, name what they declare."""
 
