@@ -16,6 +16,8 @@ import pytest
 
 from kernelmosaic.verify.sandbox.kmworker import build_steps, lean_unit, nvcc_split, unit_split
 
+from .test_lean_unit import _flags  # torch's nvcc flags for a load_inline unit, as torch writes them
+
 NVCC = shutil.which("nvcc")
 HEAD = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # what load_inline puts first
 
@@ -163,18 +165,6 @@ def test_instantiations_are_written_back_or_refused():
 
 
 # --- real builds --------------------------------------------------------------------------------------------------
-
-def _flags() -> list[str]:
-    import sysconfig
-
-    from torch.utils.cpp_extension import include_paths
-
-    inc = [w for p in include_paths() for w in ("-isystem", p)]
-    return [*inc, "-isystem", sysconfig.get_paths()["include"], "-DTORCH_EXTENSION_NAME=km_units",
-            "-DTORCH_API_INCLUDE_EXTENSION_H", "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
-            "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr",
-            "-gencode=arch=compute_90,code=sm_90", "--compiler-options", "-fPIC", "-std=c++17", "-O3"]
-
 
 def _build(folder: Path, source: str, units: bool = True, lean: bool = True) -> subprocess.CompletedProcess:
     folder.mkdir(parents=True, exist_ok=True)

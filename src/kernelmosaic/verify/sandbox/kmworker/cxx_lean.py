@@ -50,27 +50,8 @@ def lean_args(args: list[str]) -> list[str] | None:
     sources = [i for i, a in enumerate(args) if a.endswith(_SOURCES) and not a.startswith("-")]
     if len(sources) != 1:
         return None
-    where = Path(args[sources[0]])
-    ops = lean_unit.torch_ops(args)
-    if ops is None:
-        return None
-    try:
-        text = where.read_text()
-    except (OSError, UnicodeDecodeError):
-        return None
-    lean = lean_unit.rewrite(text, ops, str(where), binding=True)
-    if lean is None:
-        return None
-    target = where.with_name(where.name.rsplit(".", 1)[0] + LEAN_SUFFIX)
-    try:
-        tmp = target.with_name(f".{target.name}.{os.getpid()}")
-        tmp.write_text(lean)
-        os.replace(tmp, target)
-    except OSError:
-        return None
-    out = list(args)
-    out[sources[0]] = str(target)
-    return _header_swapped(out)
+    out = lean_unit.lean_source(args, sources[0], LEAN_SUFFIX, binding=True)
+    return _header_swapped(out) if out is not None else None
 
 
 def _header_swapped(args: list[str]) -> list[str]:
@@ -101,11 +82,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.buffer.write(done.stdout)
             sys.stderr.buffer.write(done.stderr)
             return 0
-        source = next(a for a in lean if a.endswith(LEAN_SUFFIX))
-        try:
-            Path(source[: -len(".cpp")] + ".log").write_bytes((done.stdout + done.stderr)[-20_000:])
-        except OSError:
-            pass
+        lean_unit.keep_log(lean_unit.log_path(lean, LEAN_SUFFIX), done.stdout + done.stderr)
     os.execvp(real, [real, *argv])
     return 1  # not reached
 

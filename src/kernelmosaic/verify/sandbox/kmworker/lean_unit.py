@@ -26,7 +26,8 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["SWITCH", "SUFFIX", "BINDING_HEAD", "binding_header", "rewrite", "lean_args", "log_path", "torch_ops"]
+__all__ = ["SWITCH", "SUFFIX", "BINDING_HEAD", "binding_header", "rewrite", "lean_args", "lean_source", "log_path",
+           "keep_log", "line_directive", "torch_ops"]
 
 SWITCH = "KM_NVCC_LEAN"
 """`0`: compile every unit as written."""
@@ -108,16 +109,21 @@ def rewrite(source: str, ops: frozenset[str] | set[str], name: str, binding: boo
     aliases = "".join(f"{a}\n" for a in dict.fromkeys(a for _, a in named if a))
     prelude = ((BINDING_HEAD if binding else "") + _PRELUDE_HEAD + headers + "".join(f"#include <ATen/ops/{op}.h>\n" for op in used) + _TORCH_NAMES
                + aliases)
-    return f'{prelude}#line 1 "{_escaped(name)}"\n{body}'
+    return f"{prelude}{line_directive(1, name)}{body}"
 
 
 def lean_args(args: list[str]) -> list[str] | None:
     """nvcc's arguments with the unit's source replaced by its lean form (written beside it), or None when there is
     none: not one `.cu` source, no torch include folder among `-I`/`-isystem`, or a unit `rewrite` leaves alone."""
     sources = [i for i, a in enumerate(args) if a.endswith(".cu") and not a.startswith("-")]
-    if len(sources) != 1:
-        return None
-    where = Path(args[sources[0]])
+    return lean_source(args, sources[0], SUFFIX) if len(sources) == 1 else None
+
+
+def lean_source(args: list[str], at: int, suffix: str, binding: bool = False) -> list[str] | None:
+    """Compiler arguments whose source, `args[at]`, is replaced by its lean form (`rewrite`), written beside it as
+    `<stem><suffix>`; None when there is none (no torch include folder among the arguments, an unreadable source,
+    a unit `rewrite` leaves alone, an unwritable folder)."""
+    where = Path(args[at])
     ops = torch_ops(args)
     if ops is None:
         return None
@@ -125,10 +131,10 @@ def lean_args(args: list[str]) -> list[str] | None:
         text = where.read_text()
     except (OSError, UnicodeDecodeError):
         return None
-    lean = rewrite(text, ops, str(where))
+    lean = rewrite(text, ops, str(where), binding=binding)
     if lean is None:
         return None
-    target = where.with_name(where.name[: -len(".cu")] + SUFFIX)
+    target = where.with_name(where.name.rsplit(".", 1)[0] + suffix)
     try:
         tmp = target.with_name(f".{target.name}.{os.getpid()}")
         tmp.write_text(lean)
@@ -136,16 +142,26 @@ def lean_args(args: list[str]) -> list[str] | None:
     except OSError:
         return None
     out = list(args)
-    out[sources[0]] = str(target)
+    out[at] = str(target)
     return out
 
 
-def log_path(args: list[str]) -> Path | None:
-    """Where the lean unit named in `args` keeps the output of a compile that failed (`<stem>.km-lean.log`)."""
+def log_path(args: list[str], suffix: str = SUFFIX) -> Path | None:
+    """Where the lean unit named in `args` (a source ending in `suffix`) keeps the output of a compile that failed
+    (`<stem>.km-lean.log`)."""
     for a in args:
-        if a.endswith(SUFFIX) and not a.startswith("-"):
-            return Path(a[: -len(".cu")] + ".log")
+        if a.endswith(suffix) and not a.startswith("-"):
+            return Path(a).with_suffix(".log")
     return None
+
+
+def keep_log(path: Path | None, text: bytes) -> None:
+    """The end of a failed compile's output, kept at `path` for a reader (the build reports another compile's)."""
+    if path is not None:
+        try:
+            path.write_bytes(text[-20_000:])
+        except OSError:
+            pass
 
 
 def torch_ops(args: list[str]) -> frozenset[str] | None:
@@ -171,5 +187,7 @@ def _include_dirs(args: list[str]) -> list[str]:
     return out
 
 
-def _escaped(name: str) -> str:
-    return name.replace("\\", "\\\\").replace('"', '\\"')
+def line_directive(line: int, name: str) -> str:
+    """`#line <line> "<name>"` and a newline: what follows is reported as that line of that file."""
+    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+    return f'#line {line} "{escaped}"\n'

@@ -277,17 +277,9 @@ def _split_nvcc(cuda: bool):
         return
     from torch.utils.cpp_extension import _join_cuda_home
 
-    saved = {k: os.environ.get(k) for k in ("PYTORCH_NVCC", nvcc_split.REAL_NVCC)}
-    os.environ["PYTORCH_NVCC"] = f"{shlex.quote(sys.executable)} -I {shlex.quote(nvcc_split.__file__)}"
-    os.environ[nvcc_split.REAL_NVCC] = _join_cuda_home("bin", "nvcc")
-    try:
+    with _environ({"PYTORCH_NVCC": f"{shlex.quote(sys.executable)} -I {shlex.quote(nvcc_split.__file__)}",
+                   nvcc_split.REAL_NVCC: _join_cuda_home("bin", "nvcc")}):
         yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @contextlib.contextmanager
@@ -298,11 +290,17 @@ def _lean_cxx():
     if not os.access(cxx_lean.WRAPPER, os.X_OK):
         yield
         return
-    names = ("CXX", cxx_lean.REAL_CXX, "KM_CXX_PYTHON")
-    saved = {k: os.environ.get(k) for k in names}
-    os.environ[cxx_lean.REAL_CXX] = os.environ.get(cxx_lean.REAL_CXX) or os.environ.get("CXX") or "c++"
-    os.environ["CXX"] = str(cxx_lean.WRAPPER)
-    os.environ["KM_CXX_PYTHON"] = sys.executable
+    real = os.environ.get(cxx_lean.REAL_CXX) or os.environ.get("CXX") or "c++"
+    with _environ({cxx_lean.REAL_CXX: real, "CXX": str(cxx_lean.WRAPPER), "KM_CXX_PYTHON": sys.executable}):
+        yield
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]):
+    """`values` set in this process's environment for the block (torch's ninja reads its tools from there), and
+    what was there before put back after."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
         yield
     finally:

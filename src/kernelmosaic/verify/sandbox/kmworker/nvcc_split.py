@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
             sys.stdout.buffer.write(out)
             sys.stderr.buffer.write(err)
             return 0
-        _keep_log(lean_unit.log_path(lean), out + err)
+        lean_unit.keep_log(lean_unit.log_path(lean), out + err)
     if os.environ.get(SWITCH, "1") == "0" or not _plain_compile(args):
         os.execvp(real, [real, *argv])
     with tempfile.TemporaryDirectory(prefix="km-nvcc-") as keep:
@@ -114,15 +114,6 @@ def main(argv: list[str]) -> int:
     sys.stdout.buffer.write(out)
     sys.stderr.buffer.write(err)
     return code
-
-
-def _keep_log(path: Path | None, text: bytes) -> None:
-    """Why the lean unit did not compile, kept beside it (the build reports the unit as written)."""
-    if path is not None:
-        try:
-            path.write_bytes(text[-20_000:])
-        except OSError:
-            pass
 
 
 def _compile(real: str, args: list[str], table: str | None, label: str) -> tuple[int, bytes, bytes]:

@@ -245,7 +245,7 @@ def split(source: str, name: str) -> Units | None:
     for it in items:
         text, m = source[it.start:it.end], masked[it.start:it.end]
         line = source.count("\n", 0, it.start) + 1
-        where = f'#line {line} "{_escaped(name)}"\n'
+        where = lean_unit.line_directive(line, name)
         words = _words(m)
         if it.kind == "pp":
             if "__global__" in m:
@@ -308,10 +308,6 @@ def split(source: str, name: str) -> Units | None:
     if host_text is None:
         return None
     return Units(device="".join(device), host=_LAUNCH_HELPER + host_text, kernels=kernels, templates=templates)
-
-
-def _escaped(name: str) -> str:
-    return name.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def launches(text: str) -> str | None:
@@ -514,7 +510,7 @@ def build(real: str, args: list[str], ops: frozenset[str] | None, run) -> tuple[
                 host_src.write_text(units.host)  # the lean prelude lacks something: torch's headers as written
                 code, out, err = run(host_args, "units host full ")
             if code != 0:
-                log.write_bytes((out + err)[-20_000:])
+                lean_unit.keep_log(log, out + err)
                 return None
             own = _nm(host_o, "--defined-only")
             if any(base_name(d) in units.kernels for d in _demangled(own)):
@@ -534,7 +530,7 @@ def build(real: str, args: list[str], ops: frozenset[str] | None, run) -> tuple[
             dev_args += ["-static-global-template-stub=false"]
             code, dout, derr = run(dev_args, "units device ")
             if code != 0:
-                log.write_bytes((dout + derr)[-20_000:])
+                lean_unit.keep_log(log, dout + derr)
                 return None
             defined = set(_nm(device_o, "--defined-only"))
             missing = [s for s in needed if s not in defined]
@@ -545,7 +541,7 @@ def build(real: str, args: list[str], ops: frozenset[str] | None, run) -> tuple[
             joined = subprocess.run(["ld", "-r", "-o", target, str(device_o), str(host_o)], capture_output=True,
                                     timeout=120)
             if joined.returncode != 0:
-                log.write_bytes(joined.stderr[-20_000:])
+                lean_unit.keep_log(log, joined.stderr)
                 return None
             if dep_at is not None:
                 _write_deps(Path(args[dep_at + 1]), target, where, host_src, deps)
