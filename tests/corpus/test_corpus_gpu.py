@@ -57,6 +57,9 @@ def _row(case: CorpusCase, policy: str, verdict: Verdict, seconds: float) -> dic
         "findings": [f"{f.severity}:{f.rule}" for f in verdict.findings],
         "custom_share": verdict.custom.share if verdict.custom is not None else None,
         "seconds": round(seconds, 1),
+        "phase_seconds": dict(verdict.phase_seconds),
+        "sanitizer": {k: verdict.sanitizer.get(k) for k in ("racecheck", "synccheck") if k in verdict.sanitizer}
+        if verdict.sanitizer else {},
     }
 
 

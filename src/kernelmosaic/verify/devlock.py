@@ -9,7 +9,8 @@ that cache), taken in two modes:
   bursts) and around measuring the device's peaks;
 - **shared** around everything else that runs kernels on the device: on CUDA every call of a judgement to its
   workers (reference trials, correctness, census, probes, alternative shapes; `DeviceHold.shared`, taken by
-  `Worker.call`), and compute-sanitizer runs for their whole length. Host work between calls (transfers, float64
+  `Worker.call`), and compute-sanitizer runs from when their targets are set up (Python, torch and the
+  candidate loaded: no kernel has run) to their end (`verify/sanitize.py`). Host work between calls (transfers, float64
   comparisons) holds nothing.
 
 So on one GPU several judgements (`judges_per_gpu` device slots) and sanitizer runs proceed side by side, and a

@@ -155,10 +155,11 @@ _FLAG_LAYER = {"--landlock": "landlock-fs", "--no-tcp": "landlock-net", "--scope
 
 
 def tool_command(problem: Path, candidate: Path, device: str, build_cache: Path, scratch: Path,
-                 env_extra: dict[str, str] | None = None) -> ToolCommand:
-    """The confined command for `kmworker.profile_one` under a tool; `scratch` must exist (the caller removes it)."""
+                 env_extra: dict[str, str] | None = None, gate: Path | None = None) -> ToolCommand:
+    """The confined command for `kmworker.profile_one` under a tool; `scratch` must exist (the caller removes it).
+    `gate`: the target sets up, writes `profile_one.READY` in `scratch` and waits for this file before its forward."""
     plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
-    flags = plan.worker_args()
+    flags = plan.worker_args() + (["--gate", str(gate)] if gate is not None else [])
     for path in isolation.writable_paths(()):
         flags += ["--writable", path]
     tmp = scratch / "tmp"

@@ -30,14 +30,20 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from kernelmosaic.contracts.sanitizer import TOOLS, tool_passed
 from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
 from kernelmosaic.verify.pool import ToolCommand, tool_command, tool_layers
+from kernelmosaic.verify.sandbox.kmworker.profile_one import READY
+
+Gate = Callable[[], AbstractContextManager]
+"""Holds the device while the tools' forwards run (`DeviceHold.shared`: no timing phase overlaps them)."""
 
 __all__ = ["RACE_TOOLS", "run_sanitizer", "parse_summary", "shared_memory_evidence",
            "sanitizer_plan"]
@@ -96,11 +102,14 @@ def sanitizer_plan(device: str, sanitize: bool, race_check: bool, candidate_src:
     return RACE_TOOLS, f"race check: the source uses shared memory ({shared})"
 
 
-def _one_tool(tool: str, name: str, severity: str, command: ToolCommand, timeout_s: float
-              ) -> tuple[list[Finding], dict]:
+def _start(tool: str, name: str, command: ToolCommand) -> subprocess.Popen:
     cmd = command.around([tool, "--tool", name, "--print-limit", "5"])
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=command.env,
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=command.env,
                             cwd=command.cwd, start_new_session=True)
+
+
+def _finish(proc: subprocess.Popen, name: str, severity: str, timeout_s: float, started: float
+            ) -> tuple[list[Finding], dict]:
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:  # the tool and the program under it go together (their own session)
@@ -110,6 +119,9 @@ def _one_tool(tool: str, name: str, severity: str, command: ToolCommand, timeout
     text = stdout + stderr
     errors = parse_summary(text)
     report: dict = {"errors": errors, "exit": proc.returncode}
+    stages = _stages(text, started)
+    if stages:
+        report["stages_s"] = stages
     if errors is None:
         report["note"] = text.strip().splitlines()[-1][:300] if text.strip() else "no output"
         return [], report
@@ -121,11 +133,23 @@ def _one_tool(tool: str, name: str, severity: str, command: ToolCommand, timeout
                     message=f"compute-sanitizer {name} reported {errors} error(s)", evidence=first[:300])], report
 
 
+_STAGE = re.compile(r"^km-profile-one stage (\w+) (\d+(?:\.\d+)?)$", re.M)
+
+
+def _stages(text: str, started: float) -> dict[str, float]:
+    """When each step of the run under the tool ended, in seconds from the tool's start (`profile_one`'s stage
+    lines; the candidate's code could print such lines too, so they only describe, never judge)."""
+    return {m.group(1): round(float(m.group(2)) - started, 2) for m in _STAGE.finditer(text)}
+
+
 def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], build_cache: Path,
-                  timeout_s: float = 600, tools: Sequence[str] = tuple(TOOLS)) -> tuple[list[Finding], dict]:
+                  timeout_s: float = 600, tools: Sequence[str] = tuple(TOOLS), gate: Gate = nullcontext
+                  ) -> tuple[list[Finding], dict]:
     """`tools` run side by side (each in its own process and CUDA context): most of each run is starting Python and
-    torch under the tool, so the device is held for about one run's time rather than one per tool. The candidate's
-    code under each tool is confined as in a candidate worker (`pool.tool_command`); the report names the layers."""
+    torch under the tool, which runs no kernel, so `gate()` (the device held shared) is entered only once every
+    tool's target is set up, and held until the last one ends. Each tool's report has `set_up_s`, `device_held_s`
+    and the target's `stages_s`. The candidate's code under each tool is confined as in a candidate worker
+    (`pool.tool_command`); the report names the layers."""
     tool = shutil.which("compute-sanitizer")
     if tool is None:
         return [], {"ran": False, "tools": list(tools), "skipped": "compute-sanitizer is not installed here"}
@@ -134,7 +158,7 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
     source = Path(problem).read_text(encoding="utf-8")
     shrunk = small_shapes(source)
     chosen = {name: TOOLS[name] for name in tools}
-    results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen)
+    results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen, gate)
     shapes: dict | str = shrunk or "as stated"
     findings, report = [], {"ran": True, "tools": list(chosen), "isolation": tool_layers("cuda")}
     if shrunk and not _clean(results):
@@ -142,7 +166,7 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
         # kernel written for the stated size is legitimate under the kernelbench policy); what the small shapes
         # showed stays a flag.
         small = sorted({f.rule for found, _ in results.values() for f in found if f.severity == "reject"})
-        results = _run_tools(tool, problem, candidate, source, {}, env, build_cache, timeout_s, chosen)
+        results = _run_tools(tool, problem, candidate, source, {}, env, build_cache, timeout_s, chosen, gate)
         if small and _clean(results):
             findings.append(Finding(rule="sanitizer-small-shapes", severity="flag",
                                     message=f"compute-sanitizer found errors at the small shapes {shrunk} only",
@@ -167,19 +191,40 @@ def _clean(results: dict[str, tuple[list[Finding], dict]]) -> bool:
 
 
 def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: dict[str, int], env: dict[str, str],
-               build_cache: Path, timeout_s: float, tools: dict[str, str]) -> dict[str, tuple[list[Finding], dict]]:
+               build_cache: Path, timeout_s: float, tools: dict[str, str], gate: Gate
+               ) -> dict[str, tuple[list[Finding], dict]]:
     """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty). Each
     tool's target runs in a scratch folder of its own; the shrunk problem lies beside them, where none may write
-    (one tool's candidate process must not change the problem another tool's process is about to load)."""
+    (one tool's candidate process must not change the problem another tool's process is about to load), as does the
+    go file: each target sets up (`profile_one --gate`), and the device is held (`gate()`) from the go file's
+    writing until the last tool has ended."""
     with tempfile.TemporaryDirectory(prefix="km-sanitize-") as scratch:
         if shrunk:
             problem = Path(scratch) / Path(problem).name
             problem.write_text(apply_shape_overrides(source, shrunk), encoding="utf-8")
+        go = Path(scratch) / "go"
         commands = {}
         for name in tools:
             (Path(scratch) / name).mkdir()
-            commands[name] = tool_command(problem, candidate, "cuda", build_cache, Path(scratch) / name, env)
+            commands[name] = tool_command(problem, candidate, "cuda", build_cache, Path(scratch) / name, env, gate=go)
+        started = time.time()
+        procs = {name: _start(tool, name, commands[name]) for name in tools}
         with ThreadPoolExecutor(max_workers=len(tools)) as pool:
-            runs = {name: pool.submit(_one_tool, tool, name, severity, commands[name], timeout_s)
+            runs = {name: pool.submit(_finish, procs[name], name, severity, timeout_s, started)
                     for name, severity in tools.items()}
-            return {name: run.result() for name, run in runs.items()}
+            try:
+                while not all(run.done() or (commands[name].cwd / READY).exists() for name, run in runs.items()):
+                    time.sleep(0.05)
+                set_up = time.time() - started
+                with gate():
+                    held = time.perf_counter()
+                    go.touch()
+                    results = {name: run.result() for name, run in runs.items()}
+                    held = time.perf_counter() - held
+            finally:  # cut short (an interrupt, the hold refused): no target is left waiting for its go
+                for proc in procs.values():
+                    if proc.poll() is None and not go.exists():
+                        os.killpg(proc.pid, signal.SIGKILL)
+        for _, report in results.values():
+            report["set_up_s"], report["device_held_s"] = round(set_up, 2), round(held, 2)
+        return results

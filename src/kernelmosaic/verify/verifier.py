@@ -323,11 +323,12 @@ class Verifier:
         tools, plan = sanitizer_plan(slot.device, job.sanitize, self.config.race_check, job.candidate_src)
         verdict.sanitizer = {"ran": False, "skipped": plan}
         if tools:
-            # shared: its kernels must not land in another candidate's timing, but it may overlap judgements
-            with device_hold(slot.device, self.config) as hold, hold.shared(), out.phase("sanitize"):
-                out.phase_seconds["sanitize_lock_wait"] = hold.waited
+            # shared once the tools' targets are set up: their kernels must not land in another candidate's timing,
+            # but they may overlap judgements
+            with device_hold(slot.device, self.config) as hold, out.phase("sanitize"):
                 found, report = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir,
-                                              self.config.sanitize_timeout_s, tools)
+                                              self.config.sanitize_timeout_s, tools, gate=hold.shared)
+                out.phase_seconds["sanitize_lock_wait"] = hold.waited
             verdict.sanitizer = {"plan": plan, **report}
             out.findings += found
 

@@ -1,0 +1,135 @@
+"""The device is held for a sanitizer run's forwards only, not for the start of Python and torch under the tool.
+
+`profile_one --gate GO` (the target under compute-sanitizer) sets up, writes `km-ready` and waits for GO before it
+runs the candidate: tested here with the real target on the CPU device. `run_sanitizer` enters its `gate` (the
+verifier's shared device hold) only when every tool's target is ready, writes GO, and leaves it when the last tool has
+ended: tested with a stand-in tool that keeps the target's protocol (the real compute-sanitizer needs a GPU:
+tests/verify/test_verify_gpu.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+
+from kernelmosaic.verify.pool import tool_command
+from kernelmosaic.verify.sandbox.kmworker.profile_one import READY
+
+from .kit import PROBLEM_ADD_RELU, write
+
+MARKING = '''
+import pathlib
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        pathlib.Path("forward-ran").touch()
+        return (a + b).relu()
+'''
+
+
+def test_a_gated_target_sets_up_then_waits_for_its_go_before_the_forward(tmp_path):
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    candidate = write(tmp_path, "candidate.py", MARKING)
+    scratch, go = tmp_path / "scratch", tmp_path / "go"
+    scratch.mkdir()
+    command = tool_command(problem, candidate, "cpu", tmp_path / "cache", scratch, gate=go)
+    proc = subprocess.Popen(command.around([]), cwd=command.cwd, env=command.env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (scratch / READY).exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the target never said it was set up"
+            time.sleep(0.05)
+        time.sleep(0.5)
+        assert proc.poll() is None and not (scratch / "forward-ran").exists(), "the forward ran before its go"
+        go.touch()
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert (scratch / "forward-ran").exists()
+    stages = [line.split()[2] for line in err.splitlines() if line.startswith("km-profile-one stage ")]
+    assert stages == ["start", "torch", "loaded", "ready", "go", "done"], err
+
+
+def test_an_ungated_target_runs_at_once(tmp_path):
+    """ncu's target (the agent's profile) takes no gate."""
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    candidate = write(tmp_path, "candidate.py", MARKING)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    command = tool_command(problem, candidate, "cpu", tmp_path / "cache", scratch)
+    done = subprocess.run(command.around([]), cwd=command.cwd, env=command.env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (scratch / "forward-ran").exists() and not (scratch / READY).exists()
+
+
+# A stand-in compute-sanitizer that keeps the target's protocol: it finds --gate GO among its arguments, takes
+# SETUP seconds to start (as Python and torch do under the tool), says it is ready, waits for GO, notes when it saw
+# it, and answers with a clean summary.
+STAND_IN = r'''#!/bin/sh
+tool="$2"; go=""; prev=""
+for a in "$@"; do [ "$prev" = "--gate" ] && go="$a"; prev="$a"; done
+sleep "$(cat {setup_dir}/setup-$tool)"
+touch km-ready
+echo "ready $(date +%s.%N)" >> {setup_dir}/$tool.log
+while [ ! -e "$go" ]; do sleep 0.02; done
+echo "go $(date +%s.%N)" >> {setup_dir}/$tool.log
+sleep 0.3
+echo "done $(date +%s.%N)" >> {setup_dir}/$tool.log
+echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+echo "========= ERROR SUMMARY: 0 errors"
+'''
+
+
+def test_the_device_is_held_from_every_target_set_up_to_the_last_tools_end(tmp_path, monkeypatch):
+    from kernelmosaic.verify.sanitize import run_sanitizer
+
+    tool = tmp_path / "bin" / "compute-sanitizer"
+    tool.parent.mkdir()
+    tool.write_text(STAND_IN.format(setup_dir=tmp_path))
+    tool.chmod(0o755)
+    (tmp_path / "setup-racecheck").write_text("0.3")
+    (tmp_path / "setup-synccheck").write_text("1.5")  # the slower target decides when the hold begins
+    monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
+    held: list[float] = []
+
+    @contextlib.contextmanager
+    def gate():
+        held.append(time.time())
+        yield
+        held.append(time.time())
+
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
+                                     tools=("racecheck", "synccheck"), gate=gate)
+    assert findings == [] and len(held) == 2
+    for name in ("racecheck", "synccheck"):
+        seen = dict(line.split() for line in (tmp_path / f"{name}.log").read_text().splitlines())
+        ready, go, done = (float(seen[k]) for k in ("ready", "go", "done"))
+        assert ready <= held[0] <= go, (name, ready, held, go)  # held only once set up, before its forward
+        assert done <= held[1], (name, done, held)  # and until its forward ended
+        assert report[name]["errors"] == 0
+        assert report[name]["set_up_s"] >= 1.4 and 0.25 <= report[name]["device_held_s"] < report[name]["set_up_s"]
+
+
+def test_a_target_that_dies_before_it_is_ready_does_not_keep_the_others_waiting(tmp_path, monkeypatch):
+    from kernelmosaic.verify.sanitize import run_sanitizer
+
+    tool = tmp_path / "bin" / "compute-sanitizer"
+    tool.parent.mkdir()
+    tool.write_text('#!/bin/sh\necho "Traceback: ImportError in the candidate" >&2\nexit 1\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    started = time.monotonic()
+    findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
+                                     tools=("racecheck",))
+    assert time.monotonic() - started < 30
+    assert report["racecheck"]["errors"] is None and "ImportError" in report["racecheck"]["note"]
+    assert [f.rule for f in findings] == ["sanitizer-incomplete"]
