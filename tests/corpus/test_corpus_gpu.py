@@ -58,6 +58,10 @@ def _row(case: CorpusCase, policy: str, verdict: Verdict, seconds: float) -> dic
         "custom_share": verdict.custom.share if verdict.custom is not None else None,
         "seconds": round(seconds, 1),
         "phase_seconds": dict(verdict.phase_seconds),
+        # the wall-clock check's figures on honest candidates: how tight `timing-wall-clock` can be on a GPU
+        "timing": verdict.timing.model_dump(include={"speedup_vs_eager", "speedup_vs_eager_host", "speedup_vs_eager_wall",
+                                                     "wall_ratio", "wall_ratio_eager", "clock_ratio",
+                                                     "wall_check_attempts"}) if verdict.timing else None,
         "sanitizer": {k: verdict.sanitizer.get(k) for k in ("racecheck", "synccheck") if k in verdict.sanitizer}
         if verdict.sanitizer else {},
     }
