@@ -46,11 +46,12 @@ class CompileBaselineRun:
     """Why there are none ("disabled", the build's or the timing's error)."""
 
 
-def baseline_call(ref: Worker, op: str, config: VerifyConfig, what: str, **args) -> tuple[dict | None, str]:
+def baseline_call(ref: Worker, op: str, config: VerifyConfig, what: str, lend_device: bool = False,
+                  **args) -> tuple[dict | None, str]:
     """One call for the `torch.compile` baseline: (result, "") or (None, why it failed). A baseline that fails
     costs the baseline, not the verdict; a reference worker that dies is `bad_problem`."""
     try:
-        return ref.call(op, config.timing_timeout_s, **args), ""
+        return ref.call(op, config.timing_timeout_s, lend_device=lend_device, **args), ""
     except WorkerError as exc:
         return None, f"{exc.error.get('type')}: {exc.error.get('message', '')[:300]}"
     except WorkerDied as exc:
@@ -82,7 +83,10 @@ def _build_and_time(ref: Worker, l2_bytes: int, config: VerifyConfig, exclusive:
                     hold: Hold) -> CompileBaselineRun:
     """Build (host work, the device shared) then time every round with the device alone."""
     base = config.seed + 1_000_000
-    _, error = baseline_call(ref, "prepare_compile", config, "building torch.compile", seed=base + 3 * ROUND_SEEDS)
+    # the reference worker holds the device itself, except while Dynamo and Inductor compile (host work that kept
+    # every other judgement's timing waiting for minutes when held here)
+    _, error = baseline_call(ref, "prepare_compile", config, "building torch.compile", lend_device=True,
+                             seed=base + 3 * ROUND_SEEDS)
     if error:
         return CompileBaselineRun(None, False, error)
     rounds, budget = config.timing_plan()

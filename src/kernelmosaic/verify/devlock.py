@@ -12,6 +12,9 @@ that cache), taken in two modes:
   `Worker.call`), and compute-sanitizer runs from when their targets are set up (Python, torch and the
   candidate loaded: no kernel has run) to their end (`verify/sanitize.py`). Host work between calls (transfers, float64
   comparisons) holds nothing.
+  One call holds it from the worker's side instead: building the `torch.compile` baseline, which the reference
+  worker (trusted code) holds shared itself except while Dynamo and Inductor compile (`DeviceHold.lend`,
+  `kmworker/compile_share.py`): minutes of host work on a large problem that kept every timing phase waiting.
 
 So on one GPU several judgements (`judges_per_gpu` device slots) and sanitizer runs proceed side by side, and a
 timing phase has the device to itself. Measured on the H200 (2026-12-01) with the whole judgement exclusive: 55 s
@@ -171,6 +174,16 @@ class DeviceHold:
         """The device is held alone now (inside `exclusive()`)."""
         return self._alone
 
+    def lend(self) -> str | None:
+        """The lock file, for a trusted worker to hold shared itself for one call that needs the device only for
+        part of its length (`kmworker/compile_share.py`), after this process's pending timings (as `shared()`); None
+        where this judgement already holds the device (alone, or shared): then the call is held here as any other."""
+        if self._alone or self._depth:
+            return None
+        self._fileno()  # inside `with hold:`, so the file exists
+        self.waited = round(self.waited + self.gate.turn(self.max_wait_s), 3)
+        return str(self.path)
+
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[float]:
         """The device alone; yields the seconds waited for it. Inside another `exclusive()` (a judgement that holds
@@ -219,6 +232,9 @@ class CpuHold:
 
     def shared(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
+
+    def lend(self) -> str | None:
+        return None  # nothing to lend: the CPU's calls hold nothing
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[float]:

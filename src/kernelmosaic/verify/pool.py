@@ -350,11 +350,16 @@ class Worker:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None and not self.poisoned
 
-    def call(self, op: str, timeout: float, **args) -> dict:
+    def call(self, op: str, timeout: float, lend_device: bool = False, **args) -> dict:
+        """One request and its reply, the device held shared around it (`hold`). `lend_device` (trusted workers only):
+        the worker gets the lock file as `device_lock` and holds it itself (`DeviceHold.lend`), where it can be lent."""
         if not self.alive:
             raise WorkerDied("crash", f"{self.role} worker is not running")
         calls_log.debug("%s %s", self.role, op)
-        with self.hold.shared() if self.hold is not None else contextlib.nullcontext():
+        lent = self.hold.lend() if lend_device and self.hold is not None else None
+        if lent is not None:
+            args["device_lock"] = lent
+        with self.hold.shared() if self.hold is not None and lent is None else contextlib.nullcontext():
             try:
                 self.channel.send({"op": op, "args": args})
             except OSError as exc:

@@ -9,6 +9,7 @@ import torch
 
 from .burst_inputs import BurstInputs, CallPrinter, print_cost
 from .common import package_outputs, seed_all
+from .compile_share import CompileShare
 from .fingerprint import Fingerprinter
 from .held import HeldTrials
 from .inputs import InputTemplate, apply_distribution, cast_model, cast_precision, to_device
@@ -191,14 +192,16 @@ class ReferenceRole(HeldTrials):
         return self.compiled
 
     @torch.no_grad()
-    def prepare_compile(self, seed: int) -> dict:
-        """Build the `torch.compile` baseline and run it once, before any timing round: Inductor's compile (and
-        its worker processes starting up) must not load the host while another subject is being timed."""
-        gen = torch.Generator(device=self.device).manual_seed(seed)
-        self._compiled()(*self.template.draw(gen))
-        if self.device.startswith("cuda"):
-            torch.cuda.synchronize()
-        return {}
+    def prepare_compile(self, seed: int, device_lock: str | None = None) -> dict:
+        """Build the `torch.compile` baseline and run it once, before any timing round (no compile happens inside
+        one). `device_lock`: the device's lock file, which the parent lent this call instead of holding it around
+        it: held here shared, except while Dynamo and Inductor compile (`compile_share.py`)."""
+        with CompileShare(device_lock, self.device) as share:
+            gen = torch.Generator(device=self.device).manual_seed(seed)
+            self._compiled()(*self.template.draw(gen))
+            if self.device.startswith("cuda"):
+                torch.cuda.synchronize()
+        return {"unheld_s": round(share.unheld_s, 3), "compiles": share.compiles}
 
     @torch.no_grad()
     def time(self, kind: str, budget_ms: float, seed: int, l2_bytes: int, lead_us: float = 0.0,
