@@ -55,3 +55,22 @@ def test_small_shapes_and_alternatives_rewrite_an_expression_constant():
     ast.parse(rewritten)
     (alternative,) = derive_alternatives(PROBLEM)
     assert set(alternative) == {"N", "rows"} and all(v % 2 == 1 for v in alternative.values())
+
+
+def test_the_sanitizers_first_shapes_also_shrink_the_models_widths_keeping_what_divides_them():
+    from kernelmosaic.tasks.shapes import small_model_shapes
+
+    source = (
+        "import torch\n"
+        "batch_size = 1024\nin_features = 8192\nout_features = 8192\nnum_heads = 8\nchannels = 96\n"
+        "dim = 1\nscale = 0.5\nsteps = in_features * 2\n"
+        "def get_inputs():\n    return [torch.randn(batch_size, in_features)]\n"
+        "def get_init_inputs():\n    return [in_features, out_features, num_heads, channels, dim, scale, steps]\n"
+    )
+    shapes = small_model_shapes(source)
+    # the input-only size as for small_shapes (odd, a sixteenth); widths a sixteenth keeping their power-of-two
+    # factor; small constants, floats and derived constants untouched
+    assert shapes == {"batch_size": 65, "in_features": 512, "out_features": 512, "channels": 32}
+    assert all(shapes[n] % 8 == 0 for n in ("in_features", "out_features"))
+    assert small_model_shapes("import torch\nn = 4096\ndef get_inputs():\n    return [torch.randn(n)]\n") == {}
+    assert small_model_shapes("def broken(:\n") == {}

@@ -95,9 +95,36 @@ def test_the_tools_run_the_problem_at_its_small_shapes(tmp_path, monkeypatch):
 
     _stand_in(tmp_path, monkeypatch, 'echo "========= ERROR SUMMARY: 0 errors"\n')
     findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache")
-    assert findings == [] and report["shapes"] == {"batch_size": 257, "dim": 257}
+    # the inputs' sizes odd, about a sixteenth; the model's width a sixteenth that keeps its power-of-two factor
+    assert findings == [] and report["shapes"] == {"batch_size": 257, "dim": 257, "features": 32}
     assert (tmp_path / "seen").read_text().splitlines() == ["batch_size = 257"] * 4
     assert (tmp_path / "p.py").read_text() == PROBLEM  # the task's own file is never rewritten
+
+
+def test_where_the_small_model_does_not_run_the_inputs_alone_are_shrunk(tmp_path, monkeypatch):
+    """A candidate that ties a kernel to the model's width fails there; the inputs' small sizes are tried next."""
+    from kernelmosaic.verify.sanitize import run_sanitizer
+
+    _stand_in(tmp_path, monkeypatch, 'if grep -q "^features = 32" "$PROBLEM"; then exit 1; fi\n'
+                                     'echo "========= ERROR SUMMARY: 0 errors"\n')
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache",
+                                     tools=("racecheck",))
+    assert findings == [] and report["shapes"] == {"batch_size": 257, "dim": 257}
+    assert (tmp_path / "seen").read_text().splitlines() == ["batch_size = 257"] * 2
+
+
+def test_errors_at_the_small_model_go_straight_to_the_stated_shapes(tmp_path, monkeypatch):
+    """Errors, unlike an unfinished forward, are settled by the problem's own shapes, not by other small ones."""
+    from kernelmosaic.verify.sanitize import run_sanitizer
+
+    _stand_in(tmp_path, monkeypatch, 'if grep -q "^features = 32" "$PROBLEM"; then\n'
+                                     '  echo "========= RACECHECK SUMMARY: 1 hazards displayed (1 errors, 0 warnings)"\n'
+                                     'else echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"; fi\n')
+    findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache",
+                                     tools=("racecheck",))
+    assert [(f.rule, f.severity) for f in findings] == [("sanitizer-small-shapes", "flag")]
+    assert report["shapes"] == "as stated (the small shapes showed errors)"
+    assert (tmp_path / "seen").read_text().splitlines() == ["batch_size = 257", "batch_size = 4096"]
 
 
 def test_a_forward_that_fails_at_the_small_shapes_is_sanitized_at_its_own(tmp_path, monkeypatch):
@@ -107,7 +134,8 @@ def test_a_forward_that_fails_at_the_small_shapes_is_sanitized_at_its_own(tmp_pa
                                      'if grep -q "^batch_size = 257" "$PROBLEM"; then exit 1; fi\n')
     findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache")
     assert report["shapes"].startswith("as stated") and findings == []
-    assert sorted((tmp_path / "seen").read_text().splitlines()) == ["batch_size = 257"] * 4 + ["batch_size = 4096"] * 4
+    # both small tiers (the model's width shrunk, then the inputs alone) leave the forward unfinished
+    assert sorted((tmp_path / "seen").read_text().splitlines()) == ["batch_size = 257"] * 8 + ["batch_size = 4096"] * 4
     assert all(report[t]["exit"] == 0 for t in ("memcheck", "racecheck", "synccheck", "initcheck"))
 
 

@@ -76,8 +76,8 @@ STAND_IN = r'''#!/bin/sh
 tool="$2"; go=""; prev=""
 for a in "$@"; do [ "$prev" = "--gate" ] && go="$a"; prev="$a"; done
 sleep "$(cat {setup_dir}/setup-$tool)"
-touch km-ready
 echo "ready $(date +%s.%N)" >> {setup_dir}/$tool.log
+touch km-ready
 while [ ! -e "$go" ]; do sleep 0.02; done
 echo "go $(date +%s.%N)" >> {setup_dir}/$tool.log
 sleep 0.3

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 __all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError", "input_size_constants",
-           "derive_alternatives", "small_size", "small_shapes", "size_check_sizes", "SizeCheck"]
+           "derive_alternatives", "small_size", "small_shapes", "small_model_shapes", "size_check_sizes", "SizeCheck"]
 
 
 class ShapeOverrideError(ValueError):
@@ -203,3 +203,22 @@ def size_check_sizes(source: str) -> SizeCheck:
                              "size also reaches the model, its weights or its init arguments, or is computed at run "
                              "time")
     return SizeCheck(overrides={n: _check_size(int(values[n])) for n in names})
+
+
+def small_model_shapes(source: str) -> dict[str, int]:
+    """`small_shapes` and, besides, every other literal integer constant above 64 (the model's widths, which reach its
+    weights and init arguments) shrunk to about a sixteenth that keeps its power-of-two factor up to `KEPT_FACTOR`
+    (`_check_size`: 8192 -> 512, so heads, groups and tiles still divide it): the sanitizer's first shapes, since a
+    GEMM whose weights keep KernelBench's 8192 x 8192 takes minutes under racecheck even with a sixteenth of its
+    batch. Empty when nothing beyond `small_shapes` shrinks or the source does not parse."""
+    try:
+        tree = ast.parse(source)
+        inputs = small_shapes(source)
+    except SyntaxError:
+        return {}
+    model = {}
+    for name, node in _constant_nodes(tree).items():
+        value = _literal_int(node)
+        if name not in inputs and value is not None and value > 64:
+            model[name] = _check_size(value)
+    return {**inputs, **model} if model else {}

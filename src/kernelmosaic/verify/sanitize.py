@@ -17,7 +17,9 @@ pass (`contracts.verified.sanitizer_passed`).
 The tools slow every kernel, and the start of Python and torch under them, many times over, so they run the problem
 at small shapes first: every size constant that only sizes the inputs shrunk to an odd size about a sixteenth of it
 (`tasks.shapes.small_shapes`, the rule that audits use too: a (4096, 4096) problem runs at (257, 257)), which also
-puts the kernel's tails under the tools. A clean run there is the answer. Otherwise the problem's own shapes decide (a kernel written
+puts the kernel's tails under the tools, and the model's widths to about a sixteenth that keeps their power-of-two
+factor (`small_model_shapes`: a GEMM with 8192 x 8192 weights took 181-266 s under racecheck on the H100 with only
+its batch shrunk); where that forward does not finish, the inputs' sizes alone. A clean run there is the answer. Otherwise the problem's own shapes decide (a kernel written
 for the stated size is legitimate under the kernelbench policy), and errors seen only at the small shapes are a
 `sanitizer-small-shapes` flag. The report's `shapes` names the sizes that decided.
 """
@@ -38,7 +40,7 @@ from pathlib import Path
 
 from kernelmosaic.contracts.sanitizer import TOOLS, tool_passed
 from kernelmosaic.contracts.verdict import Finding
-from kernelmosaic.tasks.shapes import apply_shape_overrides, small_shapes
+from kernelmosaic.tasks.shapes import apply_shape_overrides, small_model_shapes, small_shapes
 from kernelmosaic.verify.pool import ToolCommand, tool_command, tool_layers
 from kernelmosaic.verify.sandbox.kmworker.profile_one import READY
 
@@ -156,22 +158,35 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
     # Without the caching allocator every tensor is its own cudaMalloc, so memcheck sees bounds per tensor.
     env = {**env_extra, "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
     source = Path(problem).read_text(encoding="utf-8")
-    shrunk = small_shapes(source)
     chosen = {name: TOOLS[name] for name in tools}
-    results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen, gate)
-    shapes: dict | str = shrunk or "as stated"
     findings, report = [], {"ran": True, "tools": list(chosen), "isolation": tool_layers("cuda")}
-    if shrunk and not _clean(results):
-        # Errors or an unfinished forward at sizes the task never asked for: the problem's own shapes decide (a
-        # kernel written for the stated size is legitimate under the kernelbench policy); what the small shapes
-        # showed stays a flag.
+    # The model's widths shrunk too first, then the inputs' sizes only: a forward that does not complete at one (the
+    # candidate or the problem ties a size to another) tries the next.
+    tiers = [t for t in (small_model_shapes(source), small_shapes(source)) if t]
+    shapes: dict | str = "as stated"
+    small: list[str] = []
+    tried: list[dict] = []
+    results = None
+    for shrunk in tiers:
+        tried.append(shrunk)
+        results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen, gate)
+        if _clean(results):
+            shapes = shrunk
+            break
         small = sorted({f.rule for found, _ in results.values() for f in found if f.severity == "reject"})
+        if small:
+            break
+    if shapes == "as stated":
+        # Errors or no finished forward at sizes the task never asked for: the problem's own shapes decide (a kernel
+        # written for the stated size is legitimate under the kernelbench policy); what the small shapes showed
+        # stays a flag.
         results = _run_tools(tool, problem, candidate, source, {}, env, build_cache, timeout_s, chosen, gate)
         if small and _clean(results):
             findings.append(Finding(rule="sanitizer-small-shapes", severity="flag",
-                                    message=f"compute-sanitizer found errors at the small shapes {shrunk} only",
+                                    message=f"compute-sanitizer found errors at the small shapes {tried[-1]} only",
                                     evidence=", ".join(small)))
-        shapes = "as stated (the small shapes " + ("showed errors)" if small else "did not complete)")
+        if tried:
+            shapes = "as stated (the small shapes " + ("showed errors)" if small else "did not complete)")
     report["shapes"] = shapes
     for name, (found, result) in results.items():  # in TOOLS' order, whatever order they finished in
         report[name] = result
