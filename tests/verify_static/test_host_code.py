@@ -137,3 +137,38 @@ def test_a_dead_kernel_beside_a_launched_one_is_not_rejected_but_no_launch_at_al
               if f.severity == "reject"]
     assert sorted(f.rule for f in unused) == ["kernel-defined-not-launched"] * 2
     assert all("launches no kernel of its own (ATen does the work)" in f.message for f in unused)
+
+
+UTILITIES = {  # ATen functions that are not operators: they compute nothing on tensors
+    "at::infer_size": "    auto shape = at::infer_size(x.sizes(), w.sizes());",
+    "at::get_thread_num": "    int tid = at::get_thread_num();",
+    "at::maybe_wrap_dim": "    auto d = at::maybe_wrap_dim(-1, x.dim());",
+    "at::ceil_div": "    auto blocks = at::ceil_div(batch_size, 256);",
+}
+THROUGH_OTHER_NAMES = {  # compute reached through names that are not the operator's own
+    "at::add_out": "    at::add_out(out, x, w);",
+    "torch::fft::fft": "    auto spectrum = torch::fft::fft(x);",
+    "at::_ops::sum::call": "    auto s = at::_ops::sum::call(x, c10::nullopt);",
+    "torch::autograd::grad": "    auto g = torch::autograd::grad({x}, {w});",
+    "at::native::cpublas::gemm": "    at::native::cpublas::gemm(at::native::TransposeType::NoTranspose, "
+                                 "at::native::TransposeType::NoTranspose, 1, 1, 1, 1.f, nullptr, 1, nullptr, 1, 0.f, "
+                                 "nullptr, 1);",
+}
+
+
+@pytest.mark.parametrize("call", sorted(UTILITIES))
+def test_atens_utilities_are_not_tensor_compute_under_either_policy(call):
+    """The hinge-loss answer of a fresh model-style set broadcast its shapes with `at::infer_size` and indexed its
+    per-thread partial sums with `at::get_thread_num`: rejected under strict as ATen compute, which neither is."""
+    src = _candidate(UTILITIES[call])
+    for policy in ("strict", "kernelbench"):
+        found = analyze_candidate(src, "c.py", VerifyConfig(policy=policy).static_policy())
+        assert [f for f in found if f.rule == "aten-compute-in-extension"] == [], (policy, found)
+
+
+@pytest.mark.parametrize("call", sorted(THROUGH_OTHER_NAMES))
+def test_aten_compute_through_out_forms_namespaces_and_the_dispatcher_still_rejects_under_strict(call):
+    src = _candidate(THROUGH_OTHER_NAMES[call])
+    strict = [f for f in analyze_candidate(src, "c.py", VerifyConfig(policy="strict").static_policy())
+              if f.rule == "aten-compute-in-extension"]
+    assert strict and strict[0].severity == "reject", strict

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 import tree_sitter_cuda
 
+from kernelmosaic.verify.static.aten_ops import names_operator, operator_names
 from kernelmosaic.verify.static.cuda_tensors import TensorTyping, iter_nodes
 from kernelmosaic.verify.static.cuda_vocab import LAUNCHERS, identifier_rule, qualified_rule
 from kernelmosaic.verify.static.policy import StaticPolicy
@@ -234,6 +235,8 @@ class _Source(TensorTyping):
             return
         if "numeric_limits" in parts:
             return
+        if (ops := operator_names()) is not None and not names_operator(parts, ops):
+            return  # ATen's utilities: shape arithmetic (`at::infer_size`), thread queries (`at::get_thread_num`)
         self._aten(node, f"calls `{'::'.join(parts)}`")
 
     def _rule(self, rule: str, node, name: str, last: str) -> None:
