@@ -41,6 +41,8 @@ def _extension(case: CorpusCase) -> str:
 
 
 CASES = ALL_CASES if os.environ.get("KM_CORPUS_ALL") == "1" else [c for c in ALL_CASES if _extension(c) in CI_EXTENSIONS]
+if os.environ.get("KM_CORPUS_ONLY"):  # a regular expression searched in `cpu/<stem>`, `hacks/<stem>`: those cases alone
+    CASES = [c for c in ALL_CASES if re.search(os.environ["KM_CORPUS_ONLY"], c.id)]
 RUNS = [(c, policies(c)[0]) for c in CASES]
 
 

@@ -172,3 +172,41 @@ def test_aten_compute_through_out_forms_namespaces_and_the_dispatcher_still_reje
     strict = [f for f in analyze_candidate(src, "c.py", VerifyConfig(policy="strict").static_policy())
               if f.rule == "aten-compute-in-extension"]
     assert strict and strict[0].severity == "reject", strict
+
+
+SCOPED = '''    if (x.dim() > 1) {
+        float* rm = running_mean.data_ptr<float>();
+        const double mean = 0.5, momentum = 0.1;
+        for (int c = 0; c < 4; ++c) {
+            rm[c] = static_cast<float>((1.0 - momentum) * rm[c] + momentum * mean);
+        }
+    } else {
+        auto rm = running_mean.contiguous();
+        const float* rmp = rm.data_ptr<float>();
+    }'''
+
+
+def test_a_name_is_typed_by_the_declaration_in_its_own_scope():
+    """A fresh model-style ResNet-block answer updated its running statistics through a `float* rm` in one branch
+    while the other branch declared `auto rm = running_mean.contiguous()`: its scalar update was read as tensor
+    arithmetic (flagged under kernelbench, a reject under strict)."""
+    src = _candidate(SCOPED)
+    for policy in ("strict", "kernelbench"):
+        found = analyze_candidate(src, "c.py", VerifyConfig(policy=policy).static_policy())
+        assert [f for f in found if f.rule == "aten-compute-in-extension"] == [], (policy, found)
+
+
+def test_a_tensor_of_an_outer_scope_stays_one_inside_blocks_lambdas_and_loops():
+    inner = {
+        "a block": "    { auto y = x * 2; }",
+        "a for loop": "    for (int i = 0; i < 2; ++i) { auto y = x + w; }",
+        "a lambda": "    at::parallel_for(0, 4, 1, [&](int64_t b, int64_t e) { auto y = x - w; });",
+        "a branch that shadows something else": "    if (batch_size) { int w = 3; auto y = x * w; }",
+    }
+    for where, body in inner.items():
+        strict = [f for f in analyze_candidate(_candidate(body), "c.py", VerifyConfig(policy="strict").static_policy())
+                  if f.rule == "aten-compute-in-extension"]
+        assert strict and strict[0].severity == "reject", (where, strict)
+    shadowed = "    { int x = 3; int y = x * 2; }"  # the parameter x shadowed by an int
+    found = analyze_candidate(_candidate(shadowed), "c.py", VerifyConfig(policy="strict").static_policy())
+    assert [f for f in found if f.rule == "aten-compute-in-extension"] == []

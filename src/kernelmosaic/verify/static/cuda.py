@@ -84,9 +84,9 @@ class _Source(TensorTyping):
             node, device, tensors = stack.pop()
             if node.type in _SKIP:
                 continue
+            tensors = self.scope_tensors(node, tensors)
             if node.type == "function_definition":
                 device = any(c.type in ("__global__", "__device__") for c in node.children)
-                tensors = self._tensor_params(node)
                 self._library_impl(node)
                 if any(c.type == "__global__" for c in node.children):
                     name = self._fn_name(node)

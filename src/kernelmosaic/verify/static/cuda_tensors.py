@@ -29,11 +29,42 @@ class TensorTyping:
     def t(self, node) -> str:
         raise NotImplementedError
 
-    def _tensor_params(self, fn) -> set[str]:
-        """Names declared as tensors in one function (parameters and local variables), in source order."""
-        names: set[str] = set()
-        decls = sorted((n for n in iter_nodes(fn) if n.type in ("parameter_declaration", "optional_parameter_declaration",
-                                                                "declaration")), key=lambda n: n.start_byte)
+    def scope_tensors(self, node, outer: set[str]) -> set[str]:
+        """The tensor names in force inside `node`, given those of the scope around it: a function or lambda adds
+        its parameters, a block (`{ ... }`, a `for` header) its own declarations, a range `for` its loop variable.
+        C++ scoping: a name declared again in an inner scope means that declaration there (a `float* rm` in one
+        branch is no tensor because the other branch declares `auto rm = t.contiguous()`); other nodes keep `outer`."""
+        ty = node.type
+        if ty == "function_definition":
+            return self._declared(set(), self._params(node))
+        if ty == "lambda_expression":
+            return self._declared(outer, self._params(node))
+        if ty in ("compound_statement", "for_statement"):
+            return self._declared(outer, [c for c in node.children if c.type == "declaration"])
+        if ty == "for_range_loop":
+            typ, var = node.child_by_field_name("type"), node.child_by_field_name("declarator")
+            names = set(outer)
+            name = self._declared_name(var) if var is not None else ""
+            if name:
+                names.discard(name)
+                if typ is not None and self.t(typ).split("::")[-1].strip() == "Tensor":
+                    names.add(name)
+            return names
+        return outer
+
+    def _params(self, fn) -> list:
+        """The parameter declarations of a function definition or a lambda (its body's own scopes left out)."""
+        stack = [c for c in fn.children if c.type != "compound_statement"]
+        while stack:
+            n = stack.pop(0)
+            if n.type == "parameter_list":
+                return [c for c in n.children if c.type in ("parameter_declaration", "optional_parameter_declaration")]
+            stack.extend(c for c in n.children if c.type != "compound_statement")
+        return []
+
+    def _declared(self, outer: set[str], decls: list) -> set[str]:
+        """`outer` updated by `decls` in source order: each declared name is a tensor or, shadowing, no longer one."""
+        names = set(outer)
         for n in decls:
             typ = n.child_by_field_name("type")
             if typ is None:
@@ -44,6 +75,8 @@ class TensorTyping:
                 if declared or (auto and value is not None and (TENSOR_INIT.match(self.t(value))
                                                                  or self._is_tensor(value, names))):
                     names.add(d)
+                else:
+                    names.discard(d)
         return names
 
     def _declarators(self, decl) -> list[tuple[str, object]]:
