@@ -78,6 +78,17 @@ class _Flow:
                 out.append((fn, bound))
         return out
 
+    def _weight(self, cls: ClassInfo | None, attr: str) -> bool:
+        """`self.<attr>` is a weight (an `nn.Parameter`, a registered parameter, a submodule) rather than a buffer."""
+        if cls is None:
+            return True
+        if attr in cls.nn_attrs or attr in cls.local_attrs or any(_is_parameter(self.idx, v)
+                                                                  for v, _ in cls.values.get(attr, [])):
+            return True
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_parameter"
+                   and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == attr
+                   for m in cls.methods.values() for n in ast.walk(m))
+
     def _analyze(self, fn: _Fn, cls: ClassInfo | None) -> _Summary:
         scope = TensorScope(self.idx, self.k, cls, fn, set(), self.policy, self.resolver)
         scope._bind()
@@ -106,8 +117,8 @@ class _Flow:
                         names.add(n.id)
                     elif n.id in params and n.id != "self":
                         out.writes.add(n.id)
-                elif attributes and scope._self_attr(n) is not None:
-                    attrs.add(scope._self_attr(n))
+                elif (attr := scope._self_attr(n)) is not None and (attributes or not self._weight(cls, attr)):
+                    attrs.add(attr)
 
         for _ in range(4):
             before = (len(names), len(attrs), len(out.writes))
@@ -127,8 +138,8 @@ class _Flow:
     def _call(self, scope: TensorScope, node: ast.Call, derived, mark) -> None:
         args = list(node.args) + [k.value for k in node.keywords]
         if scope._is_kernel_call(node):
-            for a in args:  # buffers bound here are the kernel's outputs; `self.<attr>` arguments are its weights
-                mark(a, attributes=False)
+            for a in args:  # buffers bound here, and the module's own (a workspace, a reused output), are the
+                mark(a, attributes=False)  # kernel's outputs; its parameters and submodules are its weights
             return
         f = node.func
         if isinstance(f, ast.Attribute) and (f.attr.endswith("_") or f.attr in _FILLS) and any(map(derived, args)):
@@ -142,6 +153,10 @@ class _Flow:
             for kw in node.keywords:
                 if kw.arg in written:
                     mark(kw.value)
+
+
+def _is_parameter(idx: ModuleIndex, value: ast.AST) -> bool:
+    return isinstance(value, ast.Call) and idx.resolve(value.func) == "torch.nn.Parameter"
 
 
 def _maybe_kernel(t) -> bool:

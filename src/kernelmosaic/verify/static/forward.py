@@ -32,6 +32,10 @@ class _Work:
     tensor_params: set[str] = field(default_factory=set)
 
 
+_AUTOGRAD_FUNCTION = ("torch.autograd.Function", "torch.autograd.function.Function")
+_BACKWARD_PASS = ("backward", "vjp", "jvp")
+
+
 class _Reach:
     """Worklist over functions reachable from ModelNew's entry points, with tensor-ness of parameters."""
 
@@ -62,9 +66,12 @@ class _Reach:
 
     def add_class(self, name: str) -> None:
         info = self.info(name)
+        # an autograd.Function's backward pass never runs in a forward (the verifier calls forward only)
+        skipped = _BACKWARD_PASS if any((self.idx.resolve(b) or "") in _AUTOGRAD_FUNCTION for b in info.node.bases) \
+            else ()
         for m in info.methods.values():
             params = {a.arg for a in m.args.args[1:]} if m.name in _ENTRY else set()
-            if m.name != "__init__":
+            if m.name != "__init__" and m.name not in skipped:
                 self.add(m, info, params)
 
     def run(self) -> list[Hit]:

@@ -44,6 +44,54 @@ def literal_getattr_to_attribute(tree: ast.AST) -> ast.AST:
     return ast.fix_missing_locations(_T().visit(tree))
 
 
+def class_attributes_through_self(tree: ast.AST) -> ast.AST:
+    """In a method of a class, rewrite the class attribute `X` reached as `type(self).X`, `self.__class__.X`,
+    `<the class>.X` or, in a classmethod, `cls.X` as `self.X` (what it also reads), so that an extension compiled once into `ModelNew._ext` and
+    called as `type(self)._ext.op(x)` is followed like `self._ext`. Methods of the class stay as written (an explicit
+    `ModelNew.helper(self, x)` passes `self` itself)."""
+
+    class _T(ast.NodeTransformer):
+        def __init__(self) -> None:
+            self.stack: list[tuple[str, set[str]]] = []  # (class name, its methods) of the enclosing classes
+            self.cls_names: list[str] = []  # the class parameter of the enclosing classmethods (`cls`)
+
+        def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+            methods = {s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+            self.stack.append((node.name, methods))
+            self.generic_visit(node)
+            self.stack.pop()
+            return node
+
+        def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+            classmethod = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list)
+            first = (node.args.posonlyargs + node.args.args)[:1]
+            self.cls_names.append(first[0].arg if classmethod and first and self.stack else "")
+            self.generic_visit(node)
+            self.cls_names.pop()
+            return node
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            self.generic_visit(node)
+            if not self.stack:
+                return node
+            name, methods = self.stack[-1]
+            v = node.value
+            cls_param = self.cls_names[-1] if self.cls_names else ""
+            through = (isinstance(v, ast.Name) and (v.id == name or (cls_param and v.id == cls_param))) or (
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type" and len(v.args) == 1
+                and not v.keywords and isinstance(v.args[0], ast.Name) and v.args[0].id == "self") or (
+                isinstance(v, ast.Attribute) and v.attr == "__class__" and isinstance(v.value, ast.Name)
+                and v.value.id == "self")
+            if through and node.attr not in methods:
+                return ast.copy_location(ast.Attribute(value=ast.copy_location(ast.Name(id="self", ctx=ast.Load()), v),
+                                                       attr=node.attr, ctx=node.ctx), node)
+            return node
+
+    return ast.fix_missing_locations(_T().visit(tree))
+
+
 def _lambda_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:
     fn = ast.FunctionDef(name=name, args=lam.args, body=[ast.copy_location(ast.Return(value=lam.body), lam)],
                          decorator_list=[], returns=None, type_params=[])
@@ -71,7 +119,7 @@ class ModuleIndex:
 
     @classmethod
     def build(cls, source: str, filename: str) -> ModuleIndex:
-        tree = literal_getattr_to_attribute(ast.parse(source, filename=filename))
+        tree = class_attributes_through_self(literal_getattr_to_attribute(ast.parse(source, filename=filename)))
         assert isinstance(tree, ast.Module)
         idx = cls(tree=tree, filename=filename, lines=source.splitlines())
         for node in ast.walk(tree):

@@ -1,0 +1,158 @@
+"""Patterns from honest answers written blind, the way models answer KernelBench, that the static analysis rejected:
+an extension compiled once into a class attribute, a classmethod that builds the op lazily, a module-held output
+buffer the kernel fills and forward returns a copy of, and an autograd.Function whose backward uses PyTorch. Each
+case here was rejected before the fix; the cheats next to them still are."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.static import analyze_candidate
+
+HEAD = '''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+SRC = """
+#include <torch/extension.h>
+torch::Tensor twice(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    const float* p = x.data_ptr<float>();
+    float* q = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) q[i] = 2.0f * p[i];
+    return y;
+}
+void twice_into(torch::Tensor x, torch::Tensor out) {
+    const float* p = x.data_ptr<float>();
+    float* q = out.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) q[i] = 2.0f * p[i];
+}
+"""
+
+
+def _build():
+    return load_inline(name="fresh", cpp_sources=SRC, functions=["twice", "twice_into"], verbose=False)
+'''
+
+CLASS_ATTRIBUTE = {
+    "assigned on the class, called through self": ("ModelNew._ext = LOAD", "self._ext.twice(x)"),
+    "assigned on the class, called through type(self)": ("ModelNew._ext = LOAD", "type(self)._ext.twice(x)"),
+    "assigned through type(self), called through __class__": ("type(self)._ext = LOAD",
+                                                               "self.__class__._ext.twice(x)"),
+    "assigned and called on the class": ("ModelNew._ext = LOAD", "ModelNew._ext.twice(x)"),
+}
+
+
+def _rules(src: str, policy: str) -> list[tuple[str, str]]:
+    return [(f.rule, f.severity) for f in analyze_candidate(src, "c.py", VerifyConfig(policy=policy).static_policy())]
+
+
+def _rejects(src: str, policy: str) -> list[str]:
+    return [rule for rule, severity in _rules(src, policy) if severity == "reject"]
+
+
+@pytest.mark.parametrize("how", sorted(CLASS_ATTRIBUTE))
+def test_an_extension_kept_as_a_class_attribute_is_followed(how):
+    assign, call = CLASS_ATTRIBUTE[how]
+    assign = assign.replace("LOAD", 'load_inline(name="fresh", cpp_sources=SRC, functions=["twice"])')
+    src = HEAD + f'''
+
+class ModelNew(nn.Module):
+    _ext = None  # compiled once, shared by every instance
+
+    def __init__(self):
+        super().__init__()
+        if ModelNew._ext is None:
+            {assign}
+
+    def forward(self, x):
+        return {call}
+'''
+    for policy in ("strict", "kernelbench"):  # followed: neither rejected nor left to the run time
+        assert not {"no-kernel-launched", "kernel-launch-unresolved"} & {r for r, _ in _rules(src, policy)}, (
+            how, policy, _rules(src, policy))
+
+
+def test_a_classmethod_that_builds_the_op_lazily_is_followed():
+    src = HEAD + '''
+
+class ModelNew(nn.Module):
+    _ext = None
+
+    @classmethod
+    def _get_op(cls):
+        if cls._ext is None:
+            cls._ext = load_inline(name="fresh", cpp_sources=SRC, functions=["twice"])
+        fn = cls._ext.twice
+        return lambda t: fn(t)
+
+    def __init__(self):
+        super().__init__()
+        self._op = None
+
+    def forward(self, x):
+        if self._op is None:
+            self._op = self._get_op()
+        return self._op(x)
+'''
+    for policy in ("strict", "kernelbench"):
+        assert _rejects(src, policy) == [], (policy, _rules(src, policy))
+
+
+BUFFER = HEAD + '''
+_ext = _build()
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._buf = None  # reused output buffer
+
+    def forward(self, x):
+        if self._buf is None or self._buf.shape != x.shape:
+            self._buf = torch.empty(x.shape, dtype=torch.float32)
+        _ext.twice_into(x, self._buf)
+        return RESULT
+'''
+
+
+def test_a_module_held_buffer_the_kernel_fills_reaches_the_result():
+    for result in ("self._buf.clone()", "self._buf"):
+        src = BUFFER.replace("RESULT", result)
+        assert "kernel-output-unused" not in _rejects(src, "strict"), (result, _rules(src, "strict"))
+
+
+def test_a_buffer_the_kernel_fills_while_pytorch_computes_the_result_is_still_unused():
+    src = BUFFER.replace("RESULT", "torch.relu(x) * 2")
+    assert "kernel-output-unused" in _rejects(src, "kernelbench"), _rules(src, "kernelbench")
+
+
+AUTOGRAD = HEAD + '''
+_ext = _build()
+
+
+class Twice(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return _ext.twice(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad @ torch.eye(grad.shape[-1]) * 2
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return Twice.apply(x)
+'''
+
+
+def test_an_autograd_functions_backward_is_not_forward_compute():
+    """The verifier runs forward only: PyTorch in backward never runs in a judgement."""
+    assert _rejects(AUTOGRAD, "strict") == [], _rules(AUTOGRAD, "strict")
+
+
+def test_pytorch_in_an_autograd_functions_forward_still_rejects_under_strict():
+    src = AUTOGRAD.replace("return _ext.twice(x)", "return _ext.twice(x) + torch.tanh(x)")
+    assert "torch-compute" in _rejects(src, "strict"), _rules(src, "strict")
