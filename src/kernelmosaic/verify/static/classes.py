@@ -29,6 +29,8 @@ class ClassInfo:
     local_attrs: dict[str, list[str]] = field(default_factory=dict)
     """attr -> in-module classes it holds (one instance, or a ModuleList/Sequential of them)."""
     tensor_attrs: set[str] = field(default_factory=set)
+    param_attrs: set[str] = field(default_factory=set)
+    """The tensor attributes that are weights: `nn.Parameter`s and registered parameters (not buffers)."""
     aliases: dict[str, str] = field(default_factory=dict)
     """attr -> dotted name it is bound to (`op = staticmethod(torch.matmul)`, `self.op = F.relu`)."""
     values: dict[str, list[tuple[ast.AST, ast.FunctionDef | ast.AsyncFunctionDef | None]]] = field(default_factory=dict)
@@ -76,6 +78,8 @@ def class_info(idx: ModuleIndex, cls: ast.ClassDef) -> ClassInfo:
                     and node.func.attr in ("register_buffer", "register_parameter") and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 info.tensor_attrs.add(node.args[0].value)
+                if node.func.attr == "register_parameter":
+                    info.param_attrs.add(node.args[0].value)
             if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
                 continue
             for t, v in assignment_pairs(node.targets if isinstance(node, ast.Assign) else [node.target], node.value):
@@ -113,6 +117,8 @@ def _classify_attr(idx: ModuleIndex, info: ClassInfo, fn: ast.AST, attr: str, v:
     elif q == "torch.nn.Parameter" or (q or "").startswith(_TENSOR_FACTORIES) \
             and not (q or "").startswith("torch.nn.") and not (q or "").startswith("torch.utils."):
         info.tensor_attrs.add(attr)
+        if q == "torch.nn.Parameter":
+            info.param_attrs.add(attr)
     elif q and q.startswith("torch.nn.") and q[9:10].isupper():
         info.nn_attrs[attr] = q
 

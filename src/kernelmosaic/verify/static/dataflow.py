@@ -78,16 +78,10 @@ class _Flow:
                 out.append((fn, bound))
         return out
 
-    def _weight(self, cls: ClassInfo | None, attr: str) -> bool:
-        """`self.<attr>` is a weight (an `nn.Parameter`, a registered parameter, a submodule) rather than a buffer."""
-        if cls is None:
-            return True
-        if attr in cls.nn_attrs or attr in cls.local_attrs or any(_is_parameter(self.idx, v)
-                                                                  for v, _ in cls.values.get(attr, [])):
-            return True
-        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_parameter"
-                   and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == attr
-                   for m in cls.methods.values() for n in ast.walk(m))
+    @staticmethod
+    def _weight(cls: ClassInfo | None, attr: str) -> bool:
+        """`self.<attr>` is a weight (a parameter, a submodule) rather than a buffer."""
+        return cls is None or attr in cls.nn_attrs or attr in cls.local_attrs or attr in cls.param_attrs
 
     def _analyze(self, fn: _Fn, cls: ClassInfo | None) -> _Summary:
         scope = TensorScope(self.idx, self.k, cls, fn, set(), self.policy, self.resolver)
@@ -153,10 +147,6 @@ class _Flow:
             for kw in node.keywords:
                 if kw.arg in written:
                     mark(kw.value)
-
-
-def _is_parameter(idx: ModuleIndex, value: ast.AST) -> bool:
-    return isinstance(value, ast.Call) and idx.resolve(value.func) == "torch.nn.Parameter"
 
 
 def _maybe_kernel(t) -> bool:

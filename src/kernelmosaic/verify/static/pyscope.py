@@ -46,9 +46,9 @@ def literal_getattr_to_attribute(tree: ast.AST) -> ast.AST:
 
 def class_attributes_through_self(tree: ast.AST) -> ast.AST:
     """In a method of a class, rewrite the class attribute `X` reached as `type(self).X`, `self.__class__.X`,
-    `<the class>.X` or, in a classmethod, `cls.X` as `self.X` (what it also reads), so that an extension compiled once into `ModelNew._ext` and
-    called as `type(self)._ext.op(x)` is followed like `self._ext`. Methods of the class stay as written (an explicit
-    `ModelNew.helper(self, x)` passes `self` itself)."""
+    `<the class>.X` or, in a classmethod, `cls.X` as `self.X` (what it also reads), so that an extension compiled
+    once into `ModelNew._ext` and called as `type(self)._ext.op(x)` is followed like `self._ext`. Methods of the class
+    stay as written (an explicit `ModelNew.helper(self, x)` passes `self` itself)."""
 
     class _T(ast.NodeTransformer):
         def __init__(self) -> None:
