@@ -74,3 +74,53 @@ def test_the_sanitizers_first_shapes_also_shrink_the_models_widths_keeping_what_
     assert all(shapes[n] % 8 == 0 for n in ("in_features", "out_features"))
     assert small_model_shapes("import torch\nn = 4096\ndef get_inputs():\n    return [torch.randn(n)]\n") == {}
     assert small_model_shapes("def broken(:\n") == {}
+
+
+# KernelBench's losses and scans size their inputs with a tuple beside the batch, and some tie the two (a hinge loss
+# broadcasts a (batch,) target against the (batch, *input_shape) predictions, so input_shape[0] must be batch_size).
+TUPLE_PROBLEM = '''import torch
+import torch.nn as nn
+
+batch_size = 4096
+input_shape = (4096,)
+ones = (1, 4096)
+
+
+class Model(nn.Module):
+    def forward(self, predictions, targets, scale):
+        return torch.mean(torch.clamp(1 - predictions * targets, min=0)) + scale.sum()
+
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape), torch.randint(0, 2, (batch_size,)).float() * 2 - 1,
+            torch.rand(*ones)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_tuple_of_sizes_moves_element_by_element_and_keeps_ties_and_broadcast_axes():
+    from kernelmosaic.tasks.shapes import size_check_sizes
+
+    assert input_size_constants(TUPLE_PROBLEM) == ["batch_size", "input_shape", "ones"]
+    small = small_shapes(TUPLE_PROBLEM)
+    assert small == {"batch_size": 257, "input_shape": (257,), "ones": (1, 257)}
+    check = size_check_sizes(TUPLE_PROBLEM).overrides
+    assert check == {"batch_size": 256, "input_shape": (256,), "ones": (1, 256)}
+    (alternative,) = derive_alternatives(TUPLE_PROBLEM)
+    assert alternative["input_shape"][0] == alternative["batch_size"] and alternative["ones"][0] == 1
+    for overrides in (small, check, alternative):
+        namespace: dict = {}
+        exec(compile(apply_shape_overrides(TUPLE_PROBLEM, overrides), "problem", "exec"), namespace)
+        inputs = namespace["get_inputs"]()
+        assert inputs[0].shape == (overrides["batch_size"], *overrides["input_shape"])
+        namespace["Model"]()(*inputs)  # the tie holds: the reference runs at every derived size
+
+
+def test_a_tuple_that_is_not_all_sizes_is_left_alone():
+    source = TUPLE_PROBLEM.replace("ones = (1, 4096)", "ones = (1, 4096.0)").replace("torch.rand(*ones)",
+                                                                                      "torch.rand(1, int(ones[1]))")
+    assert "ones" not in input_size_constants(source)
+    assert "ones" not in small_shapes(source)

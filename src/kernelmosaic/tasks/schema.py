@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validat
 
 from kernelmosaic.contracts.verdict import Finding
 from kernelmosaic.tasks.hashing import source_hash, text_hash
-from kernelmosaic.tasks.shapes import apply_shape_overrides
+from kernelmosaic.tasks.shapes import Size, apply_shape_overrides
 
 __all__ = [
     "TASK_SCHEMA",
@@ -105,7 +105,7 @@ class AuditReport(_Model):
     """Rule ids that were evaluated (a rule missing here was not run)."""
     devices: list[str] = Field(default_factory=list)
     """Devices the reference ran on."""
-    shapes: dict[str, int] = Field(default_factory=dict)
+    shapes: dict[str, Size] = Field(default_factory=dict)
     """Size constants the audit derived and ran at, for a task without small shapes whose stated ones exceed the
     element budget (`AuditConfig.shapes`); empty: the reference as stated, or the task's declared small shapes."""
     reference_hash: str = ""

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 __all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError", "input_size_constants",
-           "derive_alternatives", "small_size", "small_shapes", "small_model_shapes", "size_check_sizes", "SizeCheck"]
+           "derive_alternatives", "small_size", "small_shapes", "small_model_shapes", "size_check_sizes", "SizeCheck",
+           "Size"]
+
+Size = int | tuple[int, ...]
+"""A size constant's value: an integer (`batch_size = 4096`) or a tuple of integers (`input_shape = (4096,)`, as
+KernelBench's losses and scans write theirs), moved element by element."""
 
 
 class ShapeOverrideError(ValueError):
@@ -55,7 +61,7 @@ def _evaluate(node: ast.expr, env: dict) -> int | float | bool | str:
     raise ValueError("not a constant")
 
 
-def apply_shape_overrides(source: str, overrides: dict[str, int | float | bool]) -> str:
+def apply_shape_overrides(source: str, overrides: Mapping[str, int | float | bool | tuple[int, ...]]) -> str:
     """Rewrite the right-hand side of each overridden module-level constant; other text is kept byte for byte."""
     if not overrides:
         return source
@@ -105,7 +111,40 @@ def input_size_constants(source: str) -> list[str]:
             inputs |= closure(_names(stmt))
         elif not _constant_assignment(stmt):
             elsewhere |= closure(_names(stmt))  # the Model, get_init_inputs, helpers: anything but get_inputs
-    return [n for n in nodes if n in inputs and n not in elsewhere and (_literal_int(nodes[n]) or 0) >= 2]
+    return [n for n in nodes if n in inputs and n not in elsewhere and _sizes_something(_literal_size(nodes[n]))]
+
+
+def _sizes_something(value: Size | None) -> bool:
+    """An integer of at least 2, or a tuple of positive integers one of which is at least 2."""
+    if isinstance(value, tuple):
+        return all(v >= 1 for v in value) and any(v >= 2 for v in value)
+    return value is not None and value >= 2
+
+
+def _literal_size(node: ast.expr) -> Size | None:
+    """`_literal_int`, or a tuple of them (`(4096,)`, `(128, 4096)`): a size constant's value, else None."""
+    if isinstance(node, ast.Tuple) and node.elts:
+        elements = [_literal_int(e) for e in node.elts]
+        return tuple(e for e in elements if e is not None) if None not in elements else None
+    return _literal_int(node)
+
+
+def _moved(value: Size, move: Callable[[int], int]) -> Size:
+    """`move` applied to an integer size, or to every element of a tuple of them but its 1s (a broadcast axis stays
+    one)."""
+    return tuple(move(v) if v >= 2 else v for v in value) if isinstance(value, tuple) else move(value)
+
+
+def _size_values(source: str, names: list[str]) -> dict[str, Size]:
+    """The literal values of the size constants `names` (each one qualified by `input_size_constants`)."""
+    nodes = _constant_nodes(ast.parse(source))
+    return {n: v for n in names if (v := _literal_size(nodes[n])) is not None}
+
+
+def _smaller(new: Size, old: Size) -> bool:
+    """`new` is smaller than `old` somewhere and nowhere larger."""
+    pairs = list(zip(new, old, strict=True)) if isinstance(new, tuple) and isinstance(old, tuple) else [(new, old)]
+    return all(a <= b for a, b in pairs) and any(a < b for a, b in pairs)  # type: ignore[operator]
 
 
 def _literal_int(node: ast.expr) -> int | None:
@@ -135,13 +174,12 @@ def _odd_size(value: int) -> int:
     return new - 1 if new % 2 == 0 else new
 
 
-def derive_alternatives(source: str) -> list[dict[str, int]]:
+def derive_alternatives(source: str) -> list[dict[str, Size]]:
     """One alternative shape set for a KernelBench-style reference: every constant that only sizes the inputs,
-    moved to a nearby odd size. Empty when no constant qualifies. The reference must still be run at it (audits
-    and the verifier do) before a candidate is judged there."""
-    values = module_constants(source)
-    names = input_size_constants(source)
-    return [{n: _odd_size(int(values[n])) for n in names}] if names else []
+    moved to a nearby odd size (each element of a tuple). Empty when no constant qualifies. The reference must still
+    be run at it (audits and the verifier do) before a candidate is judged there."""
+    values = _size_values(source, input_size_constants(source))
+    return [{n: _moved(v, _odd_size) for n, v in values.items()}] if values else []
 
 
 def small_size(value: int) -> int:
@@ -152,16 +190,16 @@ def small_size(value: int) -> int:
     return max(33, value // 16) | 1
 
 
-def small_shapes(source: str) -> dict[str, int]:
-    """The input-only size constants of a reference and their small sizes (only those that shrink): the shapes the
-    sanitizer runs a problem at, and an audit's derived shapes for a task that declares no small ones. Empty when
-    nothing shrinks or the source does not parse."""
+def small_shapes(source: str) -> dict[str, Size]:
+    """The input-only size constants of a reference and their small sizes (only those that shrink; a tuple's elements
+    each by `small_size`): the shapes the sanitizer runs a problem at, and an audit's derived shapes for a task that
+    declares no small ones. Empty when nothing shrinks or the source does not parse."""
     try:
-        values, names = module_constants(source), input_size_constants(source)
+        values = _size_values(source, input_size_constants(source))
     except (SyntaxError, ValueError):
         return {}
-    small = {n: small_size(int(values[n])) for n in names}
-    return {n: v for n, v in small.items() if v < int(values[n])}
+    small = {n: _moved(v, small_size) for n, v in values.items()}
+    return {n: v for n, v in small.items() if _smaller(v, values[n])}
 
 
 KEPT_FACTOR = 32
@@ -173,7 +211,7 @@ of 16 or 32 that a problem's own sizes divide stay valid, so only a size baked i
 class SizeCheck:
     """The sizes a default size check runs a problem at (`overrides`), or, when empty, why none could be derived."""
 
-    overrides: dict[str, int] = field(default_factory=dict)
+    overrides: dict[str, Size] = field(default_factory=dict)
     why: str = ""
 
 
@@ -195,17 +233,17 @@ def size_check_sizes(source: str) -> SizeCheck:
     reference is run there before the candidate is judged; where it fails, the sizes break the problem's contract
     and are not used."""
     try:
-        values, names = module_constants(source), input_size_constants(source)
+        values = _size_values(source, input_size_constants(source))
     except (SyntaxError, ValueError) as exc:
         return SizeCheck(why=f"the problem's module constants cannot be read ({type(exc).__name__})")
-    if not names:
-        return SizeCheck(why="no module-level integer constant (a literal of at least 2) sizes only the inputs: every "
-                             "size also reaches the model, its weights or its init arguments, or is computed at run "
-                             "time")
-    return SizeCheck(overrides={n: _check_size(int(values[n])) for n in names})
+    if not values:
+        return SizeCheck(why="no module-level integer constant (a literal of at least 2, or a tuple of them) sizes "
+                             "only the inputs: every size also reaches the model, its weights or its init arguments, "
+                             "or is computed at run time")
+    return SizeCheck(overrides={n: _moved(v, _check_size) for n, v in values.items()})
 
 
-def small_model_shapes(source: str) -> dict[str, int]:
+def small_model_shapes(source: str) -> dict[str, Size]:
     """`small_shapes` and, besides, every other literal integer constant above 64 (the model's widths, which reach its
     weights and init arguments) shrunk to about a sixteenth that keeps its power-of-two factor up to `KEPT_FACTOR`
     (`_check_size`: 8192 -> 512, so heads, groups and tiles still divide it): the sanitizer's first shapes, since a
@@ -216,7 +254,7 @@ def small_model_shapes(source: str) -> dict[str, int]:
         inputs = small_shapes(source)
     except SyntaxError:
         return {}
-    model = {}
+    model: dict[str, Size] = {}
     for name, node in _constant_nodes(tree).items():
         value = _literal_int(node)
         if name not in inputs and value is not None and value > 64:

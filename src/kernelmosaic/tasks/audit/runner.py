@@ -28,6 +28,7 @@ from kernelmosaic.host import host_memory_gib
 from kernelmosaic.tasks.schema import AuditReport, Finding, Task
 from kernelmosaic.tasks.shapes import (
     ShapeOverrideError,
+    Size,
     apply_shape_overrides,
     module_constants,
     small_shapes,
@@ -76,7 +77,7 @@ class AuditConfig(BaseModel):
     or, when those hold more than `max_elements`, at `derived_shapes`) or `default` (the stated shapes)."""
 
 
-def derived_shapes(task: Task, config: AuditConfig) -> dict[str, int]:
+def derived_shapes(task: Task, config: AuditConfig) -> dict[str, Size]:
     """The overrides a job carries for a task that declares no small shapes: its input-only size constants made
     small (`tasks.shapes.small_shapes`, the sanitizer's rule). The worker uses them only when the stated shapes
     exceed `max_elements` and the reference runs at them on meta, which the parent, running no task code, cannot
