@@ -57,3 +57,16 @@ def test_verify_batch_derives_too(env, tmp_path):
     rows = {json.loads(line)["id"]: json.loads(line)["verdict"] for line in out.read_text().splitlines()}
     assert rows["fixed/candidate"]["status"] == "shape_mismatch"
     assert rows["honest/candidate"]["status"] == "accepted"
+
+
+def test_a_size_given_as_a_tuple_is_moved_too(env, tmp_path):
+    """KernelBench's losses and scans size their inputs with `input_shape = (N,)`: the size check moves the tuple's
+    elements, so the kernel with 4096 baked in is caught there as well (before, no size could be derived)."""
+    source = kit.PROBLEM_ADD_RELU.replace("n = 4096", "input_shape = (4096,)").replace(
+        "torch.randn(n), torch.randn(n)", "torch.randn(*input_shape), torch.randn(*input_shape)")
+    problem = kit.write(tmp_path, "problem.py", source)
+    res = _verify(str(problem), kit.write(tmp_path, "fixed.py", policy_kit.add_relu_candidate("add_relu_4096")).as_posix())
+    assert res.exit_code == 1, res.output
+    assert "alternative input_shape=(256,): shape_mismatch" in res.output
+    res = _verify(str(problem), kit.write(tmp_path, "honest.py", policy_kit.add_relu_candidate("add_relu")).as_posix())
+    assert res.exit_code == 0, res.output
