@@ -210,3 +210,73 @@ def test_a_tensor_of_an_outer_scope_stays_one_inside_blocks_lambdas_and_loops():
     shadowed = "    { int x = 3; int y = x * 2; }"  # the parameter x shadowed by an int
     found = analyze_candidate(_candidate(shadowed), "c.py", VerifyConfig(policy="strict").static_policy())
     assert [f for f in found if f.rule == "aten-compute-in-extension"] == []
+
+
+THREADS = {
+    "std::thread": "    std::vector<std::thread> pool;\n"
+                   "    for (int t = 0; t < 4; ++t) pool.emplace_back([&, t] { out.select(1, 0).data_ptr<float>()[t] = t; });\n"
+                   "    for (auto& th : pool) th.join();",
+    "pthread_create": "    pthread_t th; pthread_create(&th, nullptr, +[](void* p) -> void* { return p; }, nullptr);\n"
+                      "    pthread_join(th, nullptr);",
+    "thrd_create": "    thrd_t th; thrd_create(&th, +[](void*) -> int { return 0; }, nullptr); thrd_join(th, nullptr);",
+}
+
+
+@pytest.mark.parametrize("start", sorted(THREADS))
+def test_host_threads_in_a_cpu_extension_are_a_flag_and_beside_cuda_code_a_reject(start):
+    """A pool of host threads is how a CPU kernel is parallel without OpenMP: the run clock counts every thread and
+    the process is frozen while baselines run, so it is recorded, not rejected. Beside CUDA code the same threads can
+    enqueue device work after the reply, outside the timed stream."""
+    cpu = _candidate(THREADS[start])
+    for policy in ("kernelbench", "strict"):
+        found = {(f.rule, f.severity) for f in analyze_candidate(cpu, "c.py",
+                                                                  VerifyConfig(policy=policy).static_policy())}
+        assert found == {("host-threads", "flag")}, (policy, found)
+    cuda = cpu.replace("load_inline(name=\"host\", cpp_sources=src,",
+                       "load_inline(name=\"host\", cpp_sources=\"\", cuda_sources=src,")
+    found = {(f.rule, f.severity) for f in analyze_candidate(cuda, "c.py", VerifyConfig(policy="kernelbench",
+                                                                                        device="cuda").static_policy())}
+    assert ("streams-cuda", "reject") in found, found
+
+
+def test_a_pools_size_and_an_optionals_none_default_are_not_findings():
+    src = _candidate("    const unsigned workers = std::max(1u, std::thread::hardware_concurrency());\n"
+                     "    (void)workers;")
+    assert analyze_candidate(src, "c.py", VerifyConfig(policy="strict").static_policy()) == []
+    bound = src.replace('ext = load_inline(name="host", cpp_sources=src, functions=["run"], verbose=True)',
+                        'ext = load_inline(name="host", cpp_sources=src + BIND, verbose=True)').replace(
+        'src = r"""', 'BIND = r"""\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n'
+                      '    m.def("run", &run, py::arg("x"), py::arg("w"), py::arg("running_mean") = py::none());\n}\n"""\n'
+                      'src = r"""')
+    assert analyze_candidate(bound, "c.py", VerifyConfig(policy="strict").static_policy()) == []
+    imported = bound.replace("= py::none());", "= py::module_::import(\"torch\").attr(\"ones\")(1));")
+    assert ("dynamic-code", "reject") in {(f.rule, f.severity) for f in analyze_candidate(
+        imported, "c.py", VerifyConfig(policy="strict").static_policy())}
+
+
+SIMD_BODY = """    using Vec = at::vec::Vectorized<float>;
+    const float* px = x.data_ptr<float>();
+    float* po = out.data_ptr<float>();
+    Vec vmax(px[0]);
+    for (int64_t j = 0; j + Vec::size() <= x.numel(); j += Vec::size()) vmax = at::vec::maximum(vmax, Vec::loadu(px + j));
+    for (int64_t j = 0; j + Vec::size() <= x.numel(); j += Vec::size()) {
+        Vec e = (Vec::loadu(px + j) - vmax).exp();
+        auto r = e.sqrt().abs();
+        r.store(po + j);
+    }"""
+
+
+def test_a_simd_registers_methods_are_not_tensor_methods():
+    """`at::vec::Vectorized` (aliased, as models write it) has `.exp()`, `.sqrt()`, `.abs()`: register arithmetic in
+    the candidate's own loop, not ATen compute, under either policy; the same methods on a tensor still reject."""
+    src = _candidate(SIMD_BODY)
+    for policy in ("kernelbench", "strict"):
+        assert analyze_candidate(src, "c.py", VerifyConfig(policy=policy).static_policy()) == [], policy
+    on_tensor = _candidate(SIMD_BODY + "\n    auto shifted = (x - 1.0).exp();\n    out.copy_(w.exp().abs());")
+    strict = [f for f in analyze_candidate(on_tensor, "c.py", VerifyConfig(policy="strict").static_policy())
+              if f.severity == "reject"]
+    assert {f.rule for f in strict} == {"aten-compute-in-extension"} and len(strict) >= 2, strict
+    # a register named like a tensor of another scope does not hide that tensor's compute
+    shadow = _candidate("    { at::vec::Vectorized<float> w(1.f); (void)w.exp(); }\n    out.copy_(w.exp());")
+    assert [f.rule for f in analyze_candidate(shadow, "c.py", VerifyConfig(policy="strict").static_policy())
+            if f.severity == "reject"] == ["aten-compute-in-extension"]

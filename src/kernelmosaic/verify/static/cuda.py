@@ -43,6 +43,8 @@ class _State:
     ns_alias: dict[str, str] = field(default_factory=dict)
     open_ns: set[str] = field(default_factory=set)
     using: dict[str, str] = field(default_factory=dict)
+    cuda: bool = False
+    """The extension has CUDA sources: host threads there are `streams-cuda`, not `host-threads`."""
 
 
 class _Source(TensorTyping):
@@ -240,6 +242,8 @@ class _Source(TensorTyping):
         self._aten(node, f"calls `{'::'.join(parts)}`")
 
     def _rule(self, rule: str, node, name: str, last: str) -> None:
+        if rule == "host-threads" and self.st.cuda:  # threads that can enqueue device work after a reply
+            rule = "streams-cuda"
         if rule == "streams-cuda" and self.policy.allow_streams and last in _STREAM_ONLY:
             return
         if rule == "aten-compute-in-extension":
@@ -279,6 +283,9 @@ class _Source(TensorTyping):
             if field is not None and field.type == "template_method":
                 field = field.child_by_field_name("name") or field
             name = self.t(field) if field is not None else ""
+            recv = fn.child_by_field_name("argument")
+            if recv is not None and self.is_simd(recv, tensors):
+                return  # a SIMD register's `.exp()`: eight floats in a register, no tensor
             if (name in TENSOR_METHODS_COMPUTE or name == "forward") and name not in CPP_METHODS_ALLOWED \
                     and name not in self.policy.allowed_torch_ops:
                 self._aten(node, f"calls tensor method `.{name}()`")
@@ -308,7 +315,7 @@ def _inside(node, types: set[str], stop) -> bool:
 
 def check_extension(ext: Extension, filename: str, policy: StaticPolicy) -> list[Hit]:
     """Hits for one extension's cpp and cuda sources (line numbers are candidate lines)."""
-    st = _State()
+    st = _State(cuda=bool(ext.cuda.text.strip()))
     for text in (ext.cpp, ext.cuda):
         if text.text.strip():
             _Source(text, filename, st, policy).run()

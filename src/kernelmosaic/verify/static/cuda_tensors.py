@@ -4,6 +4,11 @@ Typed from declarations only: a variable is a tensor when it is declared `Tensor
 allowed) or declared `auto` from a tensor expression (an allocation, a view, ATen compute on a tensor). Everything
 else — `int`, `int64_t`, `size_t`, `auto n = x.size(0)`, `x.numel() / C`, `block.x` — is never a tensor, and only the
 declared names count (never the identifiers of their initialisers).
+
+SIMD registers are typed the same way: ATen's `at::vec::Vectorized<T>` (and the candidate's aliases of it, `using Vec =
+at::vec::Vectorized<float>`) has methods named like tensor methods (`.exp()`, `.max()`, `.sqrt()`), which compute on
+eight floats in a register, not on a tensor. A scope's name set holds such names as `vec:<name>` (no C++ identifier
+has a colon), beside the tensor names.
 """
 
 from __future__ import annotations
@@ -21,6 +26,11 @@ VIEW_METHODS = {"contiguous", "view", "reshape", "to", "t", "transpose", "permut
                 "unsqueeze", "flatten", "narrow", "select", "slice", "cuda", "cpu", "float", "half", "index",
                 "view_as", "expand_as", "type_as", "detach", "masked_fill", "fill_", "zero_", "copy_"}
 _NAMES = ("identifier", "field_identifier")
+SIMD = "vec:"
+"""The prefix of a SIMD-register name in a scope's name set."""
+_SIMD_TYPES = {"Vectorized", "VectorizedN"}
+_SIMD_ALIAS = re.compile(r"\busing\s+(\w+)\s*=\s*(?:[\w:]*::)?VectorizedN?\s*<|"
+                         r"\btypedef\s+(?:[\w:]*::)?VectorizedN?\s*<[^;]*>\s*(\w+)\s*;")
 
 
 class TensorTyping:
@@ -28,6 +38,35 @@ class TensorTyping:
 
     def t(self, node) -> str:
         raise NotImplementedError
+
+    def simd_types(self) -> set[str]:
+        """`Vectorized` and the names the source gives it (`using Vec = at::vec::Vectorized<float>;`, a typedef)."""
+        if not hasattr(self, "_simd_types"):
+            text = self.t(self.tree.root_node)  # type: ignore[attr-defined]
+            self._simd_types = _SIMD_TYPES | {a or b for a, b in _SIMD_ALIAS.findall(text)}
+        return self._simd_types
+
+    def _simd_type(self, text: str) -> bool:
+        base = re.sub(r"<.*>", "", text.replace("const", "")).strip().rstrip("&*").strip()
+        return base.split("::")[-1].strip() in self.simd_types()
+
+    def is_simd(self, node, names: set[str]) -> bool:
+        """A SIMD register: a name declared with its type, a call of one of its static functions (`Vec::loadu`) or of
+        `at::vec`'s, a method of one (`v.exp()`), or parentheses or arithmetic with one."""
+        if node.type == "identifier":
+            return SIMD + self.t(node) in names
+        if node.type in ("parenthesized_expression", "binary_expression", "unary_expression"):
+            return any(self.is_simd(c, names) for c in node.children if c.is_named)
+        if node.type == "call_expression":
+            fn = node.child_by_field_name("function")
+            if fn is None:
+                return False
+            if fn.type == "field_expression":
+                recv = fn.child_by_field_name("argument")
+                return recv is not None and self.is_simd(recv, names)
+            parts = re.sub(r"<[^<>]*(<[^<>]*>[^<>]*)*>", "", self.t(fn)).replace(" ", "").split("::")
+            return parts[:2] == ["at", "vec"] or parts[0] == "vec" or any(p in self.simd_types() for p in parts[:-1])
+        return False
 
     def scope_tensors(self, node, outer: set[str]) -> set[str]:
         """The tensor names in force inside `node`, given those of the scope around it: a function or lambda adds
@@ -70,6 +109,7 @@ class TensorTyping:
             if typ is None:
                 continue
             declared = self.t(typ).split("::")[-1].strip() == "Tensor"
+            simd = self._simd_type(self.t(typ))
             auto = typ.type == "placeholder_type_specifier"
             for d, value in self._declarators(n):
                 if declared or (auto and value is not None and (TENSOR_INIT.match(self.t(value))
@@ -77,6 +117,10 @@ class TensorTyping:
                     names.add(d)
                 else:
                     names.discard(d)
+                if simd or (auto and value is not None and self.is_simd(value, names)):
+                    names.add(SIMD + d)
+                else:
+                    names.discard(SIMD + d)
         return names
 
     def _declarators(self, decl) -> list[tuple[str, object]]:

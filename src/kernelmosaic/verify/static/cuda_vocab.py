@@ -12,17 +12,19 @@ __all__ = ["identifier_rule", "qualified_rule", "NUMERICS_SETTERS", "LAUNCHERS"]
 _PYTHON_C_API = re.compile(r"^_?Py(_|[A-Z][A-Za-z0-9]*_|[A-Z][A-Za-z0-9]*(Object|Def|Type|Struct)$)")
 # pybind11 likewise, except the words a module definition needs (argument names, GIL release, return policy).
 _PYBIND_DEFINITION = {"arg", "arg_v", "kw_only", "pos_only", "call_guard", "gil_scoped_release", "return_value_policy",
-                      "overload_cast", "const_", "doc"}
+                      "overload_cast", "const_", "doc", "none"}  # `py::arg("bias") = py::none()`: an optional's default
 _VENDOR_PREFIXES = ("cublas", "cudnn", "cufft", "cusparse", "cusolver", "nvblas")
 _STREAMS = {
     "cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "cudaEventCreate",
     "cudaEventCreateWithFlags", "cudaEventRecord", "cudaEventElapsedTime", "cudaStreamBeginCapture",
     "cudaStreamEndCapture", "cudaDeviceSetLimit", "cudaStreamSetAttribute", "cudaStreamAttrValue",
     "accessPolicyWindow", "cudaAccessPolicyWindow", "cudaCtxResetPersistingL2Cache", "cudaLaunchHostFunc",
-    "cudaStreamAddCallback", "cudaDeviceReset", "cudaSetDevice", "cudaStreamPerThread", "pthread_create",
+    "cudaStreamAddCallback", "cudaDeviceReset", "cudaSetDevice", "cudaStreamPerThread",
     "cudaStreamWaitEvent", "cudaGraphLaunch", "cudaGraphInstantiate", "cudaStreamGetCaptureInfo",
     "cudaLimitPersistingL2CacheSize", "cudaThreadExit",
 }
+_THREAD_STARTS = {"pthread_create", "thrd_create"}
+"""Host threads started from C (C++'s `std::thread`, `std::jthread` and `std::async` are qualified names)."""
 _DEVICE_CONFIG = {"cudaDeviceSetCacheConfig", "cudaSetDeviceFlags", "cudaMallocManaged", "cudaDeviceSetSharedMemConfig",
                   "cudaMemAdvise", "cudaMemPrefetchAsync"}
 _OTHER = {
@@ -51,6 +53,8 @@ def identifier_rule(name: str) -> str | None:
         return "vendor-library"
     if name in _STREAMS:
         return "streams-cuda"
+    if name in _THREAD_STARTS:
+        return "host-threads"
     if name in _DEVICE_CONFIG:
         return "cuda-device-config"
     if name in NUMERICS_SETTERS:
@@ -68,7 +72,8 @@ def qualified_rule(parts: list[str]) -> str | None:
     if root in ("cutlass", "cute", "thrust", "cub"):
         return "vendor-template"
     if root == "std" and len(parts) > 1 and parts[1] in ("thread", "jthread", "async"):
-        return "streams-cuda"
+        # a pool's size (`std::thread::hardware_concurrency()`) starts nothing
+        return None if parts[-1] in ("hardware_concurrency", "id", "get_id") else "host-threads"
     if root == "std" and len(parts) > 1 and parts[1] in ("ifstream", "fstream", "filesystem"):
         return "reference-access"
     if root == "std" and len(parts) > 1 and parts[1] in ("system", "getenv"):

@@ -94,7 +94,11 @@ RULES: dict[str, Rule] = _rules(
     ("vendor-template", "flag",
      "CUTLASS/CuTe/Thrust/CUB are header templates compiled into the candidate: legitimate, but recorded."),
     ("streams-cuda", "reject",
-     "new streams/events, graph capture, host threads, L2 persistence or device resets escape or distort the timer."),
+     "new streams/events, graph capture, host threads beside CUDA code, L2 persistence or device resets escape or "
+     "distort the timer."),
+    ("host-threads", "flag",
+     "a CPU extension starts host threads (std::thread, pthread_create): parallelism like OpenMP's, timed by the run "
+     "clock; beside CUDA code, streams-cuda."),
     ("cuda-device-config", "flag",
      "device-wide cache configuration or managed memory changes conditions for the reference and other subjects."),
     ("kernel-defined-not-launched", "reject",

@@ -198,7 +198,8 @@ def find_extensions(idx: ModuleIndex) -> list[Extension]:
             continue
         ext = Extension(call=node, scope=_enclosing_function(idx, node))
         if q == LOAD_FILES:
-            ext.opaque.append(f"line {node.lineno}: cpp_extension.load builds from files the analysis cannot see")
+            ext.opaque.append(f"line {node.lineno}: cpp_extension.load builds from files the analysis cannot see "
+                              "(pass the source text to load_inline as cpp_sources/cuda_sources instead)")
         args = dict(zip(_POSITIONAL, node.args, strict=False))
         args.update({k.arg: k.value for k in node.keywords if k.arg})
         res = _Resolver(idx, ext.scope)

@@ -32,6 +32,11 @@ TORCH_ALLOWED = {
     "torch.autograd.profiler.record_function", "torch.profiler.record_function", "torch.jit.is_scripting",
     "torch.jit.is_tracing", "torch.compiler.is_compiling", "torch.cuda.memory_allocated",
     "torch.cuda.max_memory_allocated",
+    # Queries of settings and of the build: they read a number or a flag and compute nothing (a thread pool's size).
+    "torch.get_num_threads", "torch.get_num_interop_threads", "torch.is_inference_mode_enabled",
+    "torch.is_autocast_enabled", "torch.get_float32_matmul_precision", "torch.are_deterministic_algorithms_enabled",
+    "torch.cuda.is_initialized", "torch.cuda.get_arch_list", "torch.backends.openmp.is_available",
+    "torch.backends.mkldnn.is_available", "torch.backends.cuda.is_built", "torch.typename",
 }
 # Index-building helpers: small work, recorded as a flag rather than a reject.
 TORCH_AUX = {"torch.arange", "torch.linspace", "torch.logspace"}
