@@ -22,6 +22,21 @@ def test_rules_are_documented_one_liners():
         assert isinstance(rule, Rule) and rule.id == rid
         assert rule.severity in ("reject", "flag")
         assert rule.rationale and "\n" not in rule.rationale and len(rule.rationale) < 160
+        assert bool(rule.instead) == (rule.severity == "reject"), f"{rid}: a rejecting rule says what is accepted"
+
+
+def test_a_static_rejection_names_the_rule_the_line_and_the_way_out():
+    from kernelmosaic.verify.static.rules import reject_message
+
+    fx = load(FIXTURES / "streams_cuda_host_thread.py")
+    [reject] = [f for f in analyze_candidate(fx.source, fx.path.name, StaticPolicy()) if f.severity == "reject"]
+    line = next(i for i, text in enumerate(fx.source.splitlines(), 1) if "std::thread warm" in text)
+    message = reject_message(reject.rule, reject.message, reject.evidence)
+    assert message.startswith(f"static check `streams-cuda` (line {line}): uses `std::thread`"), message
+    assert message.endswith("; instead: " + RULES["streams-cuda"].instead)
+    # a finding that already says its line and its way out is not told twice
+    said = "calls `at::matmul` (line 7): write that step as a kernel of your own, or judge under `--policy kernelbench`"
+    assert reject_message("aten-compute-in-extension", said, "c.py:7: x") == f"static check `aten-compute-in-extension`: {said}"
 
 
 def test_torch_compute_policy_flag_and_allow():

@@ -215,13 +215,15 @@ class Verifier:
         try:
             if self.config.static_checks:
                 from kernelmosaic.verify.static import analyze_candidate
+                from kernelmosaic.verify.static.rules import reject_message
 
                 job.findings += analyze_candidate(candidate_src, str(candidate), config.static_policy())
                 rejects = [f for f in job.findings if f.severity == "reject"]
                 if rejects and rejects[0].rule in _STATIC_STATUS:
                     raise Stop(_STATIC_STATUS[rejects[0].rule], rejects[0].message)
                 if rejects:
-                    raise Stop(Status.static_reject, f"static check `{rejects[0].rule}`: {rejects[0].message}")
+                    first = rejects[0]
+                    raise Stop(Status.static_reject, reject_message(first.rule, first.message, first.evidence))
             if (done := cached_compile(candidate_src, self.config)) is not None:
                 self._compiled(job, done, 0.0)
         except Stop as stop:

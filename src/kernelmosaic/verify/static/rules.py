@@ -5,11 +5,13 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict
 
 from kernelmosaic.contracts.verdict import Severity
 
-__all__ = ["Rule", "RULES"]
+__all__ = ["Rule", "RULES", "reject_message"]
 
 
 class Rule(BaseModel):
@@ -21,10 +23,60 @@ class Rule(BaseModel):
     """Default severity; `StaticPolicy` may lower it or switch the rule off."""
     rationale: str
     """One line: what the rule catches and why it matters for an honest speedup."""
+    instead: str = ""
+    """For a rule that rejects: what would be accepted instead, said in the rejection (`reject_message`)."""
 
 
 def _rules(*rows: tuple[str, Severity, str]) -> dict[str, Rule]:
-    return {rid: Rule(id=rid, severity=sev, rationale=why) for rid, sev, why in rows}
+    return {rid: Rule(id=rid, severity=sev, rationale=why, instead=INSTEAD.get(rid, "")) for rid, sev, why in rows}
+
+
+INSTEAD = {
+    "torch-compute":
+        "compute it in a kernel of your own, or judge under `--policy kernelbench`, which lets PyTorch compute the rest",
+    "no-custom-kernel-defined":
+        "define the kernel with torch.utils.cpp_extension.load_inline, a Triton @triton.jit function or a CuPy RawKernel",
+    "no-kernel-launched":
+        "call the extension's function (directly, through an alias, a helper or a submodule) from forward",
+    "kernel-output-unused": "return what the kernel computes (or a view, copy or epilogue of it) from forward",
+    "missing-modelnew": "define `class ModelNew(nn.Module)` at the top level of the file",
+    "try-fallback": "let a failing kernel raise; no PyTorch result in an exception handler",
+    "reference-access":
+        "compute from forward's inputs and the module's own parameters only; no frames, files, gc or sys.modules",
+    "import-not-allowed": "import only torch, triton, math, numpy and the standard modules the policy lists",
+    "dynamic-code":
+        "write the code out: no exec/eval/ctypes/importlib, no computed attribute names, no Python API from C++",
+    "opaque-source": "pass the source as string literals (or names bound to them) to load_inline",
+    "concurrency":
+        "do the work inside forward, in the calling thread (OpenMP, at::parallel_for and C++ threads are fine)",
+    "problem-globals-write": "keep sizes in the module's own attributes; never assign the problem's globals",
+    "monkeypatch": "leave other modules' attributes alone (torch, time, builtins)",
+    "numerics-switch": "leave global numerics settings as they are; choose precision inside your kernel",
+    "streams-python": "launch on the current stream; no new streams, events, device switches or allocator settings",
+    "env-tamper": "leave os.environ alone (build knobs such as TORCH_CUDA_ARCH_LIST excepted)",
+    "rng-control": "do not seed or read the random state; the kernel must work for any input",
+    "cupy-compute": "write the work as a cupy.RawKernel/RawModule kernel, or judge under `--policy kernelbench`",
+    "fastform-api": "use only cupy.RawKernel/RawModule and their launch API",
+    "triton-not-allowed": "write the kernel in CUDA or C++ with load_inline for this task",
+    "syntax-error": "fix the Python syntax error",
+    "unanalyzable": "simplify the code (shallower nesting, no generated code)",
+    "aten-compute-in-extension": "write that step as a kernel of your own, or judge under `--policy kernelbench`",
+    "vendor-library":
+        "write the GEMM/conv as a kernel of your own, or judge under `--policy kernelbench` with PyTorch's op",
+    "streams-cuda": "launch on at::cuda::getCurrentCUDAStream() (or the default stream) from the calling thread",
+    "kernel-defined-not-launched": "launch the kernel from the bound host function",
+}
+"""What each rejecting rule would accept instead."""
+
+
+def reject_message(rule: str, message: str, evidence: str) -> str:
+    """A static rejection as the verdict says it: the rule, the candidate's line, what was found, and what would be
+    accepted instead (unless the finding's own message already says it)."""
+    found = re.search(r":(\d+): ", evidence)
+    where = f" (line {found.group(1)})" if found and f"line {found.group(1)}" not in message else ""
+    instead = RULES[rule].instead if rule in RULES else ""
+    way_out = f"; instead: {instead}" if instead and "instead" not in message and "--policy" not in message else ""
+    return f"static check `{rule}`{where}: {message}{way_out}"
 
 
 RULES: dict[str, Rule] = _rules(
