@@ -156,3 +156,40 @@ def test_an_autograd_functions_backward_is_not_forward_compute():
 def test_pytorch_in_an_autograd_functions_forward_still_rejects_under_strict():
     src = AUTOGRAD.replace("return _ext.twice(x)", "return _ext.twice(x) + torch.tanh(x)")
     assert "torch-compute" in _rejects(src, "strict"), _rules(src, "strict")
+
+
+def test_an_attribute_set_on_ctx_does_not_make_ctx_a_tensor():
+    """`ctx.divisor = divisor` sets an attribute of the autograd context; `ctx.save_for_backward(z)` is then a method of
+    the context, not a tensor method (third round of blind answers)."""
+    src = AUTOGRAD.replace("        return _ext.twice(x)",
+                           "        ctx.save_for_backward(x)\n        ctx.scale = x\n        return _ext.twice(x)")
+    assert "ctx.save_for_backward(x)" in src
+    assert _rejects(src, "strict") == [], _rules(src, "strict")
+    tensor_method = src.replace("ctx.save_for_backward(x)", "ctx.scale = x\n        x.exp_()")
+    assert "torch-compute" in _rejects(tensor_method, "strict")
+
+
+WORKSPACE = HEAD + '''
+_ext = _build()
+
+
+class ModelNew(nn.Module):
+    def _workspace(self, like, shape):
+        buf = getattr(self, "_buf", None)
+        if buf is None or buf.shape != torch.Size(shape) or buf.device != like.device or buf.dtype != like.dtype:
+            buf = torch.empty(shape, device=like.device, dtype=like.dtype)
+            self._buf = buf
+        return buf
+
+    def forward(self, x):
+        out = self._workspace(x, x.shape)
+        _ext.twice_into(x, out)
+        return out.clone()
+'''
+
+
+def test_comparing_a_shape_a_device_or_a_dtype_is_not_tensor_compute():
+    """`buf.shape != torch.Size(shape)` compares sizes: a workspace's reuse test, not a comparison of tensors."""
+    assert _rejects(WORKSPACE, "strict") == [], _rules(WORKSPACE, "strict")
+    compared = WORKSPACE.replace("return out.clone()", "return out.clone() if (x > torch.zeros(1)).all() else x")
+    assert "torch-compute" in _rejects(compared, "strict"), _rules(compared, "strict")

@@ -29,6 +29,15 @@ _NOT_TENSOR_RESULT = {"size", "dim", "ndimension", "numel", "nelement", "stride"
                       "is_contiguous", "get_device", "data_ptr", "item", "tolist", "__len__", "is_cuda", "numpy",
                       "untyped_storage", "dim_order", "is_floating_point", "type"}
 _TENSOR_ATTRS = {"T", "mT", "H", "mH", "data", "real", "imag", "grad", "weight", "bias"}
+TORCH_NOT_TENSOR = {
+    "torch.Size", "torch.device", "torch.dtype", "torch.finfo", "torch.iinfo", "torch.is_tensor",
+    "torch.is_floating_point", "torch.is_complex", "torch.numel", "torch.get_default_dtype", "torch.is_grad_enabled",
+    "torch.promote_types", "torch.result_type", "torch.broadcast_shapes", "torch.no_grad", "torch.inference_mode",
+    "torch.enable_grad", "torch.set_grad_enabled", "torch.get_num_threads", "torch.get_num_interop_threads",
+    "torch.is_inference_mode_enabled", "torch.typename", "torch.jit.is_scripting", "torch.jit.is_tracing",
+    "torch.compiler.is_compiling",
+}
+"""torch callables whose result is a size, a device, a dtype, a flag or a context: comparing one is no tensor work."""
 _PLAIN_BUILTINS = {"builtins.list", "builtins.dict", "builtins.set", "builtins.tuple", "builtins.sorted",
                    "builtins.range", "builtins.str", "builtins.int", "builtins.float", "builtins.len"}
 
@@ -69,7 +78,9 @@ class TensorScope:
                     target, value = n.target, n.value
                 if target is None or value is None:
                     continue
-                names = [t.id for t in ast.walk(target) if isinstance(t, ast.Name)]
+                # the names bound (`a, b = ...`, `buf[:] = ...`), not an object whose attribute is set (`ctx.k = v`)
+                owners = {id(a.value) for a in ast.walk(target) if isinstance(a, ast.Attribute)}
+                names = [t.id for t in ast.walk(target) if isinstance(t, ast.Name) and id(t) not in owners]
                 if isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
                               | ast.Constant | ast.JoinedStr) or (isinstance(value, ast.Call) and self.idx.resolve(
                                   value.func) in _PLAIN_BUILTINS):
@@ -137,7 +148,7 @@ class TensorScope:
             f = node.func
             q = self.idx.resolve(f, self.aliases) or ""
             if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.utils.")):
-                return True
+                return q not in TORCH_NOT_TENSOR
             if self.is_nn(f):
                 return True
             if self._is_kernel_call(node):
