@@ -32,6 +32,7 @@ CASES = {
     "legit_cuda_tiled_matmul": (True, lambda: _cuda((70, 45), (45, 90)), lambda m, a, b: a @ b),
     "legit_triton_softmax": (True, lambda: _cuda((3, 5, 300)), lambda m, x: torch.softmax(x, -1)),
     "legit_triton_custom_op": (True, lambda: _cuda((4097,), (4097,)), lambda m, a, b: a + b),
+    "legit_triton_op_wrapped": (True, lambda: _cuda((4097,)), lambda m, x: torch.nn.functional.leaky_relu(x, 0.01)),
     "legit_tricky_comments": (True, lambda: _cuda((8, 64)), lambda m, x: x * m.scale + m.proj.bias),
     "legit_kernelbench_partial_conv": (False, lambda: _cpu((2, 1, 28, 28)),
                                        lambda m, x: torch.log_softmax(m.fc(torch.relu(m.conv(x)).flatten(1)), dim=1)),

@@ -11,6 +11,7 @@ import fnmatch
 
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
+from kernelmosaic.verify.static.vocab import TRITON_WRAPPERS
 
 __all__ = ["check_module", "classify_call", "NAMED_CALL_RULES"]
 
@@ -173,7 +174,7 @@ def _call(idx: ModuleIndex, node: ast.Call, policy: StaticPolicy) -> list[Hit]:
         if target and not target.startswith("builtins."):  # `builtins` itself (the module) counts
             hits.append(idx.hit("monkeypatch", node, f"{q[9:]}() on module `{target}`"))
     elif q and q.startswith("torch.library."):
-        if _library_targets_aten(node):
+        if q not in TRITON_WRAPPERS and _library_targets_aten(node):  # a wrapped kernel names no operator
             hits.append(idx.hit("monkeypatch", node, f"`{q}` registers kernels for ATen operators"))
     elif q == "builtins.getattr" and node.args and idx.resolve(node.args[0]):
         hits.append(idx.hit("dynamic-code", node, "getattr() on a module with a computed name"))

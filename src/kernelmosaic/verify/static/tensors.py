@@ -21,7 +21,7 @@ from kernelmosaic.verify.static.model_index import (
 )
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
-from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
+from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE, TRITON_WRAPPERS
 
 __all__ = ["TensorScope"]
 
@@ -195,6 +195,10 @@ class TensorScope:
             return True
         if isinstance(f, ast.Subscript) and _bound(f.value) in self.k.triton_aliases:
             return True  # `self.kernel[grid](...)` after `self.kernel = add_kernel`
+        if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Call) and f.value.args \
+                and self.idx.resolve(f.value.func) in TRITON_WRAPPERS and isinstance(f.value.args[0], ast.Name) \
+                and f.value.args[0].id in self.k.triton:
+            return True  # `wrap_triton(add_kernel)[grid](...)` inside a `@torch.library.triton_op`
         if isinstance(f, ast.Attribute) and f.attr == "run" and isinstance(f.value, ast.Name) \
                 and f.value.id in self.k.triton:
             return True

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 __all__ = [
     "TORCH_ALLOWED", "TORCH_AUX", "TENSOR_METHODS_ALLOWED", "TENSOR_METHODS_COMPUTE", "NN_NONCOMPUTE",
-    "TORCH_NONCALL_OK", "ATEN_ALLOWED", "CPP_METHODS_ALLOWED",
+    "TORCH_NONCALL_OK", "ATEN_ALLOWED", "CPP_METHODS_ALLOWED", "TRITON_WRAPPERS",
 ]
+
+# Calls that hand a Triton kernel back, launchable and traceable (`wrap_triton(kernel)[grid](...)` inside a
+# `@torch.library.triton_op`): they register nothing.
+TRITON_WRAPPERS = {"torch.library.wrap_triton", "torch.library.capture_triton"}
 
 # torch.* callables that allocate, describe or move tensors without computing on their values.
 TORCH_ALLOWED = {
