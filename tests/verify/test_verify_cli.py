@@ -194,3 +194,19 @@ def test_a_task_too_slow_at_its_own_sizes_on_the_cpu_points_to_its_small_shapes(
     assert "could not be judged within the verifier's limits" in message and "is unusable" not in message, message
     assert "--shapes auto (the default) judges it at its small (n=96)" in message, message
     assert "--set verify.run_timeout_s=600" in message, message
+
+
+def test_a_reference_out_of_host_memory_says_which_cap_and_how_to_raise_it(env, tmp_path):
+    """A problem whose reference needs more host memory than the worker's cap is unusable as judged, and the message
+    names the cap and its setting (before, torch's allocator error alone)."""
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU.replace(
+        "    def forward(self, a, b):",
+        "    def __init__(self):\n        super().__init__()\n        self.table = torch.empty(2**30)  # 4 GiB\n\n"
+        "    def forward(self, a, b):"))
+    good = kit.write(tmp_path, "good.py", kit.candidate("return ext.add_relu(a, b)"))
+    res = CliRunner().invoke(app, ["verify", str(problem), str(good), "--device", "cpu", "--trials", "2", "--no-timing",
+                                   "--set", "verify.memory_limit_gb=2"])
+    assert res.exit_code == 2, res.output
+    message = " ".join(res.output.split())
+    assert "is unusable" in message and "can't allocate memory" in message, message
+    assert "capped at verify.memory_limit_gb = 2 GiB" in message and "--set verify.memory_limit_gb=N" in message

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from kernelmosaic.contracts.verdict import Census, Correctness, Finding, MemoryUse, Status, Timing
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError
 
-__all__ = ["Stop", "Outcome", "Exclusive", "call", "call_on_candidate_data", "reported_data_finding",
+__all__ = ["host_memory_hint", "Stop", "Outcome", "Exclusive", "call", "call_on_candidate_data", "reported_data_finding",
            "integrity", "status_of_death", "status_of_error", "device_oom", "escaped_work", "ESCAPED_FLOOR_MS"]
 
 Exclusive = Callable[[], contextlib.AbstractContextManager[float]]
@@ -43,6 +43,22 @@ def device_oom(error: dict) -> bool:
     not host memory (`MemoryError`, `std::bad_alloc`: the worker's own limits)."""
     return bool(error.get("oom")) and (error.get("type") == "OutOfMemoryError"
                                         or "CUDA out of memory" in error.get("message", ""))
+
+
+_HOST_MEMORY = ("can't allocate memory", "Cannot allocate memory", "MemoryError", "std::bad_alloc",
+                "Thread creation failed", "unexpected pos")
+"""Words of a host allocation failing under the worker's memory cap (torch's CPU allocator, Python, C++, libgomp
+starting its threads, and torch's reader of a reply cut short by it)."""
+
+
+def host_memory_hint(detail: str, limit_gb: float) -> str:
+    """`detail` with, when it reads as host memory running out, what to do about it: the reference worker's address
+    space is capped (`verify.memory_limit_gb`), and a problem at KernelBench's sizes may need more on a CPU."""
+    if not any(word in detail for word in _HOST_MEMORY):
+        return detail
+    return (f"{detail} (host memory ran out: the reference worker is capped at verify.memory_limit_gb = {limit_gb:g} "
+            "GiB; raise it with --set verify.memory_limit_gb=N where the machine has the memory, or judge the problem "
+            "at smaller sizes)")
 
 
 def status_of_error(error: dict, phase_status: Status) -> Status:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kernelmosaic.contracts.verdict import Status
 from kernelmosaic.verify.config import VerifyConfig
-from kernelmosaic.verify.judgement import Stop, device_oom
+from kernelmosaic.verify.judgement import Stop, device_oom, host_memory_hint
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerLimits
 from kernelmosaic.verify.reference_data import ReferenceData, SkippedTrial, reference_setup, reference_trials
 from kernelmosaic.verify.requests import InputError
@@ -179,7 +179,8 @@ class DeviceSlot:
                 self.ref = None
             detail = exc.detail if isinstance(exc, WorkerDied) else f"{exc.error.get('type')}: {exc.error.get('message', '')[:400]}"
             oom = "reference_setup" if isinstance(exc, WorkerError) and device_oom(exc.error) else ""
-            raise Stop(Status.bad_problem, f"problem {problem}: {detail}", oom=oom) from exc
+            raise Stop(Status.bad_problem, f"problem {problem}: {host_memory_hint(detail, c.memory_limit_gb)}",
+                       oom=oom) from exc
         self._loaded = key
         return self._data[key]
 
