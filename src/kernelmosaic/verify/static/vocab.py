@@ -31,6 +31,8 @@ TORCH_ALLOWED = {
     "torch.reshape", "torch.flatten", "torch.transpose", "torch.permute", "torch.squeeze", "torch.unsqueeze",
     "torch.narrow", "torch.split", "torch.chunk", "torch.unbind", "torch.t", "torch.movedim", "torch.swapaxes",
     "torch.broadcast_to", "torch.broadcast_tensors", "torch.as_strided", "torch.select", "torch.set_grad_enabled",
+    # Gathering tensors into one (a copy, like `.contiguous()`): a time loop's outputs stacked into a sequence.
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack",
     # Profiling annotations and compile-state queries: no work on tensors.
     "torch.cuda.nvtx.range_push", "torch.cuda.nvtx.range_pop", "torch.cuda.nvtx.range", "torch.cuda.nvtx.mark",
     "torch.autograd.profiler.record_function", "torch.profiler.record_function", "torch.jit.is_scripting",
