@@ -124,3 +124,24 @@ def test_a_tuple_that_is_not_all_sizes_is_left_alone():
                                                                                       "torch.rand(1, int(ones[1]))")
     assert "ones" not in input_size_constants(source)
     assert "ones" not in small_shapes(source)
+
+
+def test_chained_and_unpacked_sizes_are_constants_and_rewrite_on_their_own_line():
+    """KernelBench writes `height = width = 128` and `height, width = 128, 128`: both names are sizes of their own,
+    moved by every rule, and the rewrite keeps the statement on its line (a traceback's line numbers stay true)."""
+    from kernelmosaic.tasks.shapes import size_check_sizes
+
+    for line in ("height = width = 128", "height, width = 128, 128  # the image"):
+        source = ("import torch\nbatch = 16\n" + line + "\nchannels = 3\n\n\ndef get_inputs():\n"
+                  "    return [torch.rand(batch, channels, height, width)]\n")
+        assert input_size_constants(source) == ["batch", "height", "width", "channels"]
+        assert small_shapes(source) == {"height": 33, "width": 33}
+        assert size_check_sizes(source).overrides == {"batch": 32, "height": 32, "width": 32, "channels": 4}
+        moved = apply_shape_overrides(source, {"height": 9, "width": 9})
+        assert moved.splitlines()[2].startswith("height = 9; width = 9") and len(moved.splitlines()) == len(source.splitlines())
+        assert moved.endswith(source.split(line, 1)[1]) and ("# the image" in moved) == ("# the image" in line)
+        only = apply_shape_overrides(source, {"width": 7})  # the other name keeps its own text
+        assert only.splitlines()[2].startswith("height = 128; width = 7")
+        namespace: dict = {}
+        exec(compile(moved, "problem", "exec"), namespace)
+        assert namespace["get_inputs"]()[0].shape == (16, 3, 9, 9)

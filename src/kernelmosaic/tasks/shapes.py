@@ -19,14 +19,26 @@ class ShapeOverrideError(ValueError):
     """An override names a constant the reference does not define at module level."""
 
 
-def _constant_nodes(tree: ast.Module) -> dict[str, ast.expr]:
-    out: dict[str, ast.expr] = {}
+def _constant_statements(tree: ast.Module) -> dict[str, tuple[ast.stmt, ast.expr]]:
+    """Module-level constants: name -> (the statement, the expression that gives its value). Besides `NAME = expr`,
+    KernelBench writes `height = width = 128` and `height, width = 128, 128`: each name gets its own expression."""
+    out: dict[str, tuple[ast.stmt, ast.expr]] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            out[node.targets[0].id] = node.value
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            for t in node.targets:
+                out[t.id] = (node, node.value)  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and isinstance(node.value, ast.Tuple) and len(node.targets[0].elts) == len(node.value.elts) \
+                and all(isinstance(t, ast.Name) for t in node.targets[0].elts):
+            for t, v in zip(node.targets[0].elts, node.value.elts, strict=True):
+                out[t.id] = (node, v)  # type: ignore[attr-defined]
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            out[node.target.id] = node.value
+            out[node.target.id] = (node, node.value)
     return out
+
+
+def _constant_nodes(tree: ast.Module) -> dict[str, ast.expr]:
+    return {name: value for name, (_, value) in _constant_statements(tree).items()}
 
 
 def module_constants(source: str) -> dict[str, int | float | bool | str]:
@@ -66,18 +78,27 @@ def apply_shape_overrides(source: str, overrides: Mapping[str, int | float | boo
     if not overrides:
         return source
     tree = ast.parse(source)
-    nodes = _constant_nodes(tree)
-    missing = sorted(set(overrides) - set(nodes))
+    statements = _constant_statements(tree)
+    missing = sorted(set(overrides) - set(statements))
     if missing:
         raise ShapeOverrideError(f"no module-level constant named {', '.join(missing)} in the reference")
     lines = source.splitlines(keepends=True)
+    edits: dict[int, tuple[ast.AST, str]] = {}  # one edit per statement: (the span rewritten, its new text)
+    for name in overrides:
+        stmt, value = statements[name]
+        names = [n for n, (s, _) in statements.items() if s is stmt]
+        if len(names) == 1:
+            edits[id(stmt)] = (value, repr(overrides[name]))
+        else:  # `h = w = 128`, `h, w = 128, 128`: one assignment per name, on the statement's own line
+            text = "; ".join(f"{n} = {repr(overrides[n]) if n in overrides else ast.get_source_segment(source, v)}"
+                             for n, (_, v) in ((n, statements[n]) for n in names))
+            edits[id(stmt)] = (stmt, text)
     # Edit from the bottom so earlier offsets stay valid.
-    for name in sorted(overrides, key=lambda n: (nodes[n].lineno, nodes[n].col_offset), reverse=True):
-        node = nodes[name]
-        start, end = node.lineno - 1, node.end_lineno - 1
-        prefix = lines[start].encode()[: node.col_offset].decode()
-        suffix = lines[end].encode()[node.end_col_offset :].decode()
-        lines[start : end + 1] = [prefix + repr(overrides[name]) + suffix]
+    for node, text in sorted(edits.values(), key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        start, end = node.lineno - 1, node.end_lineno - 1  # type: ignore[operator]
+        prefix = lines[start].encode()[: node.col_offset].decode()  # type: ignore[attr-defined]
+        suffix = lines[end].encode()[node.end_col_offset :].decode()  # type: ignore[attr-defined]
+        lines[start : end + 1] = [prefix + text + suffix]
     return "".join(lines)
 
 
@@ -160,10 +181,9 @@ def _literal_int(node: ast.expr) -> int | None:
 
 
 def _constant_assignment(stmt: ast.stmt) -> bool:
-    """`NAME = expr` at module level: a constant definition (what it reads is followed through `uses`)."""
-    if isinstance(stmt, ast.Assign):
-        return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-    return isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None
+    """`NAME = expr` (or `A = B = expr`, `A, B = x, y`) at module level: a constant definition (what it reads is
+    followed through `uses`)."""
+    return any(s is stmt for s, _ in _constant_statements(ast.Module(body=[stmt], type_ignores=[])).values())
 
 
 def _odd_size(value: int) -> int:
