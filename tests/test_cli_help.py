@@ -86,3 +86,16 @@ def test_help_never_splits_a_word_at_its_hyphen_or_cuts_a_command_summary(column
         if getattr(command, "commands", None):
             listed = res.output.split("Commands:", 1)[1]
             assert not re.search(r"\w\.\.\.$", listed, re.M), (path, listed)
+
+
+def test_an_options_type_is_shown_with_a_typer_that_has_no_display_type(monkeypatch):
+    """The GPU machine's typer bundles its own click, whose options have no `display_type`: the help still builds
+    (before, every command there failed with an AttributeError)."""
+    import types
+
+    import click
+
+    from kernelmosaic.commands import _display_type
+
+    assert _display_type(types.SimpleNamespace(type=click.INT)) == "<integer>"
+    assert _display_type(types.SimpleNamespace(type=click.Path())) == "<path>"

@@ -114,6 +114,14 @@ def _escape_help(command: click.Command) -> None:
         _escape_help(sub)
 
 
+def _display_type(param: TyperOption) -> str:
+    """typer's shown type of an option (`<int>`, `<list[str]>`); from the option's click type where this typer has no
+    `display_type` (typer releases that bundle their own click: the GPU machine's image, 2026-12-06)."""
+    if hasattr(param, "display_type"):
+        return param.display_type(None)
+    return f"<{getattr(param.type, 'name', 'text')}>"
+
+
 def _plain_types(command: click.Command) -> None:
     """typer's help shows a type beside every option: `<bool>` beside a flag, `<list[str]>` beside a repeatable option,
     `<int range>` before the bounds. Here a flag shows none (its name says it: --timing/--no-timing), a repeatable
@@ -121,7 +129,7 @@ def _plain_types(command: click.Command) -> None:
     argument is named in capitals, as the docs write it (`{PROBLEM}` in typer's usage line, not `{problem}`)."""
     for param in command.get_params(command.context_class(command)):  # --help too: get_params builds it, and keeps it
         if isinstance(param, TyperOption) and param.metavar is None:
-            shown = "" if param.is_flag else re.sub(r"^<list\[(.*)\]>$", r"<\1>", param.display_type(None))
+            shown = "" if param.is_flag else re.sub(r"^<list\[(.*)\]>$", r"<\1>", _display_type(param))
             param.metavar = shown.replace(" range>", ">").replace("<Path>", "<path>")
         elif isinstance(param, TyperArgument) and param.metavar is None and param.name:
             param.metavar = param.name.upper()  # typer adds the brackets: {REQUIRED}, [OPTIONAL], ... for many

@@ -2,9 +2,10 @@
 
 `profile_one --gate GO` (the target under compute-sanitizer) sets up, writes `km-ready` and waits for GO before it
 runs the candidate: tested here with the real target on the CPU device. `run_sanitizer` enters its `gate` (the
-verifier's shared device hold) only when every tool's target is ready, writes GO, and leaves it when the last tool has
-ended: tested with a stand-in tool that keeps the target's protocol (the real compute-sanitizer needs a GPU:
-tests/verify/test_verify_gpu.py)."""
+verifier's shared device hold) once the first tool's target is ready, writes each target's GO as it becomes ready, and
+leaves the hold when the last tool has ended: tested with a stand-in tool that keeps the target's protocol (the real
+compute-sanitizer needs a GPU: tests/verify/test_race_check_gpu.py). A tool whose target cannot set up while another
+lives (the first GPU run of the all-ready-then-go design hung so, idle, until its 600 s limit) is let go after it."""
 
 from __future__ import annotations
 
@@ -75,6 +76,10 @@ def test_an_ungated_target_runs_at_once(tmp_path):
 STAND_IN = r'''#!/bin/sh
 tool="$2"; go=""; prev=""
 for a in "$@"; do [ "$prev" = "--gate" ] && go="$a"; prev="$a"; done
+if [ -e {setup_dir}/one-session ]; then  # one target at a time: set up only once the other has ended
+  until mkdir {setup_dir}/session 2>/dev/null; do sleep 0.02; done
+  trap 'rmdir {setup_dir}/session' EXIT
+fi
 sleep "$(cat {setup_dir}/setup-$tool)"
 echo "ready $(date +%s.%N)" >> {setup_dir}/$tool.log
 touch km-ready
@@ -109,13 +114,40 @@ def test_the_device_is_held_from_every_target_set_up_to_the_last_tools_end(tmp_p
     findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
                                      tools=("racecheck", "synccheck"), gate=gate)
     assert findings == [] and len(held) == 2
+    seen = {name: {k: float(v) for k, v in (line.split() for line in (tmp_path / f"{name}.log").read_text()
+                                            .splitlines())} for name in ("racecheck", "synccheck")}
+    assert seen["racecheck"]["ready"] <= held[0] <= seen["racecheck"]["go"]  # held once the first is set up
     for name in ("racecheck", "synccheck"):
-        seen = dict(line.split() for line in (tmp_path / f"{name}.log").read_text().splitlines())
-        ready, go, done = (float(seen[k]) for k in ("ready", "go", "done"))
-        assert ready <= held[0] <= go, (name, ready, held, go)  # held only once set up, before its forward
-        assert done <= held[1], (name, done, held)  # and until its forward ended
+        assert seen[name]["ready"] <= seen[name]["go"] and held[0] <= seen[name]["go"], (name, seen, held)
+        assert seen[name]["done"] <= held[1], (name, seen, held)  # and until the last forward ended
         assert report[name]["errors"] == 0
-        assert report[name]["set_up_s"] >= 1.4 and 0.25 <= report[name]["device_held_s"] < report[name]["set_up_s"]
+    assert seen["racecheck"]["go"] < seen["synccheck"]["ready"]  # the faster target did not wait for the slower
+    assert 0.25 <= report["racecheck"]["set_up_s"] < 1.4 and report["racecheck"]["device_held_s"] >= 1.2
+
+
+def test_a_tool_that_sets_up_only_after_the_other_has_ended_is_not_waited_for_first(tmp_path, monkeypatch):
+    """Two targets that cannot be set up at once (one debugging session per device): each gets its go when ready,
+    so the second sets up after the first has run, instead of both waiting on each other until the time limit."""
+    from kernelmosaic.verify.sanitize import run_sanitizer
+
+    tool = tmp_path / "bin" / "compute-sanitizer"
+    tool.parent.mkdir()
+    tool.write_text(STAND_IN.format(setup_dir=tmp_path))
+    tool.chmod(0o755)
+    (tmp_path / "one-session").touch()
+    (tmp_path / "setup-racecheck").write_text("0.3")
+    (tmp_path / "setup-synccheck").write_text("0.3")
+    monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    started = time.monotonic()
+    findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
+                                     tools=("racecheck", "synccheck"))
+    assert time.monotonic() - started < 30, report
+    assert findings == [] and all(report[name]["errors"] == 0 for name in ("racecheck", "synccheck")), report
+    first, second = sorted(("racecheck", "synccheck"), key=lambda n: float(
+        (tmp_path / f"{n}.log").read_text().split()[1]))
+    assert float((tmp_path / f"{first}.log").read_text().split()[-1]) <= float(
+        (tmp_path / f"{second}.log").read_text().split()[1])  # one after the other
 
 
 def test_a_target_that_dies_before_it_is_ready_does_not_keep_the_others_waiting(tmp_path, monkeypatch):

@@ -210,35 +210,46 @@ def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: d
                ) -> dict[str, tuple[list[Finding], dict]]:
     """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty). Each
     tool's target runs in a scratch folder of its own; the shrunk problem lies beside them, where none may write
-    (one tool's candidate process must not change the problem another tool's process is about to load), as does the
-    go file: each target sets up (`profile_one --gate`), and the device is held (`gate()`) from the go file's
-    writing until the last tool has ended."""
+    (one tool's candidate process must not change the problem another tool's process is about to load), as do the
+    go files: each target sets up (`profile_one --gate`) and waits for its own. The device is held (`gate()`) from
+    the first target's being ready until the last tool has ended, and each target gets its go as soon as it is ready:
+    a target that cannot set up while another tool's target lives (compute-sanitizer's tools may take the device's
+    debugging session one at a time) is let go after that one ends, never waited for before it."""
     with tempfile.TemporaryDirectory(prefix="km-sanitize-") as scratch:
         if shrunk:
             problem = Path(scratch) / Path(problem).name
             problem.write_text(apply_shape_overrides(source, shrunk), encoding="utf-8")
-        go = Path(scratch) / "go"
+        gos = {name: Path(scratch) / f"go-{name}" for name in tools}
         commands = {}
         for name in tools:
             (Path(scratch) / name).mkdir()
-            commands[name] = tool_command(problem, candidate, "cuda", build_cache, Path(scratch) / name, env, gate=go)
+            commands[name] = tool_command(problem, candidate, "cuda", build_cache, Path(scratch) / name, env,
+                                          gate=gos[name])
         started = time.time()
         procs = {name: _start(tool, name, commands[name]) for name in tools}
         with ThreadPoolExecutor(max_workers=len(tools)) as pool:
             runs = {name: pool.submit(_finish, procs[name], name, severity, timeout_s, started)
                     for name, severity in tools.items()}
+
+            def ready(name: str) -> bool:
+                return runs[name].done() or (commands[name].cwd / READY).exists()
+
             try:
-                while not all(run.done() or (commands[name].cwd / READY).exists() for name, run in runs.items()):
+                while not any(ready(name) for name in tools):
                     time.sleep(0.05)
                 set_up = time.time() - started
                 with gate():
                     held = time.perf_counter()
-                    go.touch()
+                    while not all(run.done() for run in runs.values()):
+                        for name in tools:
+                            if ready(name) and not gos[name].exists():
+                                gos[name].touch()
+                        time.sleep(0.05)
                     results = {name: run.result() for name, run in runs.items()}
                     held = time.perf_counter() - held
             finally:  # cut short (an interrupt, the hold refused): no target is left waiting for its go
-                for proc in procs.values():
-                    if proc.poll() is None and not go.exists():
+                for name, proc in procs.items():
+                    if proc.poll() is None and not gos[name].exists():
                         os.killpg(proc.pid, signal.SIGKILL)
         for _, report in results.values():
             report["set_up_s"], report["device_held_s"] = round(set_up, 2), round(held, 2)
