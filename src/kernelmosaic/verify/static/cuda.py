@@ -13,7 +13,7 @@ import tree_sitter
 import tree_sitter_cuda
 
 from kernelmosaic.verify.static.aten_ops import names_operator, operator_names
-from kernelmosaic.verify.static.cuda_tensors import TensorTyping, iter_nodes
+from kernelmosaic.verify.static.cuda_tensors import TensorTyping, iter_nodes, strip_templates
 from kernelmosaic.verify.static.cuda_vocab import LAUNCHERS, identifier_rule, qualified_rule
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit
@@ -214,7 +214,7 @@ class _Source(TensorTyping):
                  f"{what} (line {self._line(node)}): ATen does this work in the extension's host code{tail}")
 
     def _qualified(self, node) -> None:
-        name = self._expand(_strip_templates(self.t(node)))
+        name = self._expand(strip_templates(self.t(node)))
         parts = name.split("::")
         rule = qualified_rule(parts)
         if rule:
@@ -291,16 +291,6 @@ class _Source(TensorTyping):
                 self._aten(node, f"calls tensor method `.{name}()`")
             elif name == "attr":
                 self.hit("dynamic-code", node, "reads a Python attribute from C++ (`.attr(...)`)")
-
-
-def _strip_templates(text: str) -> str:
-    """`a::b<c<d>, e>::f` -> `a::b::f`, without whitespace."""
-    text = re.sub(r"\s", "", text)
-    while True:
-        shorter = re.sub(r"<[^<>]*>", "", text)
-        if shorter == text:
-            return text
-        text = shorter
 
 
 def _inside(node, types: set[str], stop) -> bool:

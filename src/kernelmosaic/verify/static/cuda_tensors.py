@@ -17,7 +17,7 @@ import re
 
 from kernelmosaic.verify.static.vocab import TENSOR_METHODS_COMPUTE
 
-__all__ = ["TensorTyping", "iter_nodes", "TENSOR_INIT"]
+__all__ = ["TensorTyping", "iter_nodes", "TENSOR_INIT", "strip_templates"]
 
 # `auto y = ...` initializers that certainly yield a tensor.
 TENSOR_INIT = re.compile(r"\s*((at|torch)::(empty|zeros|ones|full|empty_like|zeros_like|ones_like|full_like|"
@@ -47,8 +47,7 @@ class TensorTyping:
         return self._simd_types
 
     def _simd_type(self, text: str) -> bool:
-        base = re.sub(r"<.*>", "", text.replace("const", "")).strip().rstrip("&*").strip()
-        return base.split("::")[-1].strip() in self.simd_types()
+        return strip_templates(text.replace("const", "")).rstrip("&*").split("::")[-1] in self.simd_types()
 
     def is_simd(self, node, names: set[str]) -> bool:
         """A SIMD register: a name declared with its type, a call of one of its static functions (`Vec::loadu`) or of
@@ -64,7 +63,7 @@ class TensorTyping:
             if fn.type == "field_expression":
                 recv = fn.child_by_field_name("argument")
                 return recv is not None and self.is_simd(recv, names)
-            parts = re.sub(r"<[^<>]*(<[^<>]*>[^<>]*)*>", "", self.t(fn)).replace(" ", "").split("::")
+            parts = strip_templates(self.t(fn)).split("::")
             return parts[:2] == ["at", "vec"] or parts[0] == "vec" or any(p in self.simd_types() for p in parts[:-1])
         return False
 
@@ -169,6 +168,16 @@ class TensorTyping:
             m = re.match(r"\s*(?:at|torch)::(\w+)\s*\(", text)
             return bool(m and m.group(1) in TENSOR_METHODS_COMPUTE)
         return False
+
+
+def strip_templates(text: str) -> str:
+    """`a::b<c<d>, e>::f` -> `a::b::f`, without whitespace."""
+    text = re.sub(r"\s", "", text)
+    while True:
+        shorter = re.sub(r"<[^<>]*>", "", text)
+        if shorter == text:
+            return text
+        text = shorter
 
 
 def iter_nodes(node):
