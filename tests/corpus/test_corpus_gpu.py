@@ -9,7 +9,8 @@ own test, so a run reports every case; `$KM_CORPUS_OUT`, when set, names a JSON-
 
 Selection: `KM_CORPUS_ONLY` and `KM_CORPUS_SKIP` (regular expressions searched in `<folder>/<stem>`: keep only the
 matches, leave the matches out) and `KM_CORPUS_POLICY` (`strict` or `kernelbench`) narrow the run, e.g. to split it
-across device calls.
+across device calls. `KM_CORPUS_RACE_CHECK=0` judges without the race check (`verify.race_check` off: each verdict
+says it was skipped), to judge the rest where the race check itself is what is being mended.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def corpus_verdicts(tmp_path_factory) -> dict[tuple[str, str], Verdict]:
     """Every selected (case, policy) judged: one `verify_many` batch per policy through one Verifier."""
     cache = os.environ.get("KERNELMOSAIC_CACHE")
     config = VerifyConfig(device="cuda", trials=TRIALS, timing_profile="quick",
+                          race_check=os.environ.get("KM_CORPUS_RACE_CHECK", "1") != "0",
                           **({"cache_dir": Path(cache)} if cache else {}))
     out_path = os.environ.get("KM_CORPUS_OUT")
     out = open(out_path, "a") if out_path else None  # noqa: SIM115 (closed below; rows are flushed one by one)

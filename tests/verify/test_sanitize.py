@@ -213,14 +213,18 @@ def test_a_tool_past_its_timeout_is_killed_with_its_program_and_claims_nothing(t
 
     from kernelmosaic.verify.sanitize import run_sanitizer
 
-    _stand_in(tmp_path, monkeypatch, f'sleep 300 & echo $! >> {tmp_path}/children\nwait\n')
+    # the target says how far it got (profile_one's stage lines) before it stalls
+    _stand_in(tmp_path, monkeypatch, 'echo "km-profile-one stage torch $(date +%s)"\n'
+                                     'echo "km-profile-one stage ready $(date +%s)" >&2\n'
+                                     f'sleep 300 & echo $! >> {tmp_path}/children\nwait\n')
     started = time.monotonic()
     findings, report = run_sanitizer(tmp_path / "p.py", tmp_path / "c.py", {}, tmp_path / "cache", timeout_s=1.0,
                                      tools=("racecheck", "synccheck"))
     assert time.monotonic() - started < 30
     assert report["racecheck"]["timed_out"] and report["racecheck"]["errors"] is None
     assert [(f.rule, f.severity) for f in findings] == [("sanitizer-incomplete", "flag")]
-    assert "racecheck: took longer than 1s: killed" in findings[0].evidence
+    assert "racecheck: took longer than 1s: killed (the target's last stage: ready)" in findings[0].evidence
+    assert set(report["racecheck"]["stages_s"]) == {"torch", "ready"}
     time.sleep(0.2)
     for pid in map(int, (tmp_path / "children").read_text().split()):
         assert not _alive(pid), f"the program under the tool (pid {pid}) outlived it"

@@ -116,8 +116,14 @@ def _finish(proc: subprocess.Popen, name: str, severity: str, timeout_s: float, 
         stdout, stderr = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:  # the tool and the program under it go together (their own session)
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return [], {"errors": None, "timed_out": True, "note": f"took longer than {timeout_s:.0f}s: killed"}
+        stdout, stderr = proc.communicate()
+        stages = _stages((stdout or "") + (stderr or ""), started)
+        last = max(stages, key=lambda stage: (_ORDER.get(stage, -1), stages[stage])) if stages else "none"
+        report = {"errors": None, "timed_out": True,
+                  "note": f"took longer than {timeout_s:.0f}s: killed (the target's last stage: {last})"}
+        if stages:
+            report["stages_s"] = stages
+        return [], report
     text = stdout + stderr
     errors = parse_summary(text)
     report: dict = {"errors": errors, "exit": proc.returncode}
@@ -136,6 +142,8 @@ def _finish(proc: subprocess.Popen, name: str, severity: str, timeout_s: float, 
 
 
 _STAGE = re.compile(r"^km-profile-one stage (\w+) (\d+(?:\.\d+)?)$", re.M)
+_ORDER = {stage: i for i, stage in enumerate(("start", "torch", "loaded", "ready", "go", "done"))}
+"""`profile_one`'s stages in the order it reaches them (a timed-out run names the furthest it got)."""
 
 
 def _stages(text: str, started: float) -> dict[str, float]:

@@ -37,8 +37,8 @@ def softmax_kernel(
         tl.store(out_row + cols, (num / den).to(out_ptr.dtype.element_ty), mask=mask)
     else:
         # long rows: online max / sum pass, then a normalizing pass
-        m_i = tl.float32(-float("inf"))
-        l_i = tl.float32(0.0)
+        m_i = tl.full([], float("-inf"), dtype=tl.float32)
+        l_i = tl.full([], 0.0, dtype=tl.float32)
         for start in range(0, n_cols, BLOCK_SIZE):
             offs = start + cols
             x = tl.load(in_row + offs, mask=offs < n_cols, other=-float("inf")).to(tl.float32)
