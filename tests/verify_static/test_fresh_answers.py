@@ -193,3 +193,43 @@ def test_comparing_a_shape_a_device_or_a_dtype_is_not_tensor_compute():
     assert _rejects(WORKSPACE, "strict") == [], _rules(WORKSPACE, "strict")
     compared = WORKSPACE.replace("return out.clone()", "return out.clone() if (x > torch.zeros(1)).all() else x")
     assert "torch-compute" in _rejects(compared, "strict"), _rules(compared, "strict")
+
+
+SELF_TEST = HEAD + '''
+_ext = _build()
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return _ext.twice(x)
+PREFIX
+if __name__ == "__main__":  # a quick self-test, as models append one
+    torch.manual_seed(0)
+    x = torch.randn(16)
+    ref = x * 2
+    print("max err", (ModelNew()(x) - ref).abs().max().item())
+ELSE'''
+
+
+def test_a_self_test_under_the_main_guard_is_not_judged():
+    """It never runs when the verifier imports the candidate (under a module name of its own)."""
+    src = SELF_TEST.replace("PREFIX", "").replace("ELSE", "")
+    for policy in ("strict", "kernelbench"):
+        assert _rejects(src, policy) == [], (policy, _rules(src, policy))
+    reversed_test = src.replace('if __name__ == "__main__":', 'if "__main__" == __name__:')
+    assert _rejects(reversed_test, "strict") == [], _rules(reversed_test, "strict")
+
+
+@pytest.mark.parametrize("how", ['__name__ = "__main__"', 'def _main():\n    global __name__\n    __name__ = "__main__"\n',
+                                 '(__name__ := "__main__")'])
+def test_the_main_block_is_judged_where_the_module_can_make_its_test_true(how):
+    src = SELF_TEST.replace("PREFIX", how + "\n").replace("ELSE", "")
+    assert "rng-control" in _rejects(src, "kernelbench"), (how, _rules(src, "kernelbench"))
+
+
+def test_the_else_of_the_main_guard_runs_on_import_and_is_judged():
+    src = SELF_TEST.replace("PREFIX", "").replace("ELSE", "else:\n    torch.manual_seed(1)\n")
+    assert "rng-control" in _rejects(src, "kernelbench"), _rules(src, "kernelbench")

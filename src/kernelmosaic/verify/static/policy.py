@@ -11,8 +11,9 @@ from kernelmosaic.verify.static.rules import RULES
 __all__ = ["StaticPolicy", "Action", "LIBRARY_COMPUTE"]
 
 Action = Literal["reject", "flag", "allow"]
-LIBRARY_COMPUTE = ("torch-compute", "aten-compute-in-extension", "cupy-compute")
-"""Rules about PyTorch's (or CuPy's) own compute, governed together by `torch_compute`."""
+LIBRARY_COMPUTE = ("torch-compute", "aten-compute-in-extension", "cupy-compute", "vendor-library")
+"""Rules about library compute (PyTorch's, CuPy's, or a vendor library's such as cuBLAS called from the extension),
+governed together by `torch_compute`: at::matmul in an extension and cublasSgemm there run the same kernels."""
 
 DEFAULT_IMPORTS = [
     "torch", "triton", "math", "numpy", "typing", "functools", "dataclasses", "itertools", "collections",
@@ -26,7 +27,8 @@ class StaticPolicy(BaseModel):
 
     torch_compute: Action = "reject"
     """What to do with library compute: PyTorch reached from forward (`torch-compute`), ATen called from an
-    extension's host code (`aten-compute-in-extension`) and CuPy's array library (`cupy-compute`)."""
+    extension's host code (`aten-compute-in-extension`), CuPy's array library (`cupy-compute`) and vendor libraries
+    the extension calls or links (`vendor-library`: cuBLAS, cuDNN, ...)."""
     allowed_torch_ops: list[str] = Field(default_factory=list)
     """Extra names not counted as compute: dotted (`torch.cumsum`, `torch.nn.functional.pad`) or bare method
     names (`sort`). Adds to the built-in allocation/layout allow-list."""

@@ -44,6 +44,31 @@ def literal_getattr_to_attribute(tree: ast.AST) -> ast.AST:
     return ast.fix_missing_locations(_T().visit(tree))
 
 
+def without_main_block(tree: ast.Module) -> ast.Module:
+    """Drop the module's `if __name__ == "__main__":` blocks (their `else` stays): a self-test a model appends never
+    runs when the verifier imports the candidate under a module name of its own. Kept whenever the module could make
+    the test true on import: any store to `__name__` (assignment, `global __name__`, walrus); writes through
+    `globals()` are rejected on their own (`dynamic-code`)."""
+    rebinds = any((isinstance(n, ast.Name) and n.id == "__name__" and not isinstance(n.ctx, ast.Load))
+                  or (isinstance(n, ast.Global | ast.Nonlocal) and "__name__" in n.names) for n in ast.walk(tree))
+    if rebinds:
+        return tree
+    body: list[ast.stmt] = []
+    for stmt in tree.body:
+        body.extend(stmt.orelse if isinstance(stmt, ast.If) and _is_main_test(stmt.test) else [stmt])
+    tree.body = body
+    return tree
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`, either way round."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    return (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
+
+
 def class_attributes_through_self(tree: ast.AST) -> ast.AST:
     """In a method of a class, rewrite the class attribute `X` reached as `type(self).X`, `self.__class__.X`,
     `<the class>.X` or, in a classmethod, `cls.X` as `self.X` (what it also reads), so that an extension compiled
@@ -119,7 +144,8 @@ class ModuleIndex:
 
     @classmethod
     def build(cls, source: str, filename: str) -> ModuleIndex:
-        tree = class_attributes_through_self(literal_getattr_to_attribute(ast.parse(source, filename=filename)))
+        tree = class_attributes_through_self(literal_getattr_to_attribute(
+            without_main_block(ast.parse(source, filename=filename))))
         assert isinstance(tree, ast.Module)
         idx = cls(tree=tree, filename=filename, lines=source.splitlines())
         for node in ast.walk(tree):

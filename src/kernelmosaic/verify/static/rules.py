@@ -62,7 +62,7 @@ INSTEAD = {
     "unanalyzable": "simplify the code (shallower nesting, no generated code)",
     "aten-compute-in-extension": "write that step as a kernel of your own, or judge under `--policy kernelbench`",
     "vendor-library":
-        "write the GEMM/conv as a kernel of your own, or judge under `--policy kernelbench` with PyTorch's op",
+        "write the GEMM/conv as a kernel of your own, or judge under `--policy kernelbench` (library compute)",
     "streams-cuda": "launch on at::cuda::getCurrentCUDAStream() (or the default stream) from the calling thread",
     "kernel-defined-not-launched": "launch the kernel from the bound host function",
 }
@@ -142,7 +142,7 @@ RULES: dict[str, Rule] = _rules(
     ("aten-compute-in-extension", "reject",
      "extension host code calls ATen compute (at::matmul, x.sum(), a + b on tensors); policy torch_compute."),
     ("vendor-library", "reject",
-     "cuBLAS/cuDNN/cuFFT/cuSOLVER/cuSPARSE do the work, so the kernel under test is the vendor's, not the candidate's."),
+     "cuBLAS/cuDNN/cuFFT/cuSOLVER/cuSPARSE do the work: library compute, like ATen's (policy torch_compute)."),
     ("vendor-template", "flag",
      "CUTLASS/CuTe/Thrust/CUB are header templates compiled into the candidate: legitimate, but recorded."),
     ("streams-cuda", "reject",
