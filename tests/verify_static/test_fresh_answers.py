@@ -233,3 +233,36 @@ def test_the_main_block_is_judged_where_the_module_can_make_its_test_true(how):
 def test_the_else_of_the_main_guard_runs_on_import_and_is_judged():
     src = SELF_TEST.replace("PREFIX", "").replace("ELSE", "else:\n    torch.manual_seed(1)\n")
     assert "rng-control" in _rejects(src, "kernelbench"), _rules(src, "kernelbench")
+
+
+def test_a_computed_include_path_keeps_the_source_in_view():
+    """`extra_include_paths=[os.path.join(CUDA_HOME or "/usr/local/cuda", "include")]`, with a build folder made
+    first, as models write it: the sources are literals, so nothing is opaque."""
+    src = HEAD.replace("from torch.utils.cpp_extension import load_inline",
+                       "import os\nfrom torch.utils.cpp_extension import CUDA_HOME, load_inline") + '''
+_build_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "build_twice")
+os.makedirs(_build_dir, exist_ok=True)
+_ext = load_inline(name="fresh", cpp_sources=SRC, functions=["twice"], build_directory=_build_dir,
+                   extra_include_paths=[os.path.join(CUDA_HOME or "/usr/local/cuda", "include")])
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return _ext.twice(x)
+'''
+    for policy in ("strict", "kernelbench"):
+        assert _rejects(src, policy) == [], (policy, _rules(src, policy))
+
+
+def test_computed_link_flags_stay_opaque():
+    """They decide which library does the work (`vendor-library`)."""
+    src = HEAD + '''
+_libs = ["-l" + name for name in ("cublas",)]
+_ext = load_inline(name="fresh", cpp_sources=SRC, functions=["twice"], extra_ldflags=_libs)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return _ext.twice(x)
+'''
+    assert "opaque-source" in _rejects(src, "kernelbench"), _rules(src, "kernelbench")

@@ -32,7 +32,16 @@ NAMED_CALL_RULES: list[tuple[str, list[str]]] = [
                           "inspect.*", "builtins.open", "io.*", "os.listdir", "os.scandir", "os.walk", "os.open",
                           "os.read", "os.fdopen", "builtins.__builtins__", "traceback.*", "pathlib.*",
                           "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace",
-                          "os.symlink", "os.link", "os.chmod", "os.truncate"]),
+                          "os.symlink", "os.link", "os.chmod", "os.truncate", "os.write", "os.pwrite",
+                          "os.mkfifo", "os.mknod", "os.ftruncate", "os.sendfile",
+                          "os.copy_file_range", "os.chown", "os.utime",
+                          # files through numpy and torch (a header written at import, then #included, would hide
+                          # code from this analysis; a file read reaches what the reference wrote)
+                          "numpy.fromfile", "numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed",
+                          "numpy.savetxt", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromregex", "numpy.memmap",
+                          "numpy.lib.*", "numpy.DataSource", "torch.save", "torch.load", "torch.from_file",
+                          "torch.UntypedStorage.from_file", "torch.TypedStorage.from_file", "torch.hub.*",
+                          "torch.serialization.*"]),
     ("dynamic-code", ["builtins.exec", "builtins.eval", "builtins.compile", "builtins.__import__",
                       "builtins.globals", "builtins.vars", "builtins.locals", "builtins.breakpoint", "importlib*",
                       "ctypes*", "cffi*", "torch.ops.load_library", "torch.classes.load_library", "sys.settrace",
@@ -72,6 +81,8 @@ _STREAM_NAMES = {"Stream", "stream", "Event", "ExternalStream", "set_stream", "S
 _FRAME_ATTRS = {"f_back", "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame",
                 "cr_frame", "ag_frame", "__globals__", "__subclasses__", "__builtins__", "__bases__", "__base__",
                 "__mro__"}
+_FILE_METHODS = {"tofile", "dump"}
+"""Array methods that write a file (numpy's `ndarray.tofile`, `ndarray.dump`)."""
 _DYNAMIC_ATTRS = {"__code__", "__dict__", "__getattribute__", "__getattr__", "__setattr__", "__delattr__",
                   "__import__"}
 _SIZE_NAMES = {"batch_size", "dim", "features", "in_features", "out_features", "in_channels", "out_channels",
@@ -107,7 +118,9 @@ def check_module(idx: ModuleIndex, policy: StaticPolicy) -> list[Hit]:
         elif isinstance(node, ast.Call):
             hits.extend(_call(idx, node, policy))
         elif isinstance(node, ast.Attribute):
-            if node.attr in _FRAME_ATTRS:
+            if node.attr in _FILE_METHODS and isinstance(idx.parent(node), ast.Call):
+                hits.append(idx.hit("reference-access", node, f"`.{node.attr}()` writes an array to a file"))
+            elif node.attr in _FRAME_ATTRS:
                 hits.append(idx.hit("reference-access", node, f"`.{node.attr}` reaches frames, globals or classes"))
             elif node.attr in _DYNAMIC_ATTRS:
                 hits.append(idx.hit("dynamic-code", node, f"`.{node.attr}` bypasses normal attribute access"))

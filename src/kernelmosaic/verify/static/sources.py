@@ -216,7 +216,10 @@ def find_extensions(idx: ModuleIndex) -> list[Extension]:
             try:
                 text = res.text(args[key]).text
             except Opaque as e:
-                if key in ("extra_ldflags", "extra_include_paths"):
+                # link flags decide which libraries do the work (`vendor-library`); computed compile flags and
+                # include paths (`os.path.join(CUDA_HOME, "include")`) only reach headers already on disk, which
+                # the candidate cannot write (file writes are rejected on their own), so its code stays in view
+                if key == "extra_ldflags":
                     ext.opaque.append(str(e))
                 continue
             if key == "name":
