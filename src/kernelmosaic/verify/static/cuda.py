@@ -47,6 +47,20 @@ class _State:
     """The extension has CUDA sources: host threads there are `streams-cuda`, not `host-threads`."""
 
 
+_PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n]*\\\n)*[^\n]*", re.M)
+_ALIGN = re.compile(rb"\b__align__\s*\(\s*\w+\s*\)")
+
+
+def _parseable(src: bytes) -> bytes:
+    """The source as the grammar can read it, every byte at its place: `#pragma` lines (`#pragma unroll` as the body
+    of a brace-less `for`, which nvcc takes and the grammar does not) and `__align__(N)` qualifiers blanked out. No
+    rule reads either."""
+    def blank(m: re.Match[bytes]) -> bytes:
+        return re.sub(rb"[^\n]", b" ", m.group(0))
+
+    return _ALIGN.sub(blank, _PRAGMA.sub(blank, src))
+
+
 class _Source(TensorTyping):
     """One parsed source text, with rows mapped back to candidate lines."""
 
@@ -61,7 +75,7 @@ class _Source(TensorTyping):
             starts.append(pos)
             pos += len(row)
         self.row_starts = starts
-        self.tree = _PARSER.parse(self.src)
+        self.tree = _PARSER.parse(_parseable(self.src))
 
     def t(self, node) -> str:
         return self.src[node.start_byte:node.end_byte].decode(errors="replace")
