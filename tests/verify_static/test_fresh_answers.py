@@ -266,3 +266,22 @@ class ModelNew(nn.Module):
         return _ext.twice(x)
 '''
     assert "opaque-source" in _rejects(src, "kernelbench"), _rules(src, "kernelbench")
+
+
+def test_the_references_dropout_modules_called_in_forward_are_not_compute():
+    """Attention answers keep the reference's `attn_dropout`/`resid_dropout` (p=0 in KernelBench) and call them."""
+    src = HEAD + '''
+_ext = _build()
+
+
+class ModelNew(nn.Module):
+    def __init__(self, p=0.0):
+        super().__init__()
+        self.resid_dropout = nn.Dropout(p)
+
+    def forward(self, x):
+        return self.resid_dropout(_ext.twice(x))
+'''
+    assert _rejects(src, "strict") == [], _rules(src, "strict")
+    # a module that computes is still compute
+    assert "torch-compute" in _rejects(src.replace("nn.Dropout(p)", "nn.GELU()"), "strict")

@@ -79,8 +79,11 @@ TENSOR_METHODS_COMPUTE = {
     "__rmatmul__", "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
     "__rtruediv__", "__pow__", "__neg__", "__abs__", "__iadd__", "__imul__", "__isub__", "__itruediv__",
 }
-# nn modules whose call does no arithmetic.
-NN_NONCOMPUTE = {"torch.nn.Identity", "torch.nn.Flatten", "torch.nn.Unflatten"}
+# nn modules whose call does no arithmetic. Dropout: the identity in eval mode or at p=0 (attention blocks keep the
+# reference's `attn_dropout`/`resid_dropout` and call them); at p>0 in training it draws a random mask, which no
+# candidate can use to match a deterministic reference.
+NN_NONCOMPUTE = {"torch.nn.Identity", "torch.nn.Flatten", "torch.nn.Unflatten", "torch.nn.Dropout",
+                 "torch.nn.Dropout1d", "torch.nn.Dropout2d", "torch.nn.Dropout3d"}
 # torch attributes that may be referenced (not called) anywhere: dtypes, layouts, types.
 TORCH_NONCALL_OK = {"Tensor", "Size", "device", "dtype", "strided", "contiguous_format", "channels_last",
                     "preserve_format", "float", "half", "double", "long", "int", "bool", "cfloat"}
