@@ -112,7 +112,7 @@ def test_the_device_is_held_from_every_target_set_up_to_the_last_tools_end(tmp_p
 
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
-                                     tools=("racecheck", "synccheck"), gate=gate)
+                                     tools=("racecheck", "synccheck"), gate=gate, gated=True)
     assert findings == [] and len(held) == 2
     seen = {name: {k: float(v) for k, v in (line.split() for line in (tmp_path / f"{name}.log").read_text()
                                             .splitlines())} for name in ("racecheck", "synccheck")}
@@ -141,7 +141,7 @@ def test_a_tool_that_sets_up_only_after_the_other_has_ended_is_not_waited_for_fi
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     started = time.monotonic()
     findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
-                                     tools=("racecheck", "synccheck"))
+                                     tools=("racecheck", "synccheck"), gated=True)
     assert time.monotonic() - started < 30, report
     assert findings == [] and all(report[name]["errors"] == 0 for name in ("racecheck", "synccheck")), report
     first, second = sorted(("racecheck", "synccheck"), key=lambda n: float(
@@ -161,7 +161,40 @@ def test_a_target_that_dies_before_it_is_ready_does_not_keep_the_others_waiting(
     problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
     started = time.monotonic()
     findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
-                                     tools=("racecheck",))
+                                     tools=("racecheck",), gated=True)
     assert time.monotonic() - started < 30
     assert report["racecheck"]["errors"] is None and "ImportError" in report["racecheck"]["note"]
     assert [f.rule for f in findings] == ["sanitizer-incomplete"]
+
+
+def test_ungated_the_device_is_held_for_the_tools_whole_run(tmp_path, monkeypatch):
+    """The default (`verify.sanitize_gated` off): the hold is entered before any tool starts and left after the last
+    ends, and no target is told to wait for a go file."""
+    from kernelmosaic.verify.config import VerifyConfig
+    from kernelmosaic.verify.sanitize import run_sanitizer
+
+    assert VerifyConfig().sanitize_gated is False
+    tool = tmp_path / "bin" / "compute-sanitizer"
+    tool.parent.mkdir()
+    tool.write_text(f'#!/bin/sh\necho "start $(date +%s.%N) $*" >> {tmp_path}/$2.log\nsleep 0.3\n'
+                    f'echo "end $(date +%s.%N)" >> {tmp_path}/$2.log\n'
+                    'echo "========= ERROR SUMMARY: 0 errors"\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
+    held: list[float] = []
+
+    @contextlib.contextmanager
+    def gate():
+        held.append(time.time())
+        yield
+        held.append(time.time())
+
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    findings, report = run_sanitizer(problem, tmp_path / "candidate.py", {}, tmp_path / "cache", timeout_s=60,
+                                     tools=("memcheck", "racecheck"), gate=gate)
+    assert findings == [] and len(held) == 2, (findings, report)
+    for name in ("memcheck", "racecheck"):
+        start, end = ((float(line.split()[1]), line) for line in (tmp_path / f"{name}.log").read_text().splitlines())
+        assert held[0] <= start[0] and end[0] <= held[1], (name, held)
+        assert "--gate" not in start[1]
+        assert report[name]["device_held_s"] >= 0.3 and "set_up_s" not in report[name]

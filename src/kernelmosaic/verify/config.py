@@ -169,6 +169,12 @@ class VerifyConfig(BaseModel):
     """Run compute-sanitizer racecheck and synccheck once, at the end, on every accepted CUDA candidate whose source
     uses shared memory (`__shared__`, dynamic shared memory in a launch), when `sanitize` does not already run every
     tool: a hazard rejects (`cuda_error`). The verdict's `sanitizer` report says when it was skipped and why."""
+    sanitize_gated: bool = False
+    """Hold the GPU for the sanitizer only from when a tool's target is set up (Python, torch, the problem and the
+    candidate loaded, the CUDA context made: `profile_one --gate`) to the last tool's end, instead of for the tools'
+    whole run: a timing phase elsewhere then waits for the forwards only, not for the ~45 s start under the tool.
+    Off by default: no gated race check has yet finished on a GPU (each sat until its deadline; the cause is not
+    found, `scripts/gpu/race-gate-probe` runs each piece alone); ungated, the race check passes on the H200."""
     sanitize_timeout_s: float = Field(600.0, gt=0.0)
     """Longest one compute-sanitizer tool may run over one forward (the race check's tools run side by side, so the
     check takes about this long at most, twice when the small shapes were not clean and the problem's own run). A

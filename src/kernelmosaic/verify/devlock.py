@@ -9,9 +9,9 @@ that cache), taken in two modes:
   bursts) and around measuring the device's peaks;
 - **shared** around everything else that runs kernels on the device: on CUDA every call of a judgement to its
   workers (reference trials, correctness, census, probes, alternative shapes; `DeviceHold.shared`, taken by
-  `Worker.call`), and compute-sanitizer runs from when their targets are set up (Python, torch and the
-  candidate loaded: no kernel has run) to their end (`verify/sanitize.py`). Host work between calls (transfers, float64
-  comparisons) holds nothing.
+  `Worker.call`), and compute-sanitizer runs for their whole length (with `verify.sanitize_gated`, from when their
+  targets are set up, no kernel run yet, to their end: `verify/sanitize.py`). Host work between calls (transfers,
+  float64 comparisons) holds nothing.
   One call holds it from the worker's side instead: building the `torch.compile` baseline, which the reference
   worker (trusted code) holds shared itself except while Dynamo and Inductor compile (`DeviceHold.lend`,
   `kmworker/compile_share.py`): minutes of host work on a large problem that kept every timing phase waiting.

@@ -153,13 +153,13 @@ def _stages(text: str, started: float) -> dict[str, float]:
 
 
 def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], build_cache: Path,
-                  timeout_s: float = 600, tools: Sequence[str] = tuple(TOOLS), gate: Gate = nullcontext
-                  ) -> tuple[list[Finding], dict]:
-    """`tools` run side by side (each in its own process and CUDA context): most of each run is starting Python and
-    torch under the tool, which runs no kernel, so `gate()` (the device held shared) is entered only once every
-    tool's target is set up, and held until the last one ends. Each tool's report has `set_up_s`, `device_held_s`
-    and the target's `stages_s`. The candidate's code under each tool is confined as in a candidate worker
-    (`pool.tool_command`); the report names the layers."""
+                  timeout_s: float = 600, tools: Sequence[str] = tuple(TOOLS), gate: Gate = nullcontext,
+                  gated: bool = False) -> tuple[list[Finding], dict]:
+    """`tools` run side by side (each in its own process and CUDA context), `gate()` (the device held shared) around
+    them. Most of each run is starting Python and torch under the tool, which runs no kernel: `gated` enters the gate
+    only once a tool's target is set up (`verify.sanitize_gated`, see `_run_tools`). Each tool's report has
+    `device_held_s`, `set_up_s` when gated, and the target's `stages_s`. The candidate's code under each tool is
+    confined as in a candidate worker (`pool.tool_command`); the report names the layers."""
     tool = shutil.which("compute-sanitizer")
     if tool is None:
         return [], {"ran": False, "tools": list(tools), "skipped": "compute-sanitizer is not installed here"}
@@ -177,7 +177,8 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
     results = None
     for shrunk in tiers:
         tried.append(shrunk)
-        results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen, gate)
+        results = _run_tools(tool, problem, candidate, source, shrunk, env, build_cache, timeout_s, chosen, gate,
+                             gated)
         if _clean(results):
             shapes = shrunk
             break
@@ -188,7 +189,7 @@ def run_sanitizer(problem: Path, candidate: Path, env_extra: dict[str, str], bui
         # Errors or no finished forward at sizes the task never asked for: the problem's own shapes decide (a kernel
         # written for the stated size is legitimate under the kernelbench policy); what the small shapes showed
         # stays a flag.
-        results = _run_tools(tool, problem, candidate, source, {}, env, build_cache, timeout_s, chosen, gate)
+        results = _run_tools(tool, problem, candidate, source, {}, env, build_cache, timeout_s, chosen, gate, gated)
         if small and _clean(results):
             findings.append(Finding(rule="sanitizer-small-shapes", severity="flag",
                                     message=f"compute-sanitizer found errors at the small shapes {tried[-1]} only",
@@ -214,7 +215,7 @@ def _clean(results: dict[str, tuple[list[Finding], dict]]) -> bool:
 
 
 def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: dict[str, int], env: dict[str, str],
-               build_cache: Path, timeout_s: float, tools: dict[str, str], gate: Gate
+               build_cache: Path, timeout_s: float, tools: dict[str, str], gate: Gate, gated: bool = True
                ) -> dict[str, tuple[list[Finding], dict]]:
     """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty). Each
     tool's target runs in a scratch folder of its own; the shrunk problem lies beside them, where none may write
@@ -227,6 +228,23 @@ def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: d
         if shrunk:
             problem = Path(scratch) / Path(problem).name
             problem.write_text(apply_shape_overrides(source, shrunk), encoding="utf-8")
+        if not gated:  # the device held shared for the tools' whole run
+            with gate():
+                held = time.perf_counter()
+                started = time.time()
+                procs = {}
+                for name in tools:
+                    (Path(scratch) / name).mkdir()
+                    procs[name] = _start(tool, name, tool_command(problem, candidate, "cuda", build_cache,
+                                                                  Path(scratch) / name, env))
+                with ThreadPoolExecutor(max_workers=len(tools)) as pool:
+                    runs = {name: pool.submit(_finish, procs[name], name, severity, timeout_s, started)
+                            for name, severity in tools.items()}
+                    results = {name: run.result() for name, run in runs.items()}
+                held = time.perf_counter() - held
+            for _, report in results.values():
+                report["device_held_s"] = round(held, 2)
+            return results
         gos = {name: Path(scratch) / f"go-{name}" for name in tools}
         commands = {}
         for name in tools:

@@ -329,7 +329,8 @@ class Verifier:
             # but they may overlap judgements
             with device_hold(slot.device, self.config) as hold, out.phase("sanitize"):
                 found, report = run_sanitizer(job.problem, job.candidate, arch_env(), self.config.cache_dir,
-                                              self.config.sanitize_timeout_s, tools, gate=hold.shared)
+                                              self.config.sanitize_timeout_s, tools, gate=hold.shared,
+                                              gated=self.config.sanitize_gated)
                 out.phase_seconds["sanitize_lock_wait"] = hold.waited
             verdict.sanitizer = {"plan": plan, **report}
             out.findings += found
