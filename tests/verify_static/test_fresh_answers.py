@@ -285,3 +285,25 @@ class ModelNew(nn.Module):
     assert _rejects(src, "strict") == [], _rules(src, "strict")
     # a module that computes is still compute
     assert "torch-compute" in _rejects(src.replace("nn.Dropout(p)", "nn.GELU()"), "strict")
+
+
+def test_helpers_defined_in_if_blocks_are_followed_whichever_runs():
+    """Each definition is judged: honest in both branches, nothing is rejected; PyTorch in one, strict rejects."""
+    src = HEAD + '''
+_ext = _build()
+
+if hasattr(torch, "compile"):
+    def _op(x):
+        return _ext.twice(x)
+else:
+    def _op(x):
+        return _ext.twice(x.contiguous())
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return _op(x)
+'''
+    assert _rejects(src, "strict") == [], _rules(src, "strict")
+    cheat = src.replace("return _ext.twice(x.contiguous())", "return torch.relu(x) * 2")
+    assert "torch-compute" in _rejects(cheat, "strict"), _rules(cheat, "strict")

@@ -330,3 +330,27 @@ def test_pragma_lines_and_align_qualifiers_parse():
     poisoned = PRAGMA_AND_ALIGN.replace("acc[c] += x[(blockIdx.x * 4 + r) * cols + c];",
                                         "acc[c] += x[(blockIdx.x * 4 + r) * cols + c]; cudaDeviceReset();")
     assert "streams-cuda" in {f.rule for f in analyze_candidate(poisoned, "c.py", StaticPolicy())}
+
+
+@pytest.mark.parametrize(("body", "aten"), [
+    ("    auto y = addmm(out, x, w.t());", True),  # argument-dependent lookup finds at::addmm
+    ("    auto y = softmax(x, 1);", True),
+    ("    auto y = empty_like(x);", False),  # allocation, as at::empty_like
+    ("    auto y = twice(x);", False),  # the candidate's own function, declared below
+    ("    auto y = halve(x);", False),  # the candidate's own macro
+    ("    const int64_t m = max(batch_size, out_features);", False),  # no tensor argument
+])
+def test_an_unqualified_call_with_a_tensor_argument_is_judged_as_the_aten_function_it_finds(body, aten):
+    src = _candidate(body).replace('src = r"""\n#include <torch/extension.h>\n',
+                                   'src = r"""\n#include <torch/extension.h>\n#define halve(t) (t)\n'
+                                   'torch::Tensor twice(torch::Tensor t);\n')
+    rules = {f.rule for f in analyze_candidate(src, "c.py", StaticPolicy()) if f.severity == "reject"}
+    assert ("aten-compute-in-extension" in rules) is aten, (body, rules)
+
+
+def test_a_namespace_named_by_a_macro_and_a_pasted_aten_name_are_aten_compute():
+    src = _candidate("    auto y = KM_OP(add)(out, x, w.t());").replace(
+        '#include <torch/extension.h>\n', '#include <torch/extension.h>\n#define KM_NS at\n'
+        '#define KM_OP(kind) KM_NS::kind##mm\n#define KM_DTYPE(T) at::k##T\n')
+    findings = [f for f in analyze_candidate(src, "c.py", StaticPolicy()) if f.rule == "aten-compute-in-extension"]
+    assert len(findings) == 1 and "token pasting" in findings[0].message, findings

@@ -45,6 +45,8 @@ class _State:
     using: dict[str, str] = field(default_factory=dict)
     cuda: bool = False
     """The extension has CUDA sources: host threads there are `streams-cuda`, not `host-threads`."""
+    defined: set[str] = field(default_factory=set)
+    """Every function the extension's sources declare or define (an unqualified call of one is the candidate's own)."""
 
 
 _PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n]*\\\n)*[^\n]*", re.M)
@@ -140,6 +142,25 @@ class _Source(TensorTyping):
                 return self._first_error(c)
         return node
 
+    def _macro_names(self, node, ty: str, body: str) -> None:
+        """A macro that names a namespace (`#define NS at`) is an alias of it; a name pasted together behind an ATen
+        namespace (`NS::kind##mm`) is an ATen call this analysis cannot name (`at::k##T`, a dtype, is allowed)."""
+        name = node.child_by_field_name("name")
+        if ty == "preproc_def" and name is not None and re.fullmatch(r"\s*[A-Za-z_][\w:]*\s*", body):
+            self.st.ns_alias[self.t(name)] = body.strip()
+        for m in re.finditer(r"([A-Za-z_]\w*(?:\s*::\s*\w+)*)\s*::\s*(\w*)\s*##", body):
+            root = self._expand(re.sub(r"\s", "", m.group(1))).split("::")[0]
+            if root in ("at", "torch") and m.group(2) != "k":
+                self._aten(node, f"builds an ATen name by token pasting (`{m.group(0).strip()}`)")
+
+    def declared(self) -> set[str]:
+        """Names of the functions and macros this source declares or defines (prototypes, definitions, templates)."""
+        functions = {self.t(d) for n in iter_nodes(self.tree.root_node) if n.type == "function_declarator"
+                     for d in n.children[:1] if d.type in ("identifier", "field_identifier")}
+        macros = {self.t(n.child_by_field_name("name")) for n in iter_nodes(self.tree.root_node)
+                  if n.type in ("preproc_def", "preproc_function_def") and n.child_by_field_name("name") is not None}
+        return functions | macros
+
     def _fn_name(self, fn) -> str:
         for c in fn.children:
             if c.type == "function_declarator":
@@ -165,6 +186,7 @@ class _Source(TensorTyping):
         elif ty in ("preproc_def", "preproc_function_def"):
             body = next((c for c in node.children if c.type == "preproc_arg"), None)
             if body is not None:
+                self._macro_names(node, ty, self.t(body))
                 sub = _Source(self.text, self.filename, self.st, self.policy, base_row=node.start_point[0] + self.base_row,
                               raw="void __km_macro__() {\n" + self.t(body).replace("\\\n", " \n") + "\n;}")
                 sub.base_row -= 1
@@ -290,6 +312,11 @@ class _Source(TensorTyping):
                     a.type == "identifier" and self.t(a) in tensors
                     for a in (node.child_by_field_name("arguments") or node).children):
                 self._aten(node, f"calls `{name}` from an opened ATen namespace")
+            elif not device and name not in self.st.defined and operator_names() is not None and any(
+                    a.type == "identifier" and self.t(a) in tensors
+                    for a in (node.child_by_field_name("arguments") or node).children):
+                # argument-dependent lookup: an unqualified call with a tensor argument finds `at::<name>`
+                self._aten_name(node, ["at", name])
             elif name in LAUNCHERS:
                 self.st.referenced.update(self.t(i) for i in iter_nodes(node) if i.type == "identifier")
         elif fn.type == "field_expression" and not device:
@@ -320,9 +347,11 @@ def _inside(node, types: set[str], stop) -> bool:
 def check_extension(ext: Extension, filename: str, policy: StaticPolicy) -> list[Hit]:
     """Hits for one extension's cpp and cuda sources (line numbers are candidate lines)."""
     st = _State(cuda=bool(ext.cuda.text.strip()))
-    for text in (ext.cpp, ext.cuda):
-        if text.text.strip():
-            _Source(text, filename, st, policy).run()
+    sources = [_Source(text, filename, st, policy) for text in (ext.cpp, ext.cuda) if text.text.strip()]
+    for source in sources:
+        st.defined.update(source.declared())
+    for source in sources:
+        source.run()
     st.referenced.update(ext.launched)
     unlaunched = {k: line for k, line in st.kernels.items() if k not in st.referenced}
     if len(unlaunched) < len(st.kernels):

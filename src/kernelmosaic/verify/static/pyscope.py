@@ -123,6 +123,53 @@ def _lambda_def(name: str, lam: ast.Lambda) -> ast.FunctionDef:
     return ast.fix_missing_locations(ast.copy_location(fn, lam))
 
 
+_BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.For, ast.While)
+
+
+def _conditional_functions(tree: ast.Module, functions: dict[str, ast.FunctionDef], classes: dict) -> None:
+    """Functions and classes defined inside module-level `if`/`try`/`with`/loop blocks, which of them run being
+    unknown here: one defined only there is taken as it is; a name with several definitions, one of them in such a
+    block, becomes a stand-in that calls every definition (renamed `<name>__km_def<i>`), so whatever any of them
+    reaches is judged."""
+    found: dict[str, list] = {}
+
+    def walk(stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                found.setdefault(stmt.name, []).append(stmt)
+            elif isinstance(stmt, _BLOCKS):
+                for name in ("body", "orelse", "finalbody"):
+                    walk(getattr(stmt, name, []))
+                for handler in getattr(stmt, "handlers", []):
+                    walk(handler.body)
+
+    for stmt in tree.body:
+        if isinstance(stmt, _BLOCKS):
+            walk([stmt])
+    for name, defs in found.items():
+        if all(isinstance(d, ast.ClassDef) for d in defs):
+            classes.setdefault(name, defs[-1])
+            continue
+        fns = [d for d in defs if not isinstance(d, ast.ClassDef)]
+        if name in functions:
+            fns.insert(0, functions[name])
+        if len(fns) == 1:
+            functions[name] = fns[0]
+            continue
+        calls = []
+        for i, fn in enumerate(fns):
+            functions[f"{name}__km_def{i}"] = fn
+            calls.append(ast.Call(func=ast.Name(id=f"{name}__km_def{i}", ctx=ast.Load()),
+                                  args=[ast.Starred(value=ast.Name(id="args", ctx=ast.Load()), ctx=ast.Load())],
+                                  keywords=[ast.keyword(arg=None, value=ast.Name(id="kwargs", ctx=ast.Load()))]))
+        stand_in = ast.FunctionDef(
+            name=name, args=ast.arguments(posonlyargs=[], args=[], vararg=ast.arg(arg="args"), kwonlyargs=[],
+                                          kw_defaults=[], kwarg=ast.arg(arg="kwargs"), defaults=[]),
+            body=[ast.Return(value=ast.BoolOp(op=ast.Or(), values=calls))], decorator_list=[], returns=None,
+            type_params=[])
+        functions[name] = ast.fix_missing_locations(ast.copy_location(stand_in, fns[-1]))
+
+
 @dataclass
 class ModuleIndex:
     """Imports, module-level definitions and assignments of one candidate module."""
@@ -182,6 +229,7 @@ class ModuleIndex:
                         idx.values[t.id] = stmt.value
             elif isinstance(stmt, ast.ClassDef):
                 idx.classes[stmt.name] = stmt
+        _conditional_functions(tree, idx.functions, idx.classes)
         idx.aliases = idx.scope_aliases(tree.body, {})
         return idx
 
