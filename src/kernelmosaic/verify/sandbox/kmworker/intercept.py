@@ -56,8 +56,6 @@ class Interceptor:
         """Tensors replaced by noise per perturbed entry point (none: it returned and wrote no tensor)."""
         self.ops: set[str] = set()
         """Dispatcher operators registered while an extension loaded (`ns::name`)."""
-        self.inside: set[str] = set()
-        """Operators being called through their `torch.ops` stand-in now (the dispatch mode lets them pass)."""
         self.gen = torch.Generator().manual_seed(0)
         self.sync = lambda: None
         self.cupy = False
@@ -165,37 +163,11 @@ class Interceptor:
         class _Ops(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 name = func._schema.name
-                if name in interceptor.ops and name not in interceptor.inside:
+                if name in interceptor.ops:
                     return interceptor.call(name, func, tuple(args), dict(kwargs or {}))
                 return func(*args, **(kwargs or {}))
 
         return _Ops()
-
-    def wrap_ops(self, names: set[str]) -> None:
-        """Put a stand-in at `torch.ops.<ns>.<name>` for each operator an extension registered: one registered as a
-        catch-all (`m.def(schema, &fn)`, CompositeImplicitAutograd) runs before the Python dispatch key, so the
-        dispatch mode never sees it; the stand-in routes the call (and its overloads' calls) through `call`."""
-        for full in sorted(names):
-            ns, _, op = full.partition("::")
-            if not ns or not op or ns in ("aten", "prim", "prims", "_"):
-                continue
-            try:
-                namespace = getattr(torch.ops, ns)
-                packet = getattr(namespace, op)
-            except (AttributeError, RuntimeError):
-                continue
-            if not isinstance(packet, _OpStandIn):
-                setattr(namespace, op, _OpStandIn(self, full, packet))
-
-    def call_op(self, name: str, op, args: tuple, kwargs: dict):
-        """A `torch.ops` call through its stand-in: counted once (the dispatch mode lets the op pass meanwhile)."""
-        if name in self.inside:
-            return op(*args, **kwargs)
-        self.inside.add(name)
-        try:
-            return self.call(name, op, args, kwargs)
-        finally:
-            self.inside.discard(name)
 
     def wrap_extension(self, module) -> None:
         """Replace every function of a freshly built extension module by a wrapper of the same name."""
@@ -213,23 +185,6 @@ class Interceptor:
             if type(value).__module__.startswith("triton.") and callable(getattr(value, "run", None)) \
                     and hasattr(type(value), "__getitem__"):
                 value.run = self.wrap(f"triton.{attr}", value.run)
-
-
-class _OpStandIn:
-    """`torch.ops.<ns>.<name>` for an operator a candidate's extension registered: calls go through the interceptor;
-    its overloads (`.default`) are stand-ins too, anything else is the packet's."""
-
-    def __init__(self, interceptor: Interceptor, name: str, op) -> None:
-        self._interceptor, self._name, self._op = interceptor, name, op
-
-    def __call__(self, *args, **kwargs):
-        return self._interceptor.call_op(self._name, self._op, args, kwargs)
-
-    def __getattr__(self, attr: str):
-        value = getattr(self._op, attr)
-        if isinstance(value, torch._ops.OpOverload):
-            return _OpStandIn(self._interceptor, self._name, value)
-        return value
 
 
 def op_names() -> set[str]:

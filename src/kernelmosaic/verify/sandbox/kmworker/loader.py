@@ -199,9 +199,7 @@ class BuildRecorder:
                     if self.mode == "build":
                         (build_dir / published.PUBLISHED).write_text(key)
                 record["ok"] = True
-                registered = op_names() - ops_before  # operators the extension registered as it loaded
-                INTERCEPT.ops |= registered
-                INTERCEPT.wrap_ops(registered)
+                INTERCEPT.ops |= op_names() - ops_before  # operators the extension registered as it loaded
                 if isinstance(module, types.ModuleType):  # `is_python_module=False` returns the library's path: its
                     INTERCEPT.wrap_extension(module)  # kernels are the operators just recorded, called via torch.ops
                 return module
@@ -233,9 +231,7 @@ class BuildRecorder:
         start, ops_before = time.perf_counter(), op_names()
         module = published.load(build_dir, name, kwargs.get("is_python_module", True))
         record["ok"], record["seconds"] = True, time.perf_counter() - start
-        registered = op_names() - ops_before
-        INTERCEPT.ops |= registered
-        INTERCEPT.wrap_ops(registered)
+        INTERCEPT.ops |= op_names() - ops_before
         if isinstance(module, types.ModuleType):
             INTERCEPT.wrap_extension(module)
         return module
