@@ -220,7 +220,7 @@ def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: d
     """Every tool over one forward, side by side, at the shapes `shrunk` sets (the problem's own when empty). Each
     tool's target runs in a scratch folder of its own; the shrunk problem lies beside them, where none may write
     (one tool's candidate process must not change the problem another tool's process is about to load), as do the
-    go files: each target sets up (`profile_one --gate`) and waits for its own. The device is held (`gate()`) from
+    go files when `gated` (otherwise `gate()` spans the tools' whole run): each target sets up (`profile_one --gate`) and waits for its own. The device is held (`gate()`) from
     the first target's being ready until the last tool has ended, and each target gets its go as soon as it is ready:
     a target that cannot set up while another tool's target lives (compute-sanitizer's tools may take the device's
     debugging session one at a time) is let go after that one ends, never waited for before it."""
@@ -228,55 +228,48 @@ def _run_tools(tool: str, problem: Path, candidate: Path, source: str, shrunk: d
         if shrunk:
             problem = Path(scratch) / Path(problem).name
             problem.write_text(apply_shape_overrides(source, shrunk), encoding="utf-8")
-        if not gated:  # the device held shared for the tools' whole run
-            with gate():
-                held = time.perf_counter()
-                started = time.time()
-                procs = {}
-                for name in tools:
-                    (Path(scratch) / name).mkdir()
-                    procs[name] = _start(tool, name, tool_command(problem, candidate, "cuda", build_cache,
-                                                                  Path(scratch) / name, env))
-                with ThreadPoolExecutor(max_workers=len(tools)) as pool:
-                    runs = {name: pool.submit(_finish, procs[name], name, severity, timeout_s, started)
-                            for name, severity in tools.items()}
-                    results = {name: run.result() for name, run in runs.items()}
-                held = time.perf_counter() - held
-            for _, report in results.values():
-                report["device_held_s"] = round(held, 2)
-            return results
-        gos = {name: Path(scratch) / f"go-{name}" for name in tools}
+        gos = {name: Path(scratch) / f"go-{name}" for name in tools} if gated else {}
         commands = {}
         for name in tools:
             (Path(scratch) / name).mkdir()
             commands[name] = tool_command(problem, candidate, "cuda", build_cache, Path(scratch) / name, env,
-                                          gate=gos[name])
-        started = time.time()
-        procs = {name: _start(tool, name, commands[name]) for name in tools}
-        with ThreadPoolExecutor(max_workers=len(tools)) as pool:
-            runs = {name: pool.submit(_finish, procs[name], name, severity, timeout_s, started)
-                    for name, severity in tools.items()}
-
-            def ready(name: str) -> bool:
-                return runs[name].done() or (commands[name].cwd / READY).exists()
-
-            try:
-                while not any(ready(name) for name in tools):
-                    time.sleep(0.05)
-                set_up = time.time() - started
-                with gate():
-                    held = time.perf_counter()
-                    while not all(run.done() for run in runs.values()):
-                        for name in tools:
-                            if ready(name) and not gos[name].exists():
-                                gos[name].touch()
-                        time.sleep(0.05)
-                    results = {name: run.result() for name, run in runs.items()}
-                    held = time.perf_counter() - held
-            finally:  # cut short (an interrupt, the hold refused): no target is left waiting for its go
-                for name, proc in procs.items():
-                    if proc.poll() is None and not gos[name].exists():
-                        os.killpg(proc.pid, signal.SIGKILL)
+                                          gate=gos.get(name))
+        with nullcontext() if gated else gate():  # ungated: the device held shared for the tools' whole run
+            held = time.perf_counter()
+            started = time.time()
+            procs = {name: _start(tool, name, commands[name]) for name in tools}
+            with ThreadPoolExecutor(max_workers=len(tools)) as pool:
+                runs = {name: pool.submit(_finish, procs[name], name, severity, timeout_s, started)
+                        for name, severity in tools.items()}
+                hold = _go_when_ready(runs, procs, commands, gos, started, gate) if gated else {}
+                results = {name: run.result() for name, run in runs.items()}
+            hold = hold or {"device_held_s": round(time.perf_counter() - held, 2)}
         for _, report in results.values():
-            report["set_up_s"], report["device_held_s"] = round(set_up, 2), round(held, 2)
+            report.update(hold)
         return results
+
+
+def _go_when_ready(runs: dict, procs: dict[str, subprocess.Popen], commands: dict[str, ToolCommand],
+                   gos: dict[str, Path], started: float, gate: Gate) -> dict[str, float]:
+    """The gated hold: wait for the first target to be set up, enter `gate()`, give each target its go as soon as it
+    is ready, leave when every tool has ended. Returns `set_up_s` and `device_held_s`."""
+    def ready(name: str) -> bool:
+        return runs[name].done() or (commands[name].cwd / READY).exists()
+
+    try:
+        while not any(ready(name) for name in runs):
+            time.sleep(0.05)
+        set_up = time.time() - started
+        with gate():
+            held = time.perf_counter()
+            while not all(run.done() for run in runs.values()):
+                for name in runs:
+                    if ready(name) and not gos[name].exists():
+                        gos[name].touch()
+                time.sleep(0.05)
+            held = time.perf_counter() - held
+    finally:  # cut short (an interrupt, the hold refused): no target is left waiting for its go
+        for name, proc in procs.items():
+            if proc.poll() is None and not gos[name].exists():
+                os.killpg(proc.pid, signal.SIGKILL)
+    return {"set_up_s": round(set_up, 2), "device_held_s": round(held, 2)}

@@ -296,6 +296,11 @@ class _Source(TensorTyping):
         if rule:
             self._rule(rule, node, name, name)
 
+    def _tensor_argument(self, call, tensors: set[str]) -> bool:
+        """Some argument of the call is a name declared as a tensor."""
+        return any(a.type == "identifier" and self.t(a) in tensors
+                   for a in (call.child_by_field_name("arguments") or call).children)
+
     def _call(self, node, device: bool, tensors: set[str]) -> None:
         fn = node.child_by_field_name("function")
         if fn is None:
@@ -308,13 +313,11 @@ class _Source(TensorTyping):
                 self.hit("printf-in-kernel", node, "printf in device code")
             elif not device and name in self.st.using:
                 self._aten_name(node, self.st.using[name].split("::") + [name])
-            elif not device and self.st.open_ns & {"at", "torch"} and name in TENSOR_METHODS_COMPUTE and any(
-                    a.type == "identifier" and self.t(a) in tensors
-                    for a in (node.child_by_field_name("arguments") or node).children):
+            elif not device and self.st.open_ns & {"at", "torch"} and name in TENSOR_METHODS_COMPUTE \
+                    and self._tensor_argument(node, tensors):
                 self._aten(node, f"calls `{name}` from an opened ATen namespace")
-            elif not device and name not in self.st.defined and operator_names() is not None and any(
-                    a.type == "identifier" and self.t(a) in tensors
-                    for a in (node.child_by_field_name("arguments") or node).children):
+            elif not device and name not in self.st.defined and operator_names() is not None \
+                    and self._tensor_argument(node, tensors):
                 # argument-dependent lookup: an unqualified call with a tensor argument finds `at::<name>`
                 self._aten_name(node, ["at", name])
             elif name in LAUNCHERS:
