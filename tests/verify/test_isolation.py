@@ -70,7 +70,9 @@ ATTACK = textwrap.dedent('''
     import os, signal, socket, sys
     from kmworker.confine import confine
     scratch, outside, port, victim = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    print("layers", sorted(confine("worker", [scratch], True, True, True, True, drop_caps=True)), flush=True)
+    tasks = sys.argv[5] == "cuda"
+    print("layers", sorted(confine("worker", [scratch], True, True, True, True, drop_caps=True, tasks_writable=tasks)),
+          flush=True)
     for path in (scratch + "/ok.txt", outside + "/escaped.txt"):
         try:
             open(path, "w").write("x"); print("wrote", path)
@@ -105,8 +107,10 @@ ATTACK = textwrap.dedent('''
 
 
 @LANDLOCK
-def test_confinement_stops_writes_tcp_proc_reads_and_signals(tmp_path):
-    """What a CUDA worker has without namespaces: Landlock, no capabilities, a subreaper."""
+@pytest.mark.parametrize("device", ["cuda", "cpu"])
+def test_confinement_stops_writes_tcp_proc_reads_and_signals(tmp_path, device):
+    """What a CUDA worker has without namespaces: Landlock, no capabilities, a subreaper; a CPU worker's Landlock
+    also keeps its own threads' /proc files read-only (CUDA's start writes them; `/proc/self/task/TID/mem` is one)."""
     scratch, outside = tmp_path / "scratch", tmp_path / "outside"
     scratch.mkdir()
     outside.mkdir()
@@ -118,7 +122,7 @@ def test_confinement_stops_writes_tcp_proc_reads_and_signals(tmp_path):
                               env={**os.environ, "KM_ISOLATION_CANARY": "canary-7f3e"})
     try:
         out = subprocess.run([sys.executable, "-P", "-c", ATTACK, str(scratch), str(outside),
-                              str(listener.getsockname()[1]), str(victim.pid)],
+                              str(listener.getsockname()[1]), str(victim.pid), device],
                              env={**os.environ, "PYTHONPATH": str(WORKER_PACKAGE_DIR)}, capture_output=True, text=True,
                              timeout=60).stdout
         assert victim.poll() is None, "the confined process signalled a process outside its domain"
@@ -133,8 +137,10 @@ def test_confinement_stops_writes_tcp_proc_reads_and_signals(tmp_path):
     assert "no connect" in out and "connected\n" not in out
     assert "no read environ" in out and "no read mem" in out and "no signal" in out, out
     assert "canary-7f3e" not in out
-    # its own threads' /proc files are writable (CUDA's initialisation needs that); another process's and sysctls not
-    assert "wrote proc own" in out and "no write proc victim" in out and "no write proc sysctl" in out, out
+    # its own threads' /proc files are writable on CUDA only (CUDA's initialisation needs that); another process's and
+    # sysctls never
+    assert ("wrote proc own" if device == "cuda" else "no write proc own") in out, out
+    assert "no write proc victim" in out and "no write proc sysctl" in out, out
 
 
 def test_kill_tree_takes_setsid_grandchildren_under_a_subreaper(tmp_path):

@@ -136,26 +136,32 @@ _detach()
 def test_no_write_into_its_own_code_through_proc_self_mem(open_verifier, tmp_path):
     """`/proc/self/mem` writes ignore page protections (the kernel's FOLL_FORCE), so a candidate could patch the
     clock's code, or a read-only clock pointer, in the worker that times it. Landlock denies opening it for writing
-    (reading stays allowed: the process's own memory is no secret from it)."""
+    (reading stays allowed: the process's own memory is no secret from it), under each of the names the same file
+    has: per thread (`/proc/self/task/TID/mem`, which a CPU worker was allowed to write while its own task folder
+    stayed writable for CUDA's sake), through the pid and through `thread-self`."""
     extra = '''
-import ctypes as _c, os as _o
+import ctypes as _c, os as _o, threading as _th
 def _patch_self():
     where = _c.cast(_c.CDLL(None).clock_gettime, _c.c_void_p).value
-    try:
-        fd = _o.open("/proc/self/mem", _o.O_RDWR)
-    except OSError as e:
-        print(f"selfmem: refused {type(e).__name__}", flush=True)
-        return
-    try:
-        print(f"selfmem: wrote {_o.pwrite(fd, _o.pread(fd, 1, where), where)} byte", flush=True)
-    finally:
-        _o.close(fd)
+    me, tid = _o.getpid(), _th.get_native_id()
+    for path in ("/proc/self/mem", f"/proc/{me}/mem", f"/proc/self/task/{tid}/mem", f"/proc/{me}/task/{tid}/mem",
+                 "/proc/thread-self/mem"):
+        try:
+            fd = _o.open(path, _o.O_RDWR)
+        except OSError as e:
+            print(f"selfmem: refused {path} {type(e).__name__}", flush=True)
+            continue
+        try:
+            print(f"selfmem: wrote {path} {_o.pwrite(fd, _o.pread(fd, 1, where), where)} byte", flush=True)
+        finally:
+            _o.close(fd)
 _patch_self()
 '''
     verdict = open_verifier.verify(write(tmp_path, "p.py", PROBLEM_ADD_RELU),
                                    write(tmp_path, "c.py", candidate("return ext.add_only(a, b)", extra=extra)))
     log = _log(verdict)
-    assert "selfmem: refused PermissionError" in log and "selfmem: wrote" not in log, log[-2000:]
+    assert log.count("selfmem: refused") == 5 and "selfmem: wrote" not in log, log[-2000:]
+    assert log.count("PermissionError") >= 5, log[-2000:]
     assert verdict.status == Status.output_mismatch, (verdict.status, verdict.message)  # its kernel's own verdict
 
 

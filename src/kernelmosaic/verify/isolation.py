@@ -37,7 +37,8 @@ LAYERS = {
     "userns": "own user namespace: no capability over the host's processes or files beyond its uid's",
     "netns": "own network namespace: no interface but a down loopback, no route to any listener",
     "pidns": "own PID namespace and /proc: sees and signals only its own processes, all die with the worker",
-    "landlock-fs": "Landlock: writes only beneath its scratch folder and /dev; no mount, no ptrace "
+    "landlock-fs": "Landlock: writes only beneath its scratch folder and /dev (a CUDA worker: its own /proc/self/task "
+                   "too, which CUDA's start writes); no write to its own memory file (CPU), no mount, no ptrace "
                    "attach, /proc/PID/mem or cwd of a process outside its domain",
     "landlock-net": "Landlock: no TCP bind or connect",
     "landlock-scope": "Landlock: no signal and no abstract unix socket to a process outside its domain",
@@ -78,7 +79,9 @@ class Plan:
     def worker_args(self) -> list[str]:
         """`kmworker` flags that ask the worker to confine itself."""
         flags = [("--landlock", self.landlock), ("--no-tcp", self.no_tcp), ("--scope", self.scope),
-                 ("--subreaper", self.subreaper), ("--drop-caps", self.drop_caps)]
+                 ("--subreaper", self.subreaper), ("--drop-caps", self.drop_caps),
+                 # CUDA's start writes its threads' /proc files (kmworker/confine.py, OWN_TASKS)
+                 ("--tasks-writable", self.landlock and self.device_type == "cuda")]
         return [name for name, on in flags if on]
 
 

@@ -174,7 +174,8 @@ def tool_command(problem: Path, candidate: Path, device: str, build_cache: Path,
 def tool_layers(device: str) -> list[str]:
     """The isolation layers `tool_command` asks for on `device` (the namespaces and profile_one's own)."""
     plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
-    return [*(plan.namespaces if plan.prefix else []), *(_FLAG_LAYER[flag] for flag in plan.worker_args())]
+    return [*(plan.namespaces if plan.prefix else []),
+            *(_FLAG_LAYER[flag] for flag in plan.worker_args() if flag in _FLAG_LAYER)]
 
 
 _LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()

@@ -28,6 +28,8 @@ def main() -> None:
     parser.add_argument("--scope", action="store_true", help="with --landlock: no signal or abstract socket outside")
     parser.add_argument("--subreaper", action="store_true", help="orphans of its descendants stay in its tree")
     parser.add_argument("--drop-caps", action="store_true", help="drop every capability")
+    parser.add_argument("--tasks-writable", action="store_true",
+                        help="with --landlock: its own /proc/self/task files stay writable (CUDA's start needs them)")
     parser.add_argument("--nondumpable", action="store_true", help="a reference worker: not dumpable")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
@@ -38,7 +40,7 @@ def main() -> None:
     here = os.getcwd()  # its scratch folder, writable by it: named by no argument or variable others can read
     isolation = confine(args.role if args.role == "reference" and args.nondumpable else "worker",
                         [here, *args.writable], args.landlock, args.no_tcp, args.scope, args.subreaper, args.drop_caps,
-                        removable=[os.path.dirname(here)] if args.own_scratch else [])
+                        removable=[os.path.dirname(here)] if args.own_scratch else [], tasks_writable=args.tasks_writable)
     import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
     import torch.profiler  # noqa: F401

@@ -39,10 +39,12 @@ _WRITE_RIGHTS_BY_ABI = (
 )
 _REMOVE_DIR = 1 << 4
 OWN_TASKS = "/proc/self/task"
-"""Writable beneath Landlock: this process's own threads' /proc files (the rule binds the folder as opened now, so
-`/proc/<this pid>/task`, never another process's). CUDA's initialisation writes there: on the H200 without it
-`cudaGetDeviceCount()` fails with error 304 ("OS call failed or operation not supported"), with it every layer
-stays on (scripts/gpu/cuda-isolation-probe)."""
+"""Writable beneath Landlock for CUDA workers only (`tasks_writable`): this process's own threads' /proc files (the
+rule binds the folder as opened now, so `/proc/<this pid>/task`, never another process's). CUDA's initialisation
+writes there: on the H200 without it `cudaGetDeviceCount()` fails with error 304 ("OS call failed or operation not
+supported"), with it every layer stays on (scripts/gpu/cuda-isolation-probe). It also leaves the process's own
+memory writable through `/proc/self/task/TID/mem` (page protections ignored, like `/proc/self/mem`), so CPU workers,
+which need none of it, do not get it."""
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1, 2
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1, 2
 
@@ -130,12 +132,13 @@ def drop_capabilities() -> bool:
 
 
 def confine(role: str, writable: list[str], landlock: bool, no_tcp: bool, scope: bool, subreaper: bool,
-            drop_caps: bool = False, removable: list[str] | None = None) -> list[str]:
+            drop_caps: bool = False, removable: list[str] | None = None, tasks_writable: bool = False) -> list[str]:
     """Apply what was asked and the kernel allows; returns the layers now active in this process (names as in
     `kernelmosaic.verify.isolation.LAYERS`). Must run in the main thread before any candidate code; Landlock
     applies to the calling thread and threads started after it, so torch's pools started earlier stay outside:
     they run only torch's own code. `removable`: folders beneath which only empty folders may be removed (the
-    scratch folder's parent, so an orphaned worker can remove its own scratch folder)."""
+    scratch folder's parent, so an orphaned worker can remove its own scratch folder). `tasks_writable`: its own
+    /proc/self/task files stay writable (`OWN_TASKS`: CUDA workers)."""
     if role == "reference":  # runs no candidate code: it is what candidates must not read or attach to
         return ["reference-nondumpable"] if _prctl(PR_SET_DUMPABLE, 0) else []
     active: list[str] = []
@@ -143,7 +146,7 @@ def confine(role: str, writable: list[str], landlock: bool, no_tcp: bool, scope:
         active.append("subreaper")
     abi = landlock_abi() if landlock else 0
     if abi:
-        active += _landlock(abi, [*writable, OWN_TASKS], removable or [], no_tcp, scope)
+        active += _landlock(abi, [*writable, OWN_TASKS] if tasks_writable else writable, removable or [], no_tcp, scope)
     if drop_caps and drop_capabilities():
         active.append("no-capabilities")
     return active

@@ -38,6 +38,7 @@ def main() -> None:
     parser.add_argument("--scope", action="store_true")
     parser.add_argument("--subreaper", action="store_true")
     parser.add_argument("--drop-caps", action="store_true")
+    parser.add_argument("--tasks-writable", action="store_true")
     parser.add_argument("--gate")
     parser.add_argument("problem")
     parser.add_argument("candidate")
@@ -47,7 +48,7 @@ def main() -> None:
     from .confine import confine
 
     layers = confine("worker", [os.getcwd(), *args.writable], args.landlock, args.no_tcp, args.scope, args.subreaper,
-                     args.drop_caps)
+                     args.drop_caps, tasks_writable=args.tasks_writable)
     print(f"km-profile-one isolation: {','.join(layers) or 'none'}", file=sys.stderr, flush=True)
     _stage("start")
     import torch
