@@ -67,24 +67,38 @@ def apply_distribution(inputs: list, name: str, gen: torch.Generator) -> list:
     return _map(inputs, transform)
 
 
+STATS_CHUNK = 1 << 26
+"""Elements per slice of an input's statistics: every temporary they make is of one slice (KernelBench's inputs
+take up to 16 GiB; a float64 sum of a whole 16 GiB input converts it at once, 32 GiB)."""
+
+
 def _nonzero_stats(x: torch.Tensor, zeros: torch.Tensor | None) -> tuple[float, float, float, float]:
     """The range, mean and (unbiased) standard deviation of the elements of `x` that are not exact zeros (`zeros`:
-    their mask, or None for none). Masked reductions, not `x[~zeros]`: boolean indexing builds an int64 index of
-    numel x ndim elements, 32 GiB for an 8 GiB 2-D input."""
-    if zeros is None:
-        n = x.numel()
-        lo, hi = (float(x.min()), float(x.max())) if n else (0.0, 1.0)
-        return (lo, hi, float(x.mean()), float(x.std())) if n > 1 else (lo, hi, lo, 1.0)
-    n = x.numel() - int(zeros.sum())
+    their mask, or None for none), slice by slice: masked reductions (boolean indexing builds an int64 index of
+    numel x ndim elements, 32 GiB for an 8 GiB 2-D input), float64 sums, no temporary larger than a slice."""
+    flat = x.reshape(-1)
+    mask = zeros.reshape(-1) if zeros is not None else None
+    n = flat.numel() - (int(mask.sum()) if mask is not None else 0)
     if n == 0:
         return 0.0, 1.0, 0.0, 1.0
-    lo = float(x.masked_fill(zeros, float("inf")).min())
-    hi = float(x.masked_fill(zeros, float("-inf")).max())
+    spans = [(i, min(i + STATS_CHUNK, flat.numel())) for i in range(0, flat.numel(), STATS_CHUNK)]
+
+    def part(i: int, j: int, fill: float | None = None) -> torch.Tensor:
+        piece = flat[i:j]
+        return piece if mask is None or fill is None else piece.masked_fill(mask[i:j], fill)
+
+    lo = min(float(part(i, j, float("inf")).min()) for i, j in spans)
+    hi = max(float(part(i, j, float("-inf")).max()) for i, j in spans)
     if n == 1:
         return lo, hi, lo, 1.0
-    mean = float(x.sum(dtype=torch.float64)) / n  # the zeros add nothing
-    centred = (x - mean).masked_fill_(zeros, 0.0)
-    return lo, hi, mean, (float(centred.square_().sum(dtype=torch.float64)) / (n - 1)) ** 0.5
+    mean = sum(float(part(i, j).sum(dtype=torch.float64)) for i, j in spans) / n  # the zeros add nothing
+    square = 0.0
+    for i, j in spans:
+        centred = part(i, j).double() - mean
+        if mask is not None:
+            centred.masked_fill_(mask[i:j], 0.0)
+        square += float(centred.square_().sum())
+    return lo, hi, mean, (square / (n - 1)) ** 0.5
 
 
 class InputTemplate:

@@ -63,6 +63,18 @@ def _unit_dim(x: torch.Tensor, norm: bool) -> int | None:
     return None
 
 
+_SLICE = 1 << 26
+"""Elements per slice of an elementwise test: its temporaries stay a slice's (inputs take up to 16 GiB)."""
+
+
+def _every(x: torch.Tensor, test) -> bool:
+    """Whether `test` (elementwise, to bool) holds for every element of `x`, slice by slice when it is contiguous."""
+    if not x.is_contiguous():
+        return bool(test(x).all())
+    flat = x.reshape(-1)
+    return all(bool(test(flat[i:i + _SLICE]).all()) for i in range(0, flat.numel(), _SLICE))
+
+
 def observe(t: torch.Tensor, with_zeros: bool = True) -> Structure:
     """The facts of a floating-point tensor as observed (`with_zeros`: keep the zero mask, which costs a bool per
     element where the tensor has any exact zero)."""
@@ -70,10 +82,10 @@ def observe(t: torch.Tensor, with_zeros: bool = True) -> Structure:
         return Structure()
     x = t.detach().float()
     square = x.dim() >= 2 and x.shape[-1] == x.shape[-2] and x.shape[-1] > 1
-    nonneg, nonpos = bool((x >= 0).all()), bool((x <= 0).all())
+    nonneg, nonpos = _every(x, lambda v: v >= 0), _every(x, lambda v: v <= 0)
     symmetric = square and bool(torch.equal(x, x.mT))
     antisymmetric = square and not symmetric and bool(torch.equal(x, -x.mT))
-    integral = bool((x == x.round()).all())  # a NaN anywhere makes it False
+    integral = _every(x, lambda v: v == v.round())  # a NaN anywhere makes it False
     unit_sum = _unit_dim(x, norm=False) if nonneg and not integral else None
     unit_norm = _unit_dim(x, norm=True) if not integral and unit_sum is None else None
     zero = t == 0

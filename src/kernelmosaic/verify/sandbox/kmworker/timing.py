@@ -153,10 +153,11 @@ class Timer:
         warm_ms, warm_wall_ms, enqueue = 0.0, 0.0, []
         while len(enqueue) < 3 or (warm_ms < 25.0 and len(enqueue) < 50):
             t0 = time.perf_counter()
-            s, _ = call()
+            s, inputs = call()
             warm_wall_ms += (time.perf_counter() - t0) * 1e3
             warm_ms += s.stream_ms
             enqueue.append(s.enqueue_ms)
+            del s, inputs  # one call's inputs and outputs alive at a time (KernelBench's take gigabytes each)
         warm = len(enqueue)
         lead_us = self._set_lead(enqueue)
         est = max(warm_ms / warm, 1e-3)
@@ -180,6 +181,7 @@ class Timer:
                 host_samples.append(s.stream_ms)
             if i == check_at:  # copied at once: work still running after forward returned shows as a mismatch
                 checked = snapshot(inputs, s.out)
+            del s, inputs  # before the next call draws its own
         result = {"samples": samples, "host_samples": host_samples, "host": host, "checked": checked,
                   "lead_us": lead_us, "escaped_ms": None, "calls": calls, "warmup_calls": warm,
                   "lead_short": lead_short(enqueued, lead_us) if self.cuda else 0}
