@@ -144,3 +144,19 @@ def test_threat_model_page_documents_every_rule():
     text = page.read_text()
     missing = [rid for rid in RULES if f"| `{rid}` |" not in text]
     assert not missing, f"rules missing from {page.name}: {missing}"
+
+
+def test_a_candidate_may_import_what_its_problem_imports():
+    """KernelBench's Mamba problems import `einops`; an answer that keeps the reference's code keeps the import and
+    was `import-not-allowed`. A module some rule owns stays that rule's even when the problem imports it."""
+    candidate = "import torch\nimport ctypes\nfrom einops import rearrange\n\n\nclass ModelNew(torch.nn.Module):\n" \
+                "    def forward(self, x):\n        return rearrange(x, 'b n -> n b')\n"
+    rules = {f.rule for f in analyze_candidate(candidate, "c.py", StaticPolicy())}
+    assert "import-not-allowed" in rules
+    problem = "import torch\nimport ctypes\nimport torch.nn as nn\nfrom einops import rearrange, repeat\n"
+    policy = StaticPolicy().with_problem_imports(problem)
+    assert "einops" in policy.allowed_imports and "ctypes" in policy.allowed_imports
+    after = {f.rule for f in analyze_candidate(candidate, "c.py", policy)}
+    assert "import-not-allowed" not in after
+    assert after & (rules - {"import-not-allowed"}) == rules - {"import-not-allowed"}, (rules, after)  # ctypes' own rule
+    assert StaticPolicy().with_problem_imports("not python (") == StaticPolicy()

@@ -217,7 +217,8 @@ class Verifier:
                 from kernelmosaic.verify.static import analyze_candidate
                 from kernelmosaic.verify.static.rules import reject_message
 
-                job.findings += analyze_candidate(candidate_src, str(candidate), config.static_policy())
+                static = config.static_policy().with_problem_imports(problem_src)
+                job.findings += analyze_candidate(candidate_src, str(candidate), static)
                 rejects = [f for f in job.findings if f.severity == "reject"]
                 if rejects and rejects[0].rule in _STATIC_STATUS:
                     raise Stop(_STATIC_STATUS[rejects[0].rule], rejects[0].message)

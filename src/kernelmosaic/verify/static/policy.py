@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -50,6 +51,21 @@ class StaticPolicy(BaseModel):
         if unknown:
             raise ValueError(f"unknown static rule id(s) {unknown}; known: {sorted(RULES)}")
         return value
+
+    def with_problem_imports(self, problem_src: str) -> StaticPolicy:
+        """This policy with the top-level modules the problem's own source imports added to `allowed_imports`: a
+        candidate may import what its reference does (KernelBench's Mamba problems use `einops`; an answer that
+        keeps the reference's code keeps the import). Modules some rule owns (ctypes, subprocess, ...) stay that
+        rule's; what the imported code computes is judged where it runs (PyTorch compute, under `strict`)."""
+        try:
+            tree = ast.parse(problem_src)
+        except (SyntaxError, ValueError):
+            return self
+        mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        mods |= {n.module.split(".")[0] for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+        extra = sorted(mods - set(self.allowed_imports))
+        return self.model_copy(update={"allowed_imports": [*self.allowed_imports, *extra]}) if extra else self
 
     def action(self, rule: str) -> Action:
         """The effective action for a rule id under this policy."""
