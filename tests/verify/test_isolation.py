@@ -226,3 +226,50 @@ def test_explain_shows_the_layers_and_what_is_missing():
     short = bare.export_text()
     assert "below the minimum" in short and "every process ends with the judgement" in short
     assert "netns: own network" not in short  # the per-layer lines come with --explain only
+
+
+SEAL = textwrap.dedent('''
+    import os, sys, threading, time
+    from kmworker.confine import confine, seal_tasks
+    scratch = sys.argv[1]
+    print("layers", sorted(confine("worker", [scratch], True, True, True, True, drop_caps=True, tasks_writable=True)))
+
+    def attempt(stage):
+        t = threading.Thread(target=time.sleep, args=(1,)); t.start()
+        for what, path in (("comm", f"/proc/self/task/{t.native_id}/comm"),
+                           ("mem", f"/proc/self/task/{threading.get_native_id()}/mem")):
+            try:
+                os.close(os.open(path, os.O_WRONLY)); print(stage, "opened", what)
+            except OSError as e:
+                print(stage, "refused", what, e.errno)
+        t.join()
+
+    attempt("before")
+    print("sealed", seal_tasks([scratch], []))
+    attempt("after")
+    open(scratch + "/still.txt", "w").write("x"); print("wrote scratch")
+''')
+
+
+@LANDLOCK
+def test_a_second_layer_takes_the_task_files_back_once_cuda_has_started(tmp_path, monkeypatch):
+    """A CUDA worker keeps its own /proc/self/task writable for CUDA's start (and with it its memory file); the opt-in
+    `landlock-tasks` layer takes them back afterwards, for the thread that runs candidate code and its new threads,
+    and its scratch folder stays writable."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    out = subprocess.run([sys.executable, "-P", "-c", SEAL, str(scratch)],
+                         env={**os.environ, "PYTHONPATH": str(WORKER_PACKAGE_DIR)}, capture_output=True, text=True,
+                         timeout=60).stdout
+    assert "before opened comm" in out and "before opened mem" in out, out
+    assert "sealed ['landlock-tasks']" in out, out
+    assert "after refused comm 13" in out and "after refused mem 13" in out and "wrote scratch" in out, out
+    plan_for.cache_clear()
+    try:
+        monkeypatch.setenv("KERNELMOSAIC_ISOLATION_CUDA", ",".join([*CUDA_FULL, "landlock-tasks"]))
+        assert "--seal-tasks" in plan_for("cuda").worker_args()
+        monkeypatch.setenv("KERNELMOSAIC_ISOLATION_CUDA", ",".join(CUDA_FULL))
+        plan_for.cache_clear()
+        assert "--seal-tasks" not in plan_for("cuda").worker_args()  # opt-in until a GPU run shows CUDA keeps working
+    finally:
+        plan_for.cache_clear()

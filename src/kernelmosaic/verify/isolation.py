@@ -40,6 +40,8 @@ LAYERS = {
     "landlock-fs": "Landlock: writes only beneath its scratch folder and /dev (a CUDA worker: its own /proc/self/task "
                    "too, which CUDA's start writes); no write to its own memory file (CPU), no mount, no ptrace "
                    "attach, /proc/PID/mem or cwd of a process outside its domain",
+    "landlock-tasks": "Landlock, a second layer once CUDA has started: its own /proc/self/task read-only too, so no "
+                      "write to its own memory through /proc/self/task/TID/mem (CUDA workers; not on by default)",
     "landlock-net": "Landlock: no TCP bind or connect",
     "landlock-scope": "Landlock: no signal and no abstract unix socket to a process outside its domain",
     "subreaper": "worker is child subreaper: orphans (setsid, double fork) stay in its tree, killed with it",
@@ -73,6 +75,8 @@ class Plan:
     subreaper: bool = False
     drop_caps: bool = False
     nondumpable_reference: bool = False
+    seal_tasks: bool = False
+    """A CUDA worker stacks a second Landlock layer without its own /proc/self/task once CUDA has started."""
     unavailable: tuple[str, ...] = field(default_factory=tuple)
     """Layers this device type asks for that the host does not give."""
 
@@ -81,7 +85,8 @@ class Plan:
         flags = [("--landlock", self.landlock), ("--no-tcp", self.no_tcp), ("--scope", self.scope),
                  ("--subreaper", self.subreaper), ("--drop-caps", self.drop_caps),
                  # CUDA's start writes its threads' /proc files (kmworker/confine.py, OWN_TASKS)
-                 ("--tasks-writable", self.landlock and self.device_type == "cuda")]
+                 ("--tasks-writable", self.landlock and self.device_type == "cuda"),
+                 ("--seal-tasks", self.seal_tasks)]
         return [name for name, on in flags if on]
 
 
@@ -146,12 +151,13 @@ def plan_for(device_type: str) -> Plan:
         prefix.append("--")
     got = {*spaces, *(["landlock-fs"] if have["landlock"] else []), *(["landlock-net"] if have["landlock-net"] else []),
            *(["landlock-scope"] if have["landlock-scope"] else []), "subreaper", "no-capabilities",
-           "reference-nondumpable"}
+           "reference-nondumpable", *(["landlock-tasks"] if have["landlock"] and device_type == "cuda" else [])}
     plan = Plan(device_type, tuple(prefix), tuple(spaces), forks, landlock="landlock-fs" in want and have["landlock"],
                 no_tcp="landlock-net" in want and have["landlock-net"],
                 scope="landlock-scope" in want and have["landlock-scope"], subreaper="subreaper" in want,
                 drop_caps="no-capabilities" in want,
                 nondumpable_reference="reference-nondumpable" in want,
+                seal_tasks="landlock-tasks" in want and "landlock-tasks" in got and "landlock-fs" in want,
                 unavailable=tuple(sorted(want - got)))
     if plan.unavailable:
         log.warning("isolation on %s: not available on this host: %s", device_type, ", ".join(plan.unavailable))

@@ -151,7 +151,7 @@ class ToolCommand:
 
 
 _FLAG_LAYER = {"--landlock": "landlock-fs", "--no-tcp": "landlock-net", "--scope": "landlock-scope",
-               "--subreaper": "subreaper", "--drop-caps": "no-capabilities"}
+               "--subreaper": "subreaper", "--drop-caps": "no-capabilities", "--seal-tasks": "landlock-tasks"}
 
 
 def tool_command(problem: Path, candidate: Path, device: str, build_cache: Path, scratch: Path,
@@ -159,7 +159,8 @@ def tool_command(problem: Path, candidate: Path, device: str, build_cache: Path,
     """The confined command for `kmworker.profile_one` under a tool; `scratch` must exist (the caller removes it).
     `gate`: the target sets up, writes `profile_one.READY` in `scratch` and waits for this file before its forward."""
     plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
-    flags = plan.worker_args() + (["--gate", str(gate)] if gate is not None else [])
+    # the tool's target loads the candidate before its CUDA context is made: no second layer there (`--seal-tasks`)
+    flags = [f for f in plan.worker_args() if f != "--seal-tasks"] + (["--gate", str(gate)] if gate is not None else [])
     for path in isolation.writable_paths(()):
         flags += ["--writable", path]
     tmp = scratch / "tmp"
@@ -175,7 +176,7 @@ def tool_layers(device: str) -> list[str]:
     """The isolation layers `tool_command` asks for on `device` (the namespaces and profile_one's own)."""
     plan = isolation.plan_for("cuda" if device.startswith("cuda") else "cpu")
     return [*(plan.namespaces if plan.prefix else []),
-            *(_FLAG_LAYER[flag] for flag in plan.worker_args() if flag in _FLAG_LAYER)]
+            *(_FLAG_LAYER[flag] for flag in plan.worker_args() if flag in _FLAG_LAYER and flag != "--seal-tasks")]
 
 
 _LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()

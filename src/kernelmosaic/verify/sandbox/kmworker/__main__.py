@@ -30,6 +30,8 @@ def main() -> None:
     parser.add_argument("--drop-caps", action="store_true", help="drop every capability")
     parser.add_argument("--tasks-writable", action="store_true",
                         help="with --landlock: its own /proc/self/task files stay writable (CUDA's start needs them)")
+    parser.add_argument("--seal-tasks", action="store_true",
+                        help="with --tasks-writable: once the device has started, a second Landlock layer without them")
     parser.add_argument("--nondumpable", action="store_true", help="a reference worker: not dumpable")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
@@ -38,9 +40,11 @@ def main() -> None:
     scratch = os.getcwd() if args.own_scratch else ""  # read before any candidate code runs here
     # Before torch starts its first thread (protocol imports it): Landlock binds this thread and those started after.
     here = os.getcwd()  # its scratch folder, writable by it: named by no argument or variable others can read
+    writable, removable = [here, *args.writable], [os.path.dirname(here)] if args.own_scratch else []
     isolation = confine(args.role if args.role == "reference" and args.nondumpable else "worker",
-                        [here, *args.writable], args.landlock, args.no_tcp, args.scope, args.subreaper, args.drop_caps,
-                        removable=[os.path.dirname(here)] if args.own_scratch else [], tasks_writable=args.tasks_writable)
+                        writable, args.landlock, args.no_tcp, args.scope, args.subreaper, args.drop_caps,
+                        removable=removable, tasks_writable=args.tasks_writable)
+    args.sealing = (writable, removable) if args.seal_tasks and "landlock-fs" in isolation else None
     import torch  # imported before any candidate code, so its identity snapshot is clean
     import torch._dynamo  # noqa: F401 - importing dynamo rewraps torch.manual_seed; do it before the snapshot
     import torch.profiler  # noqa: F401
@@ -89,6 +93,11 @@ def _serve(channel, args, isolation: list[str]) -> bool:
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device).index or 0)
         torch.cuda.init()
+        if args.sealing is not None:  # CUDA has started: its context made, its threads named
+            from .confine import seal_tasks
+
+            torch.cuda.mem_get_info()
+            isolation = [*isolation, *seal_tasks(*args.sealing)]
     role = _make_role(args.role, device)
     channel.send({"ok": True, "ready": True, "pid": os.getpid(), "env": probe_env(device), "isolation": isolation})
     while True:

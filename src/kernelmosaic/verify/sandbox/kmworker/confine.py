@@ -19,7 +19,8 @@ from __future__ import annotations
 import ctypes
 import os
 
-__all__ = ["landlock_abi", "confine", "drop_capabilities", "OWN_TASKS", "PR_SET_DUMPABLE", "PR_SET_CHILD_SUBREAPER"]
+__all__ = ["landlock_abi", "confine", "seal_tasks", "drop_capabilities", "OWN_TASKS", "PR_SET_DUMPABLE",
+           "PR_SET_CHILD_SUBREAPER"]
 
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -110,6 +111,18 @@ def _landlock(abi: int, writable: list[str], removable: list[str], no_tcp: bool,
     finally:
         os.close(fd)
     return layers
+
+
+def seal_tasks(writable: list[str], removable: list[str]) -> list[str]:
+    """A second Landlock layer without `OWN_TASKS`, for a CUDA worker once CUDA has started (its context made, its
+    threads named): this thread and the threads it starts later (where candidate code runs) may no longer write the
+    process's own /proc/self/task files, `/proc/self/task/TID/mem` among them. CUDA's own threads, started before,
+    keep the first layer. Returns ["landlock-tasks"] when applied."""
+    abi = landlock_abi()
+    if not abi:
+        return []
+    _landlock(abi, writable, removable, no_tcp=False, scope=False)  # network and scope rules stay the first layer's
+    return ["landlock-tasks"]
 
 
 class _CapHeader(ctypes.Structure):
