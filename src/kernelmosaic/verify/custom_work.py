@@ -24,6 +24,7 @@ from kernelmosaic.verify.large import compare_probe_outputs, hold_probe_outputs,
 from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.reference_data import ReferenceData
 from kernelmosaic.verify.run_replies import ProbeReply, candidate_reply
+from kernelmosaic.verify.static.vocab import dispatched_kind
 
 __all__ = ["check_custom_work", "custom_share"]
 
@@ -41,12 +42,39 @@ def custom_share(census: Census | None) -> float | None:
 
 
 def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str], seed: int,
-           shared: bool) -> ProbeReply:
+           shared: bool, record_ops: bool = False) -> ProbeReply:
     res = candidate_reply(ProbeReply, call(cand, "probe", config.run_timeout_s, Status.runtime_error,
                                            "probing the candidate's kernels", host_inputs=inputs, perturb=perturb,
-                                           seed=seed, shared=shared), "probe")
+                                           seed=seed, shared=shared, record_ops=record_ops), "probe")
     integrity(res.integrity, "kernel probes")
     return res
+
+
+def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], findings: list[Finding]) -> None:
+    """Under `strict`, PyTorch compute as the dispatcher saw it run (whatever the source spelled: a name the static
+    view missed, a call built at run time) is a reject: in forward outside the candidate's kernels
+    (`torch-compute-observed`), or inside an extension function's own host code (`aten-compute-observed`). Operators
+    neither known to compute nor known to allocate, view or copy are a flag naming them."""
+    def said(ops: dict[str, int], names: list[str]) -> str:
+        return ", ".join(f"{n} ({ops[n]}x)" for n in sorted(names))[:800]
+
+    for ops, rule, where in ((outside, "torch-compute-observed", "forward ran PyTorch compute outside the candidate's "
+                              "kernels"),
+                             (inside, "aten-compute-observed", "the candidate's extension functions ran ATen compute "
+                              "in their host code")):
+        compute = [n for n in ops if dispatched_kind(n) == "compute"]
+        if compute:
+            message = (f"{rule}: {where}, which `strict` forbids; accepted instead: the kernels compute, and PyTorch "
+                       "only allocates, views, copies or concatenates (or judge with `--policy kernelbench`, where "
+                       "PyTorch may compute the rest)")
+            raise Stop(Status.no_custom_kernel, message,
+                       [Finding(rule=rule, severity="reject", message=message, evidence=said(ops, compute))])
+    for ops, where in ((outside, "outside its kernels"), (inside, "inside its extension functions")):
+        unknown = [n for n in ops if dispatched_kind(n) == "unknown"]
+        if unknown:
+            findings.append(Finding(rule="torch-op-unclassified", severity="flag", evidence=said(ops, unknown),
+                                    message=f"forward ran {len(unknown)} PyTorch operator(s) {where} that are neither "
+                                            "known compute nor known to allocate, view or copy"))
 
 
 def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: Census | None,
@@ -69,9 +97,10 @@ def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: Ver
     """`check_custom_work`; `ref` given: large-output mode (the outputs compared in the reference worker)."""
     trial = refdata.usable[0]
     shared = ref is not None
-    base = _probe(cand, config, trial.inputs, [], config.seed + 5000, shared)
+    base = _probe(cand, config, trial.inputs, [], config.seed + 5000, shared, record_ops=config.policy == "strict")
     if base.error or base.outputs is None:
         raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base.error}")
+    _judge_torch_ops(base.torch_ops, base.kernel_ops, findings)
     if ref is not None:
         hold_probe_outputs(cand, ref, config, base.outputs)
     work = CustomWork(kernels=[KernelUse(name=n, calls=c) for n, c in sorted(base.calls.items())])

@@ -106,6 +106,10 @@ class ProbeReply(Reply):
     """Host seconds per entry point."""
     noised: dict[str, int] = Field(default_factory=dict)
     """Per perturbed entry point, the tensors it output that were replaced by noise."""
+    torch_ops: dict[str, int] = Field(default_factory=dict)
+    """Calls per dispatcher operator forward made outside its kernel calls (recorded when asked: under `strict`)."""
+    kernel_ops: dict[str, int] = Field(default_factory=dict)
+    """The same inside its kernel calls (an extension function's own ATen calls, where the dispatch mode sees them)."""
     forward_s: float = Field(ge=0.0)
     error: str = ""
     """The forward's exception, when it raised (an answer under noise, reported as data)."""

@@ -37,6 +37,12 @@ RUNTIME_RULES: dict[str, str] = {
                             "may exploit structure the reference ignores)",
     "speed-of-light-unchecked": "the device's peaks could not be measured, so the speed-of-light check did not run",
     "kernel-output-unused": "noise in place of a custom kernel's output left the result within tolerance: its work is not used",
+    "torch-compute-observed": "under strict, forward ran PyTorch compute outside the candidate's kernels, as the "
+                              "dispatcher saw it at run time (whatever name or indirection the source used)",
+    "aten-compute-observed": "under strict, an extension function's host code ran ATen compute, as the dispatcher saw "
+                             "it at run time (whatever name, macro or lookup the C++ used)",
+    "torch-op-unclassified": "under strict, forward (or an extension function's host code) ran a PyTorch operator "
+                             "that is neither known compute nor known to allocate, view or copy (a flag naming it)",
     "kernel-output-unverified": "no call into the candidate's kernels could be observed, so nothing shows their output is used",
     "shape-specialised": "wrong or failing at an alternative shape/dtype set: sizes baked in (reject under strict, flag under kernelbench)",
     "sanitizer-memcheck": "compute-sanitizer found out-of-bounds or misaligned memory accesses",

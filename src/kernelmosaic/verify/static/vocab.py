@@ -7,7 +7,8 @@ from __future__ import annotations
 
 __all__ = [
     "TORCH_ALLOWED", "TORCH_AUX", "TENSOR_METHODS_ALLOWED", "TENSOR_METHODS_COMPUTE", "NN_NONCOMPUTE",
-    "TORCH_NONCALL_OK", "ATEN_ALLOWED", "CPP_METHODS_ALLOWED", "TRITON_WRAPPERS",
+    "TORCH_NONCALL_OK", "ATEN_ALLOWED", "CPP_METHODS_ALLOWED", "TRITON_WRAPPERS", "DISPATCHED_NONCOMPUTE",
+    "DISPATCHED_COMPUTE", "DISPATCHED_COMPUTE_FAMILIES", "dispatched_kind",
 ]
 
 # Calls that hand a Triton kernel back, launchable and traceable (`wrap_triton(kernel)[grid](...)` inside a
@@ -103,3 +104,73 @@ CPP_METHODS_ALLOWED = TENSOR_METHODS_ALLOWED | {
     "sizes", "strides", "options", "scalar_type", "dtype", "device", "defined", "mutable_data_ptr",
     "const_data_ptr", "packed_accessor32", "packed_accessor64", "accessor", "is_same_size", "resize_",
 }
+
+# The same judgement at run time, over the dispatcher operators forward calls outside the candidate's kernel calls (the
+# probe's dispatch mode records them, under `strict`): what PyTorch runs after its composite operators decomposed
+# (`x.contiguous()` arrives as `clone`, `F.linear` as `addmm` or `mm`, `torch.stack` as `cat`). Names without the
+# `aten::` prefix and the overload. Operators that allocate, view, move or copy (the dispatcher's forms of the
+# allowed calls above):
+DISPATCHED_NONCOMPUTE = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "scalar_tensor", "lift", "lift_fresh",
+    "lift_fresh_copy", "fill_", "zero_", "resize_", "resize_as_", "set_", "copy_", "_copy_from",
+    "_copy_from_and_resize", "clone", "_to_copy", "detach", "detach_", "alias", "view", "_unsafe_view", "reshape",
+    "_reshape_alias", "as_strided", "as_strided_", "permute", "transpose", "transpose_", "t", "t_", "expand",
+    "squeeze", "squeeze_", "unsqueeze", "unsqueeze_", "slice", "select", "narrow", "split", "split_with_sizes",
+    "unsafe_split", "chunk", "unsafe_chunk", "unbind", "movedim", "view_as_real", "view_as_complex", "cat", "stack",
+    "index", "_local_scalar_dense", "is_same_size", "_has_compatible_shallow_copy_type", "record_stream",
+    "pin_memory", "_pin_memory", "is_pinned", "resolve_conj", "resolve_neg", "sym_size", "sym_stride", "sym_numel",
+    "sym_storage_offset", "arange", "linspace", "logspace", "contiguous", "to", "flatten", "unflatten",
+}
+# Operators that compute on tensor values (PyTorch doing the work the candidate's kernels are judged for), by name and,
+# below, by family prefix; any other operator is reported unclassified (a flag) rather than judged.
+DISPATCHED_COMPUTE = {
+    "mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "matmul", "linear", "einsum", "outer",
+    "addr", "kron", "tensordot", "convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "_softmax", "_log_softmax", "softmax", "log_softmax", "layer_norm",
+    "group_norm", "batch_norm", "instance_norm", "add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide",
+    "remainder", "fmod", "pow", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+    "reciprocal", "neg", "abs", "sign", "sgn", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+    "tanh", "sigmoid", "logit", "erf", "erfc", "erfinv", "relu", "relu6", "gelu", "silu", "mish", "elu", "selu",
+    "celu", "leaky_relu", "hardtanh", "hardsigmoid", "hardswish", "softplus", "softshrink", "hardshrink", "prelu",
+    "_prelu_kernel", "glu", "threshold", "clamp", "clamp_min", "clamp_max", "clip", "where", "maximum", "minimum",
+    "fmax", "fmin", "sum", "mean", "prod", "var", "std", "var_mean", "std_mean", "norm", "max", "min", "amax", "amin",
+    "aminmax", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "logsumexp", "logcumsumexp", "all", "any",
+    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "nan_to_num", "floor", "ceil", "round", "trunc",
+    "frac", "lerp", "addcmul", "addcdiv", "masked_fill", "masked_select", "gather", "scatter",
+    "scatter_add", "scatter_reduce", "index_select", "index_add", "take", "take_along_dim", "sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode",
+    "tril", "triu", "diag", "diag_embed", "diagonal", "trace", "flip", "roll", "rot90", "repeat", "repeat_interleave",
+    "tile", "cross", "constant_pad_nd", "pad", "embedding", "embedding_bag", "_embedding_bag", "dropout",
+    "native_dropout", "bernoulli", "bernoulli_", "uniform_", "normal_", "exponential_", "random_", "multinomial",
+    "rand", "randn", "randint", "rand_like", "randn_like", "randperm", "logical_and", "logical_or", "logical_not",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "count_nonzero", "nonzero", "unique",
+    "_unique2", "histc", "bincount", "cdist", "_cdist_forward", "pdist", "cosine_similarity", "pairwise_distance",
+    "grid_sampler_2d", "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold",
+    "_weight_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss_forward", "nll_loss2d_forward",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "hinge_embedding_loss", "margin_ranking_loss",
+    "triplet_margin_loss", "cross_entropy_loss", "ctc_loss", "rms_norm", "_fused_rms_norm", "lstm", "gru", "rnn_tanh",
+    "rnn_relu", "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
+}
+DISPATCHED_COMPUTE_FAMILIES = (
+    "native_", "_native_", "cudnn_", "miopen_", "mkldnn_", "_mkldnn", "_scaled_dot_product", "scaled_dot_product",
+    "_flash_attention", "_efficient_attention", "_cudnn_attention", "max_pool", "avg_pool", "adaptive_", "_adaptive_",
+    "fractional_max_pool", "lp_pool", "upsample_", "_upsample_", "reflection_pad", "replication_pad", "linalg_",
+    "_linalg_", "fft_", "_fft_", "special_", "_foreach_", "_fused_", "slow_conv", "_slow_conv", "_nnpack",
+    "thnn_conv", "_thnn_", "_int_mm", "_scaled_mm", "_addmm_activation", "_log_softmax", "_softmax",
+)
+
+
+def dispatched_kind(op: str) -> str:
+    """`noncompute`, `compute` or `unknown` for a dispatcher operator name (`aten::mm`, `aten::add_.Tensor`, `mm`):
+    operators of other namespaces are the candidate's own (`noncompute`); in-place (`add_`) and out forms judged by
+    their base name."""
+    ns, sep, rest = op.partition("::")
+    if sep and ns != "aten":
+        return "noncompute"
+    name = (rest if sep else op).split(".", 1)[0]
+    base = name[:-1] if name.endswith("_") and not name.endswith("__") else name
+    if name in DISPATCHED_NONCOMPUTE or base in DISPATCHED_NONCOMPUTE:
+        return "noncompute"
+    if base in DISPATCHED_COMPUTE or name in DISPATCHED_COMPUTE or base.startswith(DISPATCHED_COMPUTE_FAMILIES):
+        return "compute"
+    return "unknown"

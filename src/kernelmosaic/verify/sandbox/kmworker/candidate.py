@@ -142,16 +142,19 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 "extra_threads": integrity.thread_count() - self.threads}
 
     @torch.no_grad()
-    def probe(self, host_inputs: list, perturb: list[str], seed: int, shared: bool = False) -> dict:
+    def probe(self, host_inputs: list, perturb: list[str], seed: int, shared: bool = False,
+              record_ops: bool = False) -> dict:
         """One forward with the candidate's own kernel calls counted and timed, and the outputs of those named in
         `perturb` replaced by noise. A forward that raises is reported, not raised: under noise that is an answer.
         `shared` (large-output mode): the outputs are handed out in place (`shared_runs.SharedRuns._export`), for the
-        reference worker to compare there, instead of copied into the reply; the previous probe's go first."""
+        reference worker to compare there, instead of copied into the reply; the previous probe's go first.
+        `record_ops`: count the dispatcher operators forward calls outside its kernel calls (`torch_ops`) and inside
+        them (`kernel_ops`)."""
         if shared:
             release()
         inputs = self._inputs(host_inputs)
         sync = torch.cuda.synchronize if self.device.startswith("cuda") else (lambda: None)
-        INTERCEPT.reset(set(perturb), seed, sync)
+        INTERCEPT.reset(set(perturb), seed, sync, record=record_ops)
         INTERCEPT.active = True
         error = ""
         out = None
@@ -165,9 +168,10 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
         except Exception as exc:  # noqa: BLE001 - reported to the parent as data
             error = f"{type(exc).__name__}: {str(exc)[:300]}"
         finally:
-            INTERCEPT.active = False
+            INTERCEPT.active = INTERCEPT.record = False
             INTERCEPT.known = []
         return {"calls": dict(INTERCEPT.calls), "host_s": dict(INTERCEPT.host_s), "noised": dict(INTERCEPT.noised),
+                "torch_ops": dict(INTERCEPT.torch_ops), "kernel_ops": dict(INTERCEPT.kernel_ops),
                 "forward_s": time.perf_counter() - start, "error": error,
                 "outputs": None if out is None else self._export(out) if shared else package_outputs(out),
                 "integrity": integrity.diff(self.before)}

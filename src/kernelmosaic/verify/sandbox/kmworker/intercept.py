@@ -56,6 +56,16 @@ class Interceptor:
         """Tensors replaced by noise per perturbed entry point (none: it returned and wrote no tensor)."""
         self.ops: set[str] = set()
         """Dispatcher operators registered while an extension loaded (`ns::name`)."""
+        self.inside: set[str] = set()
+        """Operators being called through their `torch.ops` stand-in now (the dispatch mode lets them pass)."""
+        self.record = False
+        """Record the operators forward dispatches outside the candidate's kernel calls (`torch_ops`)."""
+        self.torch_ops: dict[str, int] = {}
+        """Calls per dispatcher operator (`aten::mm`) made outside the candidate's kernel calls while recording."""
+        self.kernel_ops: dict[str, int] = {}
+        """The same for operators dispatched inside a kernel call (an extension function's own ATen calls)."""
+        self.depth = 0
+        """How many of the candidate's kernel calls are running now (their own operator calls are not recorded)."""
         self.gen = torch.Generator().manual_seed(0)
         self.sync = lambda: None
         self.cupy = False
@@ -63,14 +73,22 @@ class Interceptor:
         self.known: list[torch.Tensor] = []
         """Tensors of the running probe that a fast-form pointer may point at (inputs, weights, op outputs)."""
 
-    def reset(self, perturb: set[str], seed: int, sync) -> None:
+    def reset(self, perturb: set[str], seed: int, sync, record: bool = False) -> None:
         self.perturb, self.calls, self.host_s, self.noised = set(perturb), {}, {}, {}
+        self.record, self.torch_ops, self.kernel_ops, self.depth = record, {}, {}, 0
         self.gen.manual_seed(seed)
         self.sync = sync
 
     def call(self, name: str, fn, args: tuple, kwargs: dict):
         if not self.active:
             return fn(*args, **kwargs)
+        self.depth += 1
+        try:
+            return self._counted(name, fn, args, kwargs)
+        finally:
+            self.depth -= 1
+
+    def _counted(self, name: str, fn, args: tuple, kwargs: dict):
         self.calls[name] = self.calls.get(name, 0) + 1
         perturb = name in self.perturb
         before = [(x, x.clone()) for x in _tensors(args, kwargs)] if perturb else []
@@ -124,7 +142,11 @@ class Interceptor:
             return launch(grid, block, args, **kwargs)
         from .fastform import tensors_from_pointers
 
-        buffers = tuple(tensors_from_pointers(args, self.known))
+        self.depth += 1
+        try:
+            buffers = tuple(tensors_from_pointers(args, self.known))
+        finally:
+            self.depth -= 1
         return self.call(name, lambda *_buffers: launch(grid, block, args, **kwargs), buffers, {})
 
     def recording(self, model, inputs: list):
@@ -151,10 +173,15 @@ class Interceptor:
         return wrapper
 
     def op_mode(self):
-        """A dispatch mode that routes the extension-registered operators through `call` (a no-op without any)."""
+        """A dispatch mode that routes the extension-registered operators through `call` and, while recording,
+        counts every other operator dispatched, apart inside and outside kernel calls (a no-op with neither).
+
+        Dispatch modes are per thread: operators run in threads the candidate starts are not seen; nor are those an
+        operator routed here dispatches itself (the mode is off while it handles one: a `TORCH_LIBRARY_IMPL`
+        kernel's own ATen calls)."""
         import contextlib
 
-        if not self.ops:
+        if not self.ops and not self.record:
             return contextlib.nullcontext()
         from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -163,11 +190,52 @@ class Interceptor:
         class _Ops(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 name = func._schema.name
-                if name in interceptor.ops:
+                if name in interceptor.ops and name not in interceptor.inside:
                     return interceptor.call(name, func, tuple(args), dict(kwargs or {}))
+                if interceptor.record and interceptor.active:
+                    seen = interceptor.kernel_ops if interceptor.depth else interceptor.torch_ops
+                    seen[name] = seen.get(name, 0) + 1
                 return func(*args, **(kwargs or {}))
 
         return _Ops()
+
+    def wrap_ops(self, names: set[str]) -> None:
+        """Route calls through `torch.ops.<ns>.<name>` (and its overloads) of each operator an extension registered
+        through `call`: one registered as a catch-all (`m.def(schema, &fn)`: CompositeImplicitAutograd) or for an
+        autograd key runs before the Python dispatch key, so the dispatch mode never sees it.
+
+        The packet and overload objects stay torch's own (the dispatcher looks them up by type); only the callable
+        each holds (`_op`, what their `__call__` runs) is replaced."""
+        for full in sorted(names):
+            ns, _, op = full.partition("::")
+            if not ns or not op or ns in ("aten", "prim", "prims", "_"):
+                continue
+            try:
+                packet = getattr(getattr(torch.ops, ns), op)
+                targets = [packet, *(getattr(packet, o) for o in packet.overloads())]
+            except (AttributeError, RuntimeError):
+                continue
+            for target in targets:
+                inner = getattr(target, "_op", None)
+                if callable(inner) and not getattr(inner, "_km_routed", False):
+                    target._op = self._routed(full, inner)
+
+    def _routed(self, name: str, op):
+        def routed(*args, **kwargs):
+            return self.call_op(name, op, args, kwargs)
+
+        routed._km_routed = True  # type: ignore[attr-defined]
+        return routed
+
+    def call_op(self, name: str, op, args: tuple, kwargs: dict):
+        """A call through `torch.ops`: counted once (the dispatch mode lets the op pass meanwhile)."""
+        if name in self.inside:
+            return op(*args, **kwargs)
+        self.inside.add(name)
+        try:
+            return self.call(name, op, args, kwargs)
+        finally:
+            self.inside.discard(name)
 
     def wrap_extension(self, module) -> None:
         """Replace every function of a freshly built extension module by a wrapper of the same name."""

@@ -199,7 +199,9 @@ class BuildRecorder:
                     if self.mode == "build":
                         (build_dir / published.PUBLISHED).write_text(key)
                 record["ok"] = True
-                INTERCEPT.ops |= op_names() - ops_before  # operators the extension registered as it loaded
+                registered = op_names() - ops_before  # operators the extension registered as it loaded
+                INTERCEPT.ops |= registered
+                INTERCEPT.wrap_ops(registered)
                 if isinstance(module, types.ModuleType):  # `is_python_module=False` returns the library's path: its
                     INTERCEPT.wrap_extension(module)  # kernels are the operators just recorded, called via torch.ops
                 return module
@@ -231,7 +233,9 @@ class BuildRecorder:
         start, ops_before = time.perf_counter(), op_names()
         module = published.load(build_dir, name, kwargs.get("is_python_module", True))
         record["ok"], record["seconds"] = True, time.perf_counter() - start
-        INTERCEPT.ops |= op_names() - ops_before
+        registered = op_names() - ops_before
+        INTERCEPT.ops |= registered
+        INTERCEPT.wrap_ops(registered)
         if isinstance(module, types.ModuleType):
             INTERCEPT.wrap_extension(module)
         return module

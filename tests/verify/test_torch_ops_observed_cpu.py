@@ -1,0 +1,105 @@
+"""Under `strict`, PyTorch compute forward runs outside the candidate's kernels is seen at run time, whatever the source
+spells: the probe's dispatch mode counts the operators forward dispatches outside its kernel calls. Python's builtin
+`sum` over a comprehension and `itertools.accumulate` over kernel outputs add tensors with no PyTorch name or operator in the source (the
+static view passes both); under `kernelbench`, where PyTorch may compute the rest, the same candidates are accepted.
+An honest candidate that only slices, concatenates and reshapes around its kernel is accepted under `strict` with no
+operator left unclassified. The same holds inside an extension function: a tensor held in a struct is not tracked by
+the C++ view, so its `clamp_min_` (ATen's ReLU) passes it; at run time it is `aten-compute-observed`."""
+
+from __future__ import annotations
+
+import torch.nn as nn  # noqa: F401 - the problems below are written as files
+
+from kernelmosaic.verify import Status
+
+from . import kit
+
+PROBLEM_TWICE = kit.PROBLEM_ADD_RELU.replace("return torch.relu(a + b)", "return 2 * torch.relu(a + b)")
+
+SPLIT_CAT = """n = a.shape[0] // 2
+        top = ext.add_relu(a[:n].contiguous(), b[:n].contiguous())
+        bottom = ext.add_relu(a[n:].contiguous(), b[n:].contiguous())
+        return torch.cat([top.view(-1), bottom.view(-1)]).reshape(a.shape)"""
+
+BUILTIN_SUM = """parts = [ext.add_relu(a, b) for _ in range(2)]
+        return sum(parts)"""
+
+ACCUMULATE = """r = ext.add_relu(a, b)
+        *_, total = itertools.accumulate([r, r])
+        return total"""
+
+
+def _finding(verdict, rule):
+    return next((f for f in verdict.findings if f.rule == rule), None)
+
+
+def test_builtin_sum_of_kernel_outputs_is_torch_compute_under_strict(cpu_verifier, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", PROBLEM_TWICE)
+    cand = kit.write(tmp_path, "cand.py", kit.candidate(BUILTIN_SUM))
+    verdict = cpu_verifier.verify(problem, cand, timing=False)
+    assert verdict.status == Status.no_custom_kernel, verdict.message
+    finding = _finding(verdict, "torch-compute-observed")
+    assert finding is not None and finding.severity == "reject", verdict.findings
+    assert "aten::add" in finding.evidence, finding.evidence
+    lenient = cpu_verifier.verify(problem, cand, timing=False, policy="kernelbench")
+    assert lenient.status == Status.accepted, lenient.message
+    assert _finding(lenient, "torch-compute-observed") is None
+
+
+def test_itertools_accumulate_of_kernel_outputs_is_torch_compute_under_strict(cpu_verifier, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", PROBLEM_TWICE)
+    cand = kit.write(tmp_path, "cand.py", kit.candidate(ACCUMULATE, extra="import itertools\n"))
+    verdict = cpu_verifier.verify(problem, cand, timing=False)
+    assert verdict.status == Status.no_custom_kernel, verdict.message
+    assert "aten::add" in _finding(verdict, "torch-compute-observed").evidence
+
+
+def test_slicing_and_concatenating_around_the_kernel_is_accepted_under_strict(cpu_verifier, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    cand = kit.write(tmp_path, "cand.py", kit.candidate(SPLIT_CAT))
+    verdict = cpu_verifier.verify(problem, cand, timing=False)
+    assert verdict.status == Status.accepted, verdict.message
+    assert not [f for f in verdict.findings if f.rule.startswith("torch-")], verdict.findings
+
+
+STRUCT_HELD = r'''
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_src = r"""
+#include <torch/extension.h>
+
+struct Workspace { torch::Tensor out; };
+
+static void finish(Workspace& ws) { ws.out.clamp_min_(0); }
+
+torch::Tensor add_relu(torch::Tensor a, torch::Tensor b) {
+    auto ac = a.contiguous(), bc = b.contiguous();
+    Workspace ws{torch::empty_like(ac)};
+    const float* pa = ac.data_ptr<float>();
+    const float* pb = bc.data_ptr<float>();
+    float* po = ws.out.data_ptr<float>();
+    for (int64_t i = 0; i < ac.numel(); ++i) po[i] = pa[i] + pb[i];
+    finish(ws);
+    return ws.out;
+}
+"""
+_ext = load_inline(name="km_struct_clamp", cpp_sources=_src, functions=["add_relu"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return _ext.add_relu(a, b)
+'''
+
+
+def test_aten_compute_in_the_extension_is_seen_at_run_time_under_strict(cpu_verifier, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    cand = kit.write(tmp_path, "cand.py", STRUCT_HELD)
+    verdict = cpu_verifier.verify(problem, cand, timing=False)
+    assert verdict.status == Status.no_custom_kernel, verdict.message
+    finding = _finding(verdict, "aten-compute-observed")
+    assert finding is not None and "aten::clamp_min_" in finding.evidence, verdict.findings
+    lenient = cpu_verifier.verify(problem, cand, timing=False, policy="kernelbench")
+    assert lenient.status == Status.accepted, lenient.message
