@@ -48,6 +48,8 @@ CASES = {
     "legit_cpu_kernelbench_aten_host": (False, lambda: _cpu((32, 16)), lambda m, x: _batch_norm_train(m, x)),
     "legit_cpu_size_arith_host": (False, lambda: _cpu((7, 32)),
                                   lambda m, x: torch.nn.functional.linear(x, m.weight, m.bias)),
+    "legit_cpu_slice_assign_bounds": (False, lambda: _cpu((2, 3, 5, 6)),
+                                      lambda m, x: 2.0 * torch.nn.functional.pad(x, (1, 1, 1, 1))),
     "legit_cuda_alias_blocks": (True, lambda: _cuda((48, 64)), lambda m, x: _gelu_blocks(m, x)),
     "legit_cuda_kernelbench_matmul_rest": (True, lambda: _cuda((40, 128)),
                                            lambda m, x: torch.relu((x @ m.weight.t() + m.bias) * m.scale)),

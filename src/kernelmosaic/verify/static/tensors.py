@@ -78,9 +78,7 @@ class TensorScope:
                     target, value = n.target, n.value
                 if target is None or value is None:
                     continue
-                # the names bound (`a, b = ...`, `buf[:] = ...`), not an object whose attribute is set (`ctx.k = v`)
-                owners = {id(a.value) for a in ast.walk(target) if isinstance(a, ast.Attribute)}
-                names = [t.id for t in ast.walk(target) if isinstance(t, ast.Name) and id(t) not in owners]
+                names = _bound_names(target)
                 if isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
                               | ast.Constant | ast.JoinedStr) or (isinstance(value, ast.Call) and self.idx.resolve(
                                   value.func) in _PLAIN_BUILTINS):
@@ -221,3 +219,20 @@ def _bound(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return f"self.{node.attr}"
     return None
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds or writes into: `a, b = ...` binds both, `buf[:, i:j] = ...` writes into
+    `buf` (its indices `i`, `j` are read, not bound), `ctx.k = v` sets an attribute of an object (no name)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [n for elt in target.elts for n in _bound_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    if isinstance(target, ast.Subscript):
+        base = target.value
+        while isinstance(base, ast.Subscript):
+            base = base.value
+        return [base.id] if isinstance(base, ast.Name) else []
+    return []
