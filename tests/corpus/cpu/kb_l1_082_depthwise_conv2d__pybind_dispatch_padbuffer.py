@@ -74,7 +74,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 """
 
 _dw = load_inline(
-    name="kb_depthwise_conv2d_omp",
+    name="kb_depthwise_conv2d_pybind_pad",
     cpp_sources=[_source],
     extra_cflags=["-O3", "-fopenmp"],
     extra_ldflags=["-fopenmp"],

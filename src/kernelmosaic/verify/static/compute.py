@@ -85,6 +85,11 @@ class FunctionScope(TensorScope):
                        for a in node.args]
         if self._is_kernel_call(node):
             self.launched = True
+            for a in [*node.args, *(k.value for k in node.keywords)]:
+                if self.is_nn(a) or (isinstance(a, ast.Attribute | ast.Name)
+                                     and self._torch_compute_name(self.idx.resolve(a, self.aliases) or "")):
+                    # the extension can call what it is handed (a pybind11 std::function): PyTorch compute run from C++
+                    self._compute(a, f"hands `{ast.unparse(a)}` to a kernel call, which can call it")
             if self.is_raw_launch(node) and not self.policy.allow_streams and not on_current_stream(self.idx, self.fn, node):
                 self.hits.append(self.idx.hit("streams-python", node, f"`{self.fn.name}` launches a CuPy kernel outside "
                                               "`with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)`"))

@@ -152,6 +152,12 @@ class _Source(TensorTyping):
             root = self._expand(re.sub(r"\s", "", m.group(1))).split("::")[0]
             if root in ("at", "torch") and m.group(2) != "k":
                 self._aten(node, f"builds an ATen name by token pasting (`{m.group(0).strip()}`)")
+        params = node.child_by_field_name("parameters") if ty == "preproc_function_def" else None
+        names = set(re.findall(r"\w+", self.t(params))) if params is not None else set()
+        for m in re.finditer(r"((?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*\w+)*)\s*::\s*(\w+)\b(?!\s*::)", body):
+            root = self._expand(re.sub(r"\s", "", m.group(1))).split("::")[0]
+            if root in ("at", "torch") and m.group(2) in names:
+                self._aten(node, f"names an ATen function by a macro parameter (`{m.group(0).strip()}`)")
 
     def declared(self) -> set[str]:
         """Names of the functions and macros this source declares or defines (prototypes, definitions, templates)."""
@@ -234,7 +240,7 @@ class _Source(TensorTyping):
             self.hit("caching", node, "a static or global tensor keeps state between calls")
 
     def _expand(self, name: str) -> str:
-        parts = name.split("::")
+        parts = name.lstrip(":").split("::")  # `::at::mm` is `at::mm` qualified from the global namespace
         if parts[0] in self.st.ns_alias:
             parts = self.st.ns_alias[parts[0]].split("::") + parts[1:]
         return "::".join(parts)
@@ -330,11 +336,25 @@ class _Source(TensorTyping):
             recv = fn.child_by_field_name("argument")
             if recv is not None and self.is_simd(recv, tensors):
                 return  # a SIMD register's `.exp()`: eight floats in a register, no tensor
-            if (name in TENSOR_METHODS_COMPUTE or name == "forward") and name not in CPP_METHODS_ALLOWED \
-                    and name not in self.policy.allowed_torch_ops:
+            if (name in TENSOR_METHODS_COMPUTE or name == "forward" or _operator_method(name)) \
+                    and name not in CPP_METHODS_ALLOWED and name not in self.policy.allowed_torch_ops:
                 self._aten(node, f"calls tensor method `.{name}()`")
             elif name == "attr":
                 self.hit("dynamic-code", node, "reads a Python attribute from C++ (`.attr(...)`)")
+
+
+_STD_MEMBERS = {"data", "size", "empty", "fill", "real", "imag", "detach", "copy", "set", "resize", "index", "conj",
+                "to", "view", "item", "swap", "wait", "count", "lock", "load", "store", "reset", "get"}
+"""Member functions of the standard library's types (containers, `std::complex`, `std::thread`, atomics) whose names
+are also ATen operators: on an object of unknown type they are not taken for tensor compute."""
+
+
+def _operator_method(name: str) -> bool:
+    """A method named like an ATen operator (`.inner()`, `.nansum()`, `.clamp_min_()`): tensor compute on whatever
+    receiver, unless the name is also a standard library member (`_STD_MEMBERS`)."""
+    ops = operator_names()
+    base = name[:-1] if name.endswith("_") else name
+    return ops is not None and (name in ops or base in ops) and name not in _STD_MEMBERS and base not in _STD_MEMBERS
 
 
 def _inside(node, types: set[str], stop) -> bool:

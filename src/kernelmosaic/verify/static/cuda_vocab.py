@@ -45,9 +45,16 @@ _STREAM_QUALIFIED = {"getStreamFromPool", "setCurrentCUDAStream", "CUDAStreamGua
                      "getStreamFromExternal", "CUDAEvent", "CUDAGraph", "CUDACachingAllocator", "emptyCache"}
 
 
+_DISPATCH_GUARDS = {"ExcludeDispatchKeyGuard", "IncludeDispatchKeyGuard", "ExcludeDispatchKeySetGuard",
+                    "IncludeDispatchKeySetGuard", "ForceDispatchKeyGuard", "_ForceDispatchKeyGuard",
+                    "_ExcludeDispatchKeyGuard", "_IncludeDispatchKeyGuard"}
+"""Guards that take dispatch keys out of (or force them into) the operators called under them: with the Python keys
+excluded, the probe's dispatch mode does not see an operator run (a red-team cheat hid an ATen matmul that way)."""
+
+
 def identifier_rule(name: str) -> str | None:
     """Rule owning an unqualified identifier (call, type or field name)."""
-    if _PYTHON_C_API.match(name):
+    if _PYTHON_C_API.match(name) or name in _DISPATCH_GUARDS:
         return "dynamic-code"
     if name.startswith(_VENDOR_PREFIXES):
         return "vendor-library"
@@ -84,4 +91,6 @@ def qualified_rule(parts: list[str]) -> str | None:
         return "vendor-library"
     if last in NUMERICS_SETTERS:
         return "numerics-switch"
+    if "DispatchKey" in parts and last.startswith(("Python", "PreDispatch")):
+        return "dynamic-code"  # the keys through which the probe watches operators: excluding them hides calls
     return identifier_rule(last)

@@ -53,6 +53,10 @@ class TensorScope:
         self.tensors = set(tensor_params)
         self.nn_names: set[str] = set()
         self.plain: set[str] = set()
+        self.sizes: set[str] = set()
+        """Names holding a tensor made from a shape or sizes (`size_tensor`): size arithmetic, not data."""
+        self.ints: set[str] = set()
+        """Names assigned an expression of sizes only (`n = x.shape[0]`)."""
         self.local_names: dict[str, list[str]] = {}
         self.calls: list[tuple[ast.AST | str, ClassInfo | None, set[str]]] = []
         self.launched = False
@@ -79,6 +83,11 @@ class TensorScope:
                 if target is None or value is None:
                     continue
                 names = _bound_names(target)
+                if self.size_tensor(value):
+                    self.sizes.update(names)
+                    continue
+                if isinstance(n, ast.Assign | ast.AnnAssign) and self._sizes(value):
+                    self.ints.update(names)
                 if isinstance(value, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp | ast.SetComp
                               | ast.Constant | ast.JoinedStr) or (isinstance(value, ast.Call) and self.idx.resolve(
                                   value.func) in _PLAIN_BUILTINS):
@@ -126,6 +135,39 @@ class TensorScope:
             return True
         return bool(self.cls and attr in self.cls.nn_attrs and self.cls.nn_attrs[attr] not in NN_NONCOMPUTE)
 
+    def size_tensor(self, node: ast.AST) -> bool:
+        """A tensor forward made from a shape or from sizes (`torch.tensor(x.shape)`, `torch.tensor([n, c])`), or a
+        method's result on one (`.prod()`): arithmetic on it is size arithmetic, not compute on the problem's data."""
+        if isinstance(node, ast.Name):
+            return node.id in self.sizes
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and self.size_tensor(node.func.value):
+            return True
+        if not (isinstance(node, ast.Call) and node.args
+                and self.idx.resolve(node.func, self.aliases) in ("torch.tensor", "torch.as_tensor", "torch.LongTensor")):
+            return False
+        return self._sizes(node.args[0])
+
+    def _sizes(self, node: ast.AST) -> bool:
+        """An expression of sizes only: a tensor's `.shape`/`.size()` (whole, indexed or sliced), ints, names
+        holding neither tensors nor data, and lists/tuples of those."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, int)
+        if isinstance(node, ast.List | ast.Tuple):
+            return all(self._sizes(e) for e in node.elts)
+        if isinstance(node, ast.Subscript):
+            return self._sizes(node.value)
+        if isinstance(node, ast.Attribute) and node.attr == "shape":
+            return True
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in ("size", "dim", "numel"):
+                return True
+            return self.idx.resolve(f, self.aliases) in ("builtins.list", "builtins.tuple", "builtins.len") \
+                and all(self._sizes(a) for a in node.args)
+        if isinstance(node, ast.Name):
+            return node.id in self.sizes or (node.id not in self.tensors and node.id in self.ints)
+        return False
+
     def is_tensor(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Name):
             return node.id in self.tensors
@@ -143,6 +185,8 @@ class TensorScope:
         if isinstance(node, ast.IfExp):
             return self.is_tensor(node.body) or self.is_tensor(node.orelse)
         if isinstance(node, ast.Call):
+            if self.size_tensor(node):
+                return False
             f = node.func
             q = self.idx.resolve(f, self.aliases) or ""
             if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.utils.")):
@@ -205,8 +249,11 @@ class TensorScope:
         return len(parts) >= 4 and parts[:2] == ["torch", "ops"] and parts[2] in self.k.op_namespaces
 
     def _plain(self, recv: ast.AST) -> bool:
-        """Receivers that are certainly not tensors: literals, containers, modules, extensions."""
+        """Receivers that are certainly not tensors of the problem's data: literals, containers, modules, extensions,
+        a tensor made from a shape (`size_tensor`) and what its methods return."""
         if isinstance(recv, ast.Constant | ast.List | ast.Dict | ast.Set | ast.JoinedStr):
+            return True
+        if self.size_tensor(recv):
             return True
         if isinstance(recv, ast.Name) and recv.id in self.plain:
             return True
