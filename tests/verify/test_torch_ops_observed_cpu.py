@@ -3,14 +3,15 @@ spells: the probe's dispatch mode counts the operators forward dispatches outsid
 `sum` over a comprehension and `itertools.accumulate` over kernel outputs add tensors with no PyTorch name or operator in the source (the
 static view passes both); under `kernelbench`, where PyTorch may compute the rest, the same candidates are accepted.
 An honest candidate that only slices, concatenates and reshapes around its kernel is accepted under `strict` with no
-operator left unclassified. The same holds inside an extension function: a tensor held in a struct is not tracked by
-the C++ view, so its `clamp_min_` (ATen's ReLU) passes it; at run time it is `aten-compute-observed`."""
+operator left unclassified. The same holds inside an extension function: a struct-held tensor's `clamp_min_` (ATen's
+ReLU), judged with the static view off (the run-time record must hold where a static rule misses), is
+`aten-compute-observed`."""
 
 from __future__ import annotations
 
 import torch.nn as nn  # noqa: F401 - the problems below are written as files
 
-from kernelmosaic.verify import Status
+from kernelmosaic.verify import Status, Verifier, VerifyConfig
 
 from . import kit
 
@@ -23,6 +24,9 @@ SPLIT_CAT = """n = a.shape[0] // 2
 
 BUILTIN_SUM = """parts = [ext.add_relu(a, b) for _ in range(2)]
         return sum(parts)"""
+
+SIZE_ARITHMETIC = """n = int(torch.tensor(a.shape).prod().item())
+        return ext.add_relu(a.reshape(n), b.reshape(n)).view_as(a)"""
 
 ACCUMULATE = """r = ext.add_relu(a, b)
         *_, total = itertools.accumulate([r, r])
@@ -94,12 +98,25 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_aten_compute_in_the_extension_is_seen_at_run_time_under_strict(cpu_verifier, tmp_path):
+def test_aten_compute_in_the_extension_is_seen_at_run_time_under_strict(build_cache, tmp_path):
     problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
     cand = kit.write(tmp_path, "cand.py", STRUCT_HELD)
-    verdict = cpu_verifier.verify(problem, cand, timing=False)
+    config = VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, timing=False, compile_baseline=False,
+                          run_timeout_s=30, memory_limit_gb=8, static_checks=False)
+    with Verifier(config) as verifier:
+        verdict = verifier.verify(problem, cand)
+        lenient = verifier.verify(problem, cand, policy="kernelbench")
     assert verdict.status == Status.no_custom_kernel, verdict.message
     finding = _finding(verdict, "aten-compute-observed")
     assert finding is not None and "aten::clamp_min_" in finding.evidence, verdict.findings
-    lenient = cpu_verifier.verify(problem, cand, timing=False, policy="kernelbench")
     assert lenient.status == Status.accepted, lenient.message
+
+
+def test_size_arithmetic_on_a_tensor_made_from_a_shape_is_not_compute(cpu_verifier, tmp_path):
+    """`torch.tensor(a.shape).prod().item()` (an honest answer of blind round 7 counted elements that way) computes a
+    size, not the problem's data: neither the static view nor the run-time record calls it PyTorch compute."""
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    cand = kit.write(tmp_path, "cand.py", kit.candidate(SIZE_ARITHMETIC))
+    verdict = cpu_verifier.verify(problem, cand, timing=False)
+    assert verdict.status == Status.accepted, verdict.message
+    assert not [f for f in verdict.findings if f.rule.startswith(("torch-", "aten-"))], verdict.findings

@@ -1,6 +1,8 @@
-# corpus: problem=kb_l1_100_hinge_loss device=cpu expect=accepted policy=kernelbench
-# style: lazy _ext = None loader; unsqueeze(1).expand() read through accessors; numel as torch.tensor(shape).prod().item(); chunk + list comprehension + cat; a second kernel for the mean
+# corpus: problem=kb_l1_100_hinge_loss device=cpu expect=accepted policy=both
+# style: lazy _ext = None loader; unsqueeze(0).expand() read through accessors; numel as torch.tensor(shape).prod().item(); chunk + list comprehension + cat; a second kernel for the mean
 # class: 1
+# As written blind it broadcast the targets over rows (unsqueeze(1)): a wrong answer whose mean differs by ~2e-4,
+# which the author's own check at 1e-3 missed and the verifier rejected (output_mismatch); corrected here.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -74,7 +76,7 @@ class ModelNew(nn.Module):
         ext = _get_ext()
         pred2d = predictions.flatten(1)
         # (batch,) targets broadcast over the last dim without materialising them
-        t2d = targets.unsqueeze(1).expand(-1, pred2d.shape[1])
+        t2d = targets.unsqueeze(0).expand(pred2d.shape[0], -1)
         numel = torch.tensor(pred2d.shape).prod().item()
         partials = [ext.hinge_row_sums(p, t)
                     for p, t in zip(pred2d.chunk(self.chunks, dim=0), t2d.chunk(self.chunks, dim=0))]

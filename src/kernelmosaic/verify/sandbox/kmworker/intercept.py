@@ -12,6 +12,7 @@ Standard library and torch only.
 from __future__ import annotations
 
 import time
+import weakref
 
 import torch
 
@@ -66,6 +67,9 @@ class Interceptor:
         """The same for operators dispatched inside a kernel call (an extension function's own ATen calls)."""
         self.depth = 0
         """How many of the candidate's kernel calls are running now (their own operator calls are not recorded)."""
+        self.sizes: dict[int, weakref.ref] = {}
+        """Tensors forward made from Python numbers while recording (`torch.tensor(x.shape)`), and the small results
+        of operators on those alone: size arithmetic, not compute on the problem's data (by id, checked by ref)."""
         self.gen = torch.Generator().manual_seed(0)
         self.sync = lambda: None
         self.cupy = False
@@ -75,7 +79,7 @@ class Interceptor:
 
     def reset(self, perturb: set[str], seed: int, sync, record: bool = False) -> None:
         self.perturb, self.calls, self.host_s, self.noised = set(perturb), {}, {}, {}
-        self.record, self.torch_ops, self.kernel_ops, self.depth = record, {}, {}, 0
+        self.record, self.torch_ops, self.kernel_ops, self.depth, self.sizes = record, {}, {}, 0, {}
         self.gen.manual_seed(seed)
         self.sync = sync
 
@@ -192,12 +196,36 @@ class Interceptor:
                 name = func._schema.name
                 if name in interceptor.ops and name not in interceptor.inside:
                     return interceptor.call(name, func, tuple(args), dict(kwargs or {}))
-                if interceptor.record and interceptor.active:
+                if not (interceptor.record and interceptor.active):
+                    return func(*args, **(kwargs or {}))
+                out = func(*args, **(kwargs or {}))
+                if not interceptor.sized(name, args, kwargs or {}, out):
                     seen = interceptor.kernel_ops if interceptor.depth else interceptor.torch_ops
                     seen[name] = seen.get(name, 0) + 1
-                return func(*args, **(kwargs or {}))
+                return out
 
         return _Ops()
+
+    def sized(self, name: str, args, kwargs: dict, out) -> bool:
+        """Whether an operator was size arithmetic (and so not recorded): a tensor made from Python numbers
+        (`aten::lift_fresh`, what `torch.tensor([...])` dispatches) or an operator on such tensors alone, each with
+        at most `SIZE_TENSOR_MAX` elements; its outputs are then sizes too. Any other operator's outputs are not
+        (an in-place write of data into one takes it out)."""
+        made = _tensors((out,), {})
+        fresh = name in ("aten::lift_fresh", "aten::lift_fresh_copy", "aten::scalar_tensor")
+        inputs = _tensors(tuple(args), kwargs)
+        small = all(t.numel() <= SIZE_TENSOR_MAX for t in made + inputs)
+        if small and (fresh or (inputs and all(self._is_size(t) for t in inputs))):
+            for t in made:
+                self.sizes[id(t)] = weakref.ref(t)
+            return True
+        for t in made:
+            self.sizes.pop(id(t), None)
+        return False
+
+    def _is_size(self, t: torch.Tensor) -> bool:
+        ref = self.sizes.get(id(t))
+        return ref is not None and ref() is t
 
     def wrap_ops(self, names: set[str]) -> None:
         """Route calls through `torch.ops.<ns>.<name>` (and its overloads) of each operator an extension registered
@@ -253,6 +281,10 @@ class Interceptor:
             if type(value).__module__.startswith("triton.") and callable(getattr(value, "run", None)) \
                     and hasattr(type(value), "__getitem__"):
                 value.run = self.wrap(f"triton.{attr}", value.run)
+
+
+SIZE_TENSOR_MAX = 16
+"""Elements a size tensor has at most (a shape has one per dimension): nothing of the problem's data fits there."""
 
 
 def op_names() -> set[str]:
