@@ -3,9 +3,9 @@ spells: the probe's dispatch mode counts the operators forward dispatches outsid
 `sum` over a comprehension and `itertools.accumulate` over kernel outputs add tensors with no PyTorch name or operator in the source (the
 static view passes both); under `kernelbench`, where PyTorch may compute the rest, the same candidates are accepted.
 An honest candidate that only slices, concatenates and reshapes around its kernel is accepted under `strict` with no
-operator left unclassified. The same holds inside an extension function: a struct-held tensor's `clamp_min_` (ATen's
-ReLU), judged with the static view off (the run-time record must hold where a static rule misses), is
-`aten-compute-observed`."""
+operator left unclassified. The same holds inside an extension function (`aten-compute-observed`). The record is part
+of the policy checks: operators the static policy allows are allowed there too, and with the checks off it records
+nothing."""
 
 from __future__ import annotations
 
@@ -66,30 +66,27 @@ def test_slicing_and_concatenating_around_the_kernel_is_accepted_under_strict(cp
     assert not [f for f in verdict.findings if f.rule.startswith("torch-")], verdict.findings
 
 
-STRUCT_HELD = r'''
+FUNCTOR_ADD = r'''
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
 _src = r"""
 #include <torch/extension.h>
-
-struct Workspace { torch::Tensor out; };
-
-static void finish(Workspace& ws) { ws.out.clamp_min_(0); }
+#include <functional>
+#include <vector>
 
 torch::Tensor add_relu(torch::Tensor a, torch::Tensor b) {
-    auto ac = a.contiguous(), bc = b.contiguous();
-    Workspace ws{torch::empty_like(ac)};
-    const float* pa = ac.data_ptr<float>();
-    const float* pb = bc.data_ptr<float>();
-    float* po = ws.out.data_ptr<float>();
-    for (int64_t i = 0; i < ac.numel(); ++i) po[i] = pa[i] + pb[i];
-    finish(ws);
-    return ws.out;
+    std::vector<torch::Tensor> pair{a.contiguous(), b.contiguous()};
+    auto sum = std::plus<>{}(pair[0], pair[1]);
+    auto out = torch::empty_like(sum);
+    const float* ps = sum.data_ptr<float>();
+    float* po = out.data_ptr<float>();
+    for (int64_t i = 0; i < sum.numel(); ++i) po[i] = ps[i] > 0.f ? ps[i] : 0.f;
+    return out;
 }
 """
-_ext = load_inline(name="km_struct_clamp", cpp_sources=_src, functions=["add_relu"], verbose=False)
+_ext = load_inline(name="km_functor_add", cpp_sources=_src, functions=["add_relu"], verbose=False)
 
 
 class ModelNew(nn.Module):
@@ -98,18 +95,33 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_aten_compute_in_the_extension_is_seen_at_run_time_under_strict(build_cache, tmp_path):
+def test_aten_compute_in_the_extension_is_seen_at_run_time_under_strict(cpu_verifier, tmp_path):
+    """`std::plus<>{}` on two tensors (a red-team form the C++ view does not see) runs `aten::add` in the extension's
+    host code: `aten-compute-observed` under strict, accepted under kernelbench."""
     problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
-    cand = kit.write(tmp_path, "cand.py", STRUCT_HELD)
-    config = VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, timing=False, compile_baseline=False,
-                          run_timeout_s=30, memory_limit_gb=8, static_checks=False)
-    with Verifier(config) as verifier:
-        verdict = verifier.verify(problem, cand)
-        lenient = verifier.verify(problem, cand, policy="kernelbench")
+    cand = kit.write(tmp_path, "cand.py", FUNCTOR_ADD)
+    verdict = cpu_verifier.verify(problem, cand, timing=False)
     assert verdict.status == Status.no_custom_kernel, verdict.message
     finding = _finding(verdict, "aten-compute-observed")
-    assert finding is not None and "aten::clamp_min_" in finding.evidence, verdict.findings
+    assert finding is not None and "aten::add" in finding.evidence, verdict.findings
+    lenient = cpu_verifier.verify(problem, cand, timing=False, policy="kernelbench")
     assert lenient.status == Status.accepted, lenient.message
+
+
+def test_operators_the_policy_allows_are_allowed_at_run_time_too(build_cache, tmp_path):
+    """`StaticPolicy.allowed_torch_ops` names PyTorch calls a task lets PyTorch make; the run-time record allows them
+    by the same names, and the policy checks off (`static_checks=false`, a weakened verdict) record nothing."""
+    from kernelmosaic.verify.static import StaticPolicy
+
+    problem = kit.write(tmp_path, "problem.py", PROBLEM_TWICE)
+    cand = kit.write(tmp_path, "cand.py", kit.candidate(ACCUMULATE, extra="import itertools\n"))
+    for settings in ({"static": StaticPolicy(allowed_torch_ops=["torch.add"])}, {"static_checks": False}):
+        config = VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, timing=False, compile_baseline=False,
+                              run_timeout_s=30, memory_limit_gb=8, **settings)
+        with Verifier(config) as verifier:
+            verdict = verifier.verify(problem, cand)
+        assert verdict.status == Status.accepted, (settings, verdict.message)
+        assert _finding(verdict, "torch-compute-observed") is None
 
 
 def test_size_arithmetic_on_a_tensor_made_from_a_shape_is_not_compute(cpu_verifier, tmp_path):

@@ -50,11 +50,17 @@ def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str],
     return res
 
 
-def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], findings: list[Finding]) -> None:
-    """Under `strict`, PyTorch compute as the dispatcher saw it run (whatever the source spelled: a name the static
-    view missed, a call built at run time) is a reject: in forward outside the candidate's kernels
-    (`torch-compute-observed`), or inside an extension function's own host code (`aten-compute-observed`). Operators
-    neither known to compute nor known to allocate, view or copy are a flag naming them."""
+def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], allowed: set[str],
+                     findings: list[Finding]) -> None:
+    """Where PyTorch compute is a reject (`strict`, the policy checks on): PyTorch compute as the dispatcher saw it run
+    (whatever the source spelled: a name the static view missed, a call built at run time) is a reject too: in
+    forward outside the candidate's kernels (`torch-compute-observed`), or inside an extension function's own host
+    code (`aten-compute-observed`). Operators the static policy allows (`allowed_torch_ops`: `torch.cumsum`, `sort`)
+    are allowed here by their last name; operators neither known to compute nor known to allocate, view or copy are
+    a flag naming them."""
+    names_allowed = {a.rsplit(".", 1)[-1] for a in allowed}
+    outside, inside = ({n: c for n, c in ops.items() if _base(n) not in names_allowed} for ops in (outside, inside))
+
     def said(ops: dict[str, int], names: list[str]) -> str:
         return ", ".join(f"{n} ({ops[n]}x)" for n in sorted(names))[:800]
 
@@ -77,6 +83,13 @@ def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], findings: 
                                             "known compute nor known to allocate, view or copy"))
 
 
+def _base(op: str) -> str:
+    """`aten::cumsum.out` -> `cumsum`; `aten::add_` -> `add`."""
+    name = op.partition("::")[2] or op
+    name = name.split(".", 1)[0]
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
 def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: Census | None,
                       findings: list[Finding], ref: Worker | None = None) -> CustomWork:
     """Probe the candidate (already loaded and constructed in `cand`); raise Stop when its kernels' output is
@@ -97,10 +110,13 @@ def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: Ver
     """`check_custom_work`; `ref` given: large-output mode (the outputs compared in the reference worker)."""
     trial = refdata.usable[0]
     shared = ref is not None
-    base = _probe(cand, config, trial.inputs, [], config.seed + 5000, shared, record_ops=config.policy == "strict")
+    static = config.static_policy()
+    record = config.static_checks and static.action("torch-compute") == "reject"
+    base = _probe(cand, config, trial.inputs, [], config.seed + 5000, shared, record_ops=record)
     if base.error or base.outputs is None:
         raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base.error}")
-    _judge_torch_ops(base.torch_ops, base.kernel_ops, findings)
+    if record:
+        _judge_torch_ops(base.torch_ops, base.kernel_ops, set(static.allowed_torch_ops), findings)
     if ref is not None:
         hold_probe_outputs(cand, ref, config, base.outputs)
     work = CustomWork(kernels=[KernelUse(name=n, calls=c) for n, c in sorted(base.calls.items())])
