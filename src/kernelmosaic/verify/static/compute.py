@@ -29,6 +29,10 @@ _NN_METHODS_OK = {"parameters", "named_parameters", "buffers", "named_buffers", 
                   "extra_repr", "register_buffer", "register_parameter"}
 _BUILTIN_COMPUTE = {"builtins.sum", "builtins.abs", "builtins.max", "builtins.min", "builtins.pow",
                     "builtins.round", "builtins.sorted", "builtins.divmod"}
+_NUMPY_NOT_COMPUTE = {"numpy.asarray", "numpy.array", "numpy.ascontiguousarray", "numpy.shape", "numpy.ndim",
+                      "numpy.size", "numpy.copyto", "numpy.empty_like", "numpy.zeros_like", "numpy.ones_like",
+                      "numpy.full_like", "numpy.result_type", "numpy.dtype"}
+"""NumPy calls that describe, allocate or copy a tensor's values: the rest compute (`np.matmul(x.numpy(), ...)`)."""
 _COMPUTE_NAMESPACES = ("torch.nn.functional.", "torch.ops.aten.", "torch.special.", "torch.linalg.", "torch.fft.")
 _DICT_LOOKUPS = {"get", "setdefault", "pop", "__contains__", "__getitem__"}
 _OPERATOR_ARITH = {"matmul", "add", "sub", "mul", "truediv", "floordiv", "pow", "neg", "abs", "mod"}
@@ -216,6 +220,9 @@ class FunctionScope(TensorScope):
                 self.hits.append(self.idx.hit("torch-aux-op", node, f"`{self.fn.name}` calls `{q}`"))
                 return
             self._compute(node, f"calls `{q}`")
+        elif q.startswith(("numpy.", "scipy.")) and q not in _NUMPY_NOT_COMPUTE and any(
+                self.array_of_tensor(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+            self._compute(node, f"calls `{q}` on a tensor's values (NumPy compute in place of a kernel)")
         elif q in ("operator.matmul", "operator.imatmul") or (
                 q.startswith("operator.") and any(tensor_args)) or (q in _BUILTIN_COMPUTE and any(tensor_args)):
             self._compute(node, f"calls `{q.removeprefix('builtins.')}` on tensors")

@@ -57,6 +57,8 @@ class TensorScope:
         """Names holding a tensor made from a shape or sizes (`size_tensor`): size arithmetic, not data."""
         self.ints: set[str] = set()
         """Names assigned an expression of sizes only (`n = x.shape[0]`)."""
+        self.arrays: set[str] = set()
+        """Names holding a NumPy view or copy of a tensor's values (`a = x.numpy()`)."""
         self.local_names: dict[str, list[str]] = {}
         self.calls: list[tuple[ast.AST | str, ClassInfo | None, set[str]]] = []
         self.launched = False
@@ -85,6 +87,9 @@ class TensorScope:
                 names = _bound_names(target)
                 if self.size_tensor(value):
                     self.sizes.update(names)
+                    continue
+                if self.array_of_tensor(value):
+                    self.arrays.update(names)
                     continue
                 if isinstance(n, ast.Assign | ast.AnnAssign) and self._sizes(value):
                     self.ints.update(names)
@@ -134,6 +139,22 @@ class TensorScope:
         if attr == "_modules":
             return True
         return bool(self.cls and attr in self.cls.nn_attrs and self.cls.nn_attrs[attr] not in NN_NONCOMPUTE)
+
+    def array_of_tensor(self, node: ast.AST) -> bool:
+        """A NumPy array holding a tensor's values: `x.numpy()`, `np.asarray(x)`, a name bound to one, its `.T`, a
+        slice of it."""
+        if isinstance(node, ast.Name):
+            return node.id in self.arrays
+        if isinstance(node, ast.Attribute) and node.attr == "T" or isinstance(node, ast.Subscript):
+            return self.array_of_tensor(node.value)
+        if not isinstance(node, ast.Call):
+            return False
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "numpy" and not node.args:
+            return self.is_tensor(f.value)
+        q = self.idx.resolve(f, self.aliases) or ""
+        return q in ("numpy.asarray", "numpy.array", "numpy.ascontiguousarray") and bool(node.args) \
+            and (self.is_tensor(node.args[0]) or self.array_of_tensor(node.args[0]))
 
     def size_tensor(self, node: ast.AST) -> bool:
         """A tensor forward made from a shape or from sizes (`torch.tensor(x.shape)`, `torch.tensor([n, c])`), or a
