@@ -24,7 +24,7 @@ from kernelmosaic.verify.large import compare_probe_outputs, hold_probe_outputs,
 from kernelmosaic.verify.pool import Worker
 from kernelmosaic.verify.reference_data import ReferenceData
 from kernelmosaic.verify.run_replies import ProbeReply, candidate_reply
-from kernelmosaic.verify.static.vocab import dispatched_kind
+from kernelmosaic.verify.static.vocab import dispatched_kind, dispatched_names
 
 __all__ = ["check_custom_work", "custom_share"]
 
@@ -59,7 +59,7 @@ def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], allowed: s
     are allowed here by their last name; operators neither known to compute nor known to allocate, view or copy are
     a flag naming them."""
     names_allowed = {a.rsplit(".", 1)[-1] for a in allowed}
-    outside, inside = ({n: c for n, c in ops.items() if _base(n) not in names_allowed} for ops in (outside, inside))
+    outside, inside = ({n: c for n, c in ops.items() if dispatched_names(n)[1] not in names_allowed} for ops in (outside, inside))
 
     def said(ops: dict[str, int], names: list[str]) -> str:
         return ", ".join(f"{n} ({ops[n]}x)" for n in sorted(names))[:800]
@@ -81,13 +81,6 @@ def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], allowed: s
             findings.append(Finding(rule="torch-op-unclassified", severity="flag", evidence=said(ops, unknown),
                                     message=f"forward ran {len(unknown)} PyTorch operator(s) {where} that are neither "
                                             "known compute nor known to allocate, view or copy"))
-
-
-def _base(op: str) -> str:
-    """`aten::cumsum.out` -> `cumsum`; `aten::add_` -> `add`."""
-    name = op.partition("::")[2] or op
-    name = name.split(".", 1)[0]
-    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
 
 
 def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: Census | None,

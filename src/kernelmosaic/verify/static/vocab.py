@@ -8,7 +8,7 @@ from __future__ import annotations
 __all__ = [
     "TORCH_ALLOWED", "TORCH_AUX", "TENSOR_METHODS_ALLOWED", "TENSOR_METHODS_COMPUTE", "NN_NONCOMPUTE",
     "TORCH_NONCALL_OK", "ATEN_ALLOWED", "CPP_METHODS_ALLOWED", "TRITON_WRAPPERS", "DISPATCHED_NONCOMPUTE",
-    "DISPATCHED_COMPUTE", "DISPATCHED_COMPUTE_FAMILIES", "dispatched_kind",
+    "DISPATCHED_COMPUTE", "DISPATCHED_COMPUTE_FAMILIES", "dispatched_kind", "dispatched_names",
 ]
 
 # Calls that hand a Triton kernel back, launchable and traceable (`wrap_triton(kernel)[grid](...)` inside a
@@ -160,15 +160,21 @@ DISPATCHED_COMPUTE_FAMILIES = (
 )
 
 
+def dispatched_names(op: str) -> tuple[str, str]:
+    """An operator's name without namespace and overload, and its base name: `aten::add_.Tensor` -> (`add_`, `add`)."""
+    ns, sep, rest = op.partition("::")
+    name = (rest if sep else op).split(".", 1)[0]
+    return name, name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
 def dispatched_kind(op: str) -> str:
     """`noncompute`, `compute` or `unknown` for a dispatcher operator name (`aten::mm`, `aten::add_.Tensor`, `mm`):
     operators of other namespaces are the candidate's own (`noncompute`); in-place (`add_`) and out forms judged by
     their base name."""
-    ns, sep, rest = op.partition("::")
+    ns, sep, _ = op.partition("::")
     if sep and ns != "aten":
         return "noncompute"
-    name = (rest if sep else op).split(".", 1)[0]
-    base = name[:-1] if name.endswith("_") and not name.endswith("__") else name
+    name, base = dispatched_names(op)
     if name in DISPATCHED_NONCOMPUTE or base in DISPATCHED_NONCOMPUTE:
         return "noncompute"
     if base in DISPATCHED_COMPUTE or name in DISPATCHED_COMPUTE or base.startswith(DISPATCHED_COMPUTE_FAMILIES):
