@@ -128,7 +128,8 @@ class VerifyConfig(BaseModel):
     init_timeout_s: float = 60.0
     """Constructing `ModelNew` and copying weights."""
     run_timeout_s: float = 120.0
-    """All correctness trials together."""
+    """All correctness trials together. Every worker limit here counts the worker's own work: time its threads
+    waited for a CPU on a loaded machine is added on, up to 4× the limit (`verify/pool.py`, `LOAD_GRACE`)."""
     timing_timeout_s: float = 180.0
     """All timing rounds together."""
     memory_limit_gb: float = 16.0

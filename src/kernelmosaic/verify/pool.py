@@ -23,7 +23,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelmosaic.verify import isolation
+from kernelmosaic.verify import isolation, runclock
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import forget_scratch, make_scratch, record_worker, remove_made_scratch
 from kernelmosaic.verify.stopping import on_stop, stop_requested
@@ -37,6 +37,9 @@ calls_log = logging.getLogger(f"{__name__}.calls")
 
 WORKER_PACKAGE_DIR = Path(__file__).resolve().parent / "sandbox"  # holds only the top-level package `kmworker`
 SAFE_PATH = ("-P",)
+LOAD_GRACE = 4.0
+"""A request's time limit counts the worker's own work: time its threads waited for a CPU (a loaded machine) is added
+on, up to this many times the limit, after which a worker still not done is ended whatever held it up."""
 """Interpreter flags of every worker: no working directory (the worker's scratch folder, which candidate code can
 write) at the front of `sys.path`; `sys.path` is PYTHONPATH (the worker package first) and the interpreter's own."""
 
@@ -375,12 +378,18 @@ class Worker:
         return reply["result"]  # the payload alone: protocol keys never leak into typed results
 
     def _wait(self, timeout: float, what: str) -> dict:
-        deadline = time.monotonic() + timeout
+        start = time.monotonic()
+        deadline, waited = start + timeout, runclock.waits(self.pid)
         while True:
             remaining = deadline - time.monotonic()
+            if remaining <= 0:  # a limit on the worker's own work: time a loaded machine held it up is added on
+                held = runclock.load_delay_s(self.pid, waited)
+                deadline = start + min(timeout + held, LOAD_GRACE * timeout)
+                remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
-                raise WorkerDied("timeout", f"{self.role} worker exceeded {timeout:.0f}s during {what}")
+                load = f" ({held:.0f}s of it waiting for a CPU on a loaded machine)" if held >= 1 else ""
+                raise WorkerDied("timeout", f"{self.role} worker exceeded {timeout:.0f}s during {what}{load}")
             if self.channel.poll(min(remaining, 0.25)):
                 try:
                     return self.channel.recv()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-__all__ = ["RunClock", "Snapshot", "snapshot", "run_clock", "own_wait_ns"]
+__all__ = ["RunClock", "Snapshot", "snapshot", "run_clock", "own_wait_ns", "waits", "load_delay_s"]
 
 
 class Snapshot(NamedTuple):
@@ -104,3 +104,18 @@ def run_clock(pid: int, before: Snapshot | None, after: Snapshot | None) -> RunC
                     main_wait_ms=round(main_wait / 1e6, 3), threads_wait_ms=round(waits / 1e6, 3),
                     parent_wait_ms=round((after.parent_wait_ns - before.parent_wait_ns) / 1e6, 3),
                     threads=len(set(before.threads) & set(after.threads)))
+
+
+def waits(pid: int) -> dict[int, int]:
+    """Run-queue wait in ns so far of every thread of process `pid` (empty where /proc has no schedstat)."""
+    got = snapshot(pid)
+    return {tid: w for tid, (_, w) in got.threads.items()} if got is not None else {}
+
+
+def load_delay_s(pid: int, before: dict[int, int]) -> float:
+    """How long other work on the machine held process `pid` up since `before` (`waits`): the longest run-queue
+    wait of any one of its threads, a thread that began since counted from zero. A request's deadline measured in
+    wall time less this is a limit on the worker's own work, whatever the machine's load (0 where /proc cannot
+    tell)."""
+    now = waits(pid)
+    return max((w - before.get(tid, 0) for tid, w in now.items()), default=0) / 1e9
