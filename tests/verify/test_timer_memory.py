@@ -10,6 +10,7 @@ import weakref
 import torch
 
 from kernelmosaic.verify.sandbox.kmworker import inputs as worker_inputs
+from kernelmosaic.verify.sandbox.kmworker import structure as worker_structure
 from kernelmosaic.verify.sandbox.kmworker.timing import Timer
 
 
@@ -35,7 +36,7 @@ def test_no_earlier_call_keeps_its_inputs_or_outputs_while_the_next_is_drawn():
 
 
 def test_sliced_statistics_match_the_whole_tensor(monkeypatch):
-    monkeypatch.setattr(worker_inputs, "STATS_CHUNK", 997)
+    monkeypatch.setattr(worker_structure, "SLICE", 997)
     gen = torch.Generator().manual_seed(3)
     for with_zeros in (False, True):
         x = torch.randn(123, 45, generator=gen) * 2.5 - 0.75

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from . import structure
 from .structure import observe, restore, signs_like
 
 __all__ = ["DISTRIBUTIONS", "apply_distribution", "cast_precision", "cast_model", "InputTemplate", "to_device"]
@@ -67,9 +68,6 @@ def apply_distribution(inputs: list, name: str, gen: torch.Generator) -> list:
     return _map(inputs, transform)
 
 
-STATS_CHUNK = 1 << 26
-"""Elements per slice of an input's statistics: every temporary they make is of one slice (KernelBench's inputs
-take up to 16 GiB; a float64 sum of a whole 16 GiB input converts it at once, 32 GiB)."""
 
 
 def _nonzero_stats(x: torch.Tensor, zeros: torch.Tensor | None) -> tuple[float, float, float, float]:
@@ -81,7 +79,8 @@ def _nonzero_stats(x: torch.Tensor, zeros: torch.Tensor | None) -> tuple[float, 
     n = flat.numel() - (int(mask.sum()) if mask is not None else 0)
     if n == 0:
         return 0.0, 1.0, 0.0, 1.0
-    spans = [(i, min(i + STATS_CHUNK, flat.numel())) for i in range(0, flat.numel(), STATS_CHUNK)]
+    step = structure.SLICE
+    spans = [(i, min(i + step, flat.numel())) for i in range(0, flat.numel(), step)]
 
     def part(i: int, j: int, fill: float | None = None) -> torch.Tensor:
         piece = flat[i:j]

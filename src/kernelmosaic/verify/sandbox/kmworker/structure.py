@@ -63,8 +63,10 @@ def _unit_dim(x: torch.Tensor, norm: bool) -> int | None:
     return None
 
 
-_SLICE = 1 << 26
-"""Elements per slice of an elementwise test: its temporaries stay a slice's (inputs take up to 16 GiB)."""
+SLICE = 1 << 26
+"""Elements per slice of a test or statistic over a whole input (here and in `inputs.py`): every temporary it makes
+is of one slice (KernelBench's inputs take up to 16 GiB; a float64 sum of a whole 16 GiB input converts it at once,
+32 GiB)."""
 
 
 def _every(x: torch.Tensor, test) -> bool:
@@ -72,7 +74,7 @@ def _every(x: torch.Tensor, test) -> bool:
     if not x.is_contiguous():
         return bool(test(x).all())
     flat = x.reshape(-1)
-    return all(bool(test(flat[i:i + _SLICE]).all()) for i in range(0, flat.numel(), _SLICE))
+    return all(bool(test(flat[i:i + SLICE]).all()) for i in range(0, flat.numel(), SLICE))
 
 
 def observe(t: torch.Tensor, with_zeros: bool = True) -> Structure:
