@@ -132,3 +132,24 @@ def test_size_arithmetic_on_a_tensor_made_from_a_shape_is_not_compute(cpu_verifi
     verdict = cpu_verifier.verify(problem, cand, timing=False)
     assert verdict.status == Status.accepted, verdict.message
     assert not [f for f in verdict.findings if f.rule.startswith(("torch-", "aten-"))], verdict.findings
+
+
+def test_integer_bookkeeping_is_not_recorded_and_small_float_compute_is():
+    """The probe's dispatch mode on real operators: stepping and reading BatchNorm's batch counter (an int64 tensor of
+    one element) is bookkeeping; the same operator on a float tensor of the same size is compute."""
+    import torch
+
+    from kernelmosaic.verify.sandbox.kmworker.intercept import Interceptor
+
+    seen = Interceptor()
+    seen.reset(set(), 0, lambda: None, record=True)
+    bn = nn.BatchNorm2d(4)
+    seen.active = True
+    with seen.op_mode():
+        bn.num_batches_tracked.add_(1)
+        bn.num_batches_tracked += 1
+        momentum = 1.0 / float(bn.num_batches_tracked.item())
+    assert seen.torch_ops == {} and momentum == 0.5
+    with seen.op_mode():
+        torch.ones(1).add_(1)
+    assert "aten::add_" in {n.split(".")[0] for n in seen.torch_ops}, seen.torch_ops

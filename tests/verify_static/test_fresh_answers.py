@@ -307,3 +307,27 @@ class ModelNew(nn.Module):
     assert _rejects(src, "strict") == [], _rules(src, "strict")
     cheat = src.replace("return _ext.twice(x.contiguous())", "return torch.relu(x) * 2")
     assert "torch-compute" in _rejects(cheat, "strict"), _rules(cheat, "strict")
+
+
+def test_stepping_batchnorms_batch_counter_is_not_compute():
+    """A fully custom BatchNorm answer steps `num_batches_tracked` as nn.BatchNorm does (`+= 1` or `.add_(1)`)."""
+    src = HEAD + '''
+_ext = _build()
+
+
+class ModelNew(nn.Module):
+    def __init__(self, c=4):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        bn = self.bn
+        if bn.training and bn.track_running_stats:
+            bn.num_batches_tracked.add_(1)
+        return _ext.twice(x)
+'''
+    assert _rejects(src, "strict") == [], _rules(src, "strict")
+    assert _rejects(src.replace(".add_(1)", " += 1"), "strict") == []
+    # a running statistic updated by PyTorch is compute; so is a counter stepped by a tensor
+    assert "torch-compute" in _rejects(src.replace("num_batches_tracked.add_(1)", "running_mean.add_(1)"), "strict")
+    assert "torch-compute" in _rejects(src.replace(".add_(1)", ".add_(x.sum())"), "strict")

@@ -1,4 +1,4 @@
-# corpus: problem=kb_l1_033_batchnorm device=cpu expect=accepted policy=kernelbench
+# corpus: problem=kb_l1_033_batchnorm device=cpu expect=accepted policy=both
 # style: super(ModelNew, self).__init__(), repeated get_inputs, c10::optional running stats, num_batches_tracked.add_(1) in forward
 # class: 3, 7
 import torch

@@ -38,6 +38,9 @@ _DICT_LOOKUPS = {"get", "setdefault", "pop", "__contains__", "__getitem__"}
 _OPERATOR_ARITH = {"matmul", "add", "sub", "mul", "truediv", "floordiv", "pow", "neg", "abs", "mod"}
 # Methods whose result, used as a lookup key, identifies an input (its address or its values).
 _KEY_METHODS = {"data_ptr", "item", "tolist", "untyped_storage", "storage"}
+_COUNTERS = {"num_batches_tracked"}
+"""Module buffers that count, not compute: BatchNorm's batches seen."""
+_COUNTER_STEPS = {"add_", "fill_", "zero_"}
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical"}
 
 
@@ -161,6 +164,9 @@ class FunctionScope(TensorScope):
             return
         if name in self.extra:
             return
+        if isinstance(recv, ast.Attribute) and recv.attr in _COUNTERS and name in _COUNTER_STEPS and all(
+                isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
+            return  # BatchNorm's batch counter stepped as nn.BatchNorm steps it (`+= 1` is not a call either)
         if self.is_tensor(recv):
             if name not in TENSOR_METHODS_ALLOWED:
                 self._compute(node, f"calls tensor method `.{name}()`")

@@ -207,7 +207,8 @@ class Interceptor:
         return _Ops()
 
     def sized(self, name: str, args, kwargs: dict, out) -> bool:
-        """Whether an operator was size arithmetic (and so not recorded): a tensor made from Python numbers
+        """Whether an operator was size arithmetic or integer bookkeeping (and so not recorded): an operator on
+        integer tensors alone of at most `SIZE_TENSOR_MAX` elements each (a counter), a tensor made from Python numbers
         (`aten::lift_fresh`, what `torch.tensor([...])` dispatches) or an operator on such tensors alone, each with
         at most `SIZE_TENSOR_MAX` elements; its outputs are then sizes too. Any other operator's outputs are not
         (an in-place write of data into one takes it out)."""
@@ -215,6 +216,8 @@ class Interceptor:
         fresh = name in ("aten::lift_fresh", "aten::lift_fresh_copy", "aten::scalar_tensor")
         inputs = _tensors(tuple(args), kwargs)
         small = all(t.numel() <= SIZE_TENSOR_MAX for t in made + inputs)
+        if small and made + inputs and not any(t.is_floating_point() or t.is_complex() for t in made + inputs):
+            return True  # integer bookkeeping (BatchNorm's `num_batches_tracked += 1`, a count read back)
         if small and (fresh or (inputs and all(self._is_size(t) for t in inputs))):
             for t in made:
                 self.sizes[id(t)] = weakref.ref(t)
