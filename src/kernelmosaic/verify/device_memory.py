@@ -82,6 +82,8 @@ def retry_reason(stop: Stop) -> str:
     """Why a judgement that stopped this way is judged again with the device alone ("" = it stands)."""
     if not stop.oom:
         return ""
+    if stop.oom == "reference_host":
+        return f"the reference worker was killed for host memory; judged again alone ({stop.message[:300]})"
     who = "the reference" if stop.oom.startswith("reference") else "the candidate"
     return f"{who} ran out of device memory with the device shared; judged again alone ({stop.message[:300]})"
 
@@ -135,7 +137,7 @@ def attribute(stop: Stop, memory: dict, usage: Callable[[], tuple[int, int] | No
     `memory`: the reference's sizes (`ReferenceData.memory`; empty when the problem was never set up); `usage`: the
     device's memory now (`device_usage`), asked only for a candidate's out-of-memory. Raises `DeviceCrowded` when
     the candidate's need fits the device and only other processes' memory stood in its way."""
-    if not stop.oom:
+    if not stop.oom or stop.oom == "reference_host":  # killed again, alone: what the candidate's data made it do
         return stop
     if stop.oom == "candidate" and (why := crowded_by_others(stop.message, memory, usage())):
         raise DeviceCrowded(f"{why}: nothing was judged; judge it again when the device is less busy")

@@ -27,7 +27,8 @@ class Stop(Exception):
         self.status, self.message, self.findings = status, message, findings or []
         self.oom = oom
         """Who ran out of device memory: `reference_setup` (setting the problem up or making its trials),
-        `reference` (later in the judgement), `candidate`; "" when the stop is not a device OOM. The verifier retries
+        `reference` (later in the judgement), `candidate`, `reference_host` (the reference worker killed for host
+        memory on data from the candidate's process); "" when the stop is not an out-of-memory. The verifier retries
         such a judgement once with the device held alone and then attributes it (`verify/device_memory.py`)."""
 
     def __reduce__(self):  # a job crosses processes (the Ray executor): pickled with its arguments
@@ -130,8 +131,10 @@ def call_on_candidate_data(ref: Worker, op: str, timeout: float, what: str, **ar
         return ref.call(op, timeout, **args)
     except WorkerDied as exc:
         detail = f"the reference worker failed on {what}: {exc.detail}"
-        raise Stop(status_of_death(exc), detail,
-                   [reported_data_finding(detail)]) from exc
+        # killed by the host (its out-of-memory killer on a crowded machine): judged once more alone, on a fresh
+        # reference worker, before it is the candidate's
+        raise Stop(status_of_death(exc), detail, [reported_data_finding(detail)],
+                   oom="reference_host" if exc.kind == "resource" else "") from exc
     except WorkerError as exc:
         err = exc.error
         detail = f"the reference raised on {what}: {err.get('type')}: {err.get('message', '')[:400]}"
