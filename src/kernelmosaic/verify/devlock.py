@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import logging
 import os
 import threading
 import time
@@ -48,10 +49,56 @@ from pathlib import Path
 
 from kernelmosaic.paths import judge_dir
 
-__all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold", "CpuHold", "device_hold"]
+__all__ = ["timing_lock", "lock_path", "TimingFirst", "timing_first", "DeviceHold", "CpuHold", "device_hold", "acquire", "holders",
+           "SAY_WAIT_S"]
 
 _local = threading.Lock()
 _by_path: dict[str, threading.Lock] = {}
+log = logging.getLogger(__name__)
+SAY_WAIT_S = 120.0
+"""A wait for the device longer than this is logged every as often, naming the processes that hold its lock."""
+
+
+def holders(fd: int) -> list[str]:
+    """The processes holding an flock on the file open as `fd` ("pid: command line"), from /proc/locks (empty where
+    the kernel does not say)."""
+    try:
+        inode = os.fstat(fd).st_ino
+        with open("/proc/locks") as f:
+            rows = [line.split() for line in f]
+    except OSError:
+        return []
+    pids = sorted({int(r[4]) for r in rows if len(r) > 5 and r[1] == "FLOCK" and r[5].rsplit(":", 1)[-1] == str(inode)
+                   and r[4].isdigit()})
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:160]
+        except OSError:
+            cmd = "?"
+        out.append(f"{pid}: {cmd}")
+    return out
+
+
+def acquire(fd: int, mode: int, what: str) -> None:
+    """`flock(fd, mode)`, waiting as long as it takes; a wait past SAY_WAIT_S is logged (and again every as often)
+    with the processes holding the lock: a judgement stuck behind another process is seen, not silent."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    started = say = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            time.sleep(0.02)
+        if time.monotonic() - say >= SAY_WAIT_S:
+            say = time.monotonic()
+            log.warning("waiting %.0f s for %s; held by %s", say - started, what, "; ".join(holders(fd)) or "unknown")
 
 
 def lock_path(cache_dir: Path, key: str) -> Path:
@@ -71,7 +118,7 @@ def timing_lock(cache_dir: Path, key: str, shared: bool = False) -> Iterator[flo
     # Exclusive holders of one process queue on the thread lock, processes on the flock; every holder opens the
     # file itself, so readers and writers of one process exclude each other through the flock too.
     with thread_lock if not shared else contextlib.nullcontext(), open(path, "a+") as f:
-        fcntl.flock(f.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        acquire(f.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX, f"the device's timing lock ({key})")
         try:
             yield round(time.perf_counter() - started, 3)
         finally:
@@ -160,7 +207,7 @@ class DeviceHold:
         fd = self._fileno()
         started = time.perf_counter()
         self.gate.turn(self.max_wait_s)
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        acquire(fd, fcntl.LOCK_SH, f"the device (shared, {self.path.name})")
         self.waited = round(self.waited + time.perf_counter() - started, 3)
         self._depth = 1
         try:
@@ -196,7 +243,7 @@ class DeviceHold:
         fd = self._fileno()
         started = time.perf_counter()
         with self.gate.timing():
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            acquire(fd, fcntl.LOCK_EX, f"the device alone ({self.path.name})")
             waited = round(time.perf_counter() - started, 3)
             self.waited = round(self.waited + waited, 3)
             self._alone = True

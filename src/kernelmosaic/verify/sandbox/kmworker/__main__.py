@@ -8,7 +8,9 @@ the socket closing, and classified there from the exit status.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
+import signal
 import socket
 import sys
 
@@ -35,6 +37,9 @@ def main() -> None:
     parser.add_argument("--nondumpable", action="store_true", help="a reference worker: not dumpable")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.fd)
+    # SIGUSR2 writes every thread's Python stack to the worker's log (its stdout and stderr): where a stuck
+    # judgement waits, asked from outside (scripts/gpu/gpu-pipeline does it to every worker left when a step ends)
+    faulthandler.register(signal.SIGUSR2, all_threads=True)
     from .confine import confine
 
     scratch = os.getcwd() if args.own_scratch else ""  # read before any candidate code runs here
