@@ -153,3 +153,101 @@ def test_integer_bookkeeping_is_not_recorded_and_small_float_compute_is():
     with seen.op_mode():
         torch.ones(1).add_(1)
     assert "aten::add_" in {n.split(".")[0] for n in seen.torch_ops}, seen.torch_ops
+
+
+# Forward that computes with its kernel only while it is checked (red-team round 9): the correctness runs and the kernel
+# probe run in PyTorch's deterministic mode on the CPU (it NaN-fills fresh allocations), timed calls do not; or it
+# counts its calls. Elsewhere ReLU is PyTorch's, on a list element the static view cannot type.
+WHEN_CHECKED = """s = ext.add_only(a, b)
+        if torch.are_deterministic_algorithms_enabled():
+            return ext.add_relu(a, b)
+        views = [s]
+        return views[0].clamp_min(0.0)"""
+
+AFTER_CALLS = """_seen[0] += 1
+        if _seen[0] <= 16:
+            return ext.add_relu(a, b)
+        views = [ext.add_only(a, b)]
+        return views[0].clamp_min(0.0)"""
+
+
+def test_pytorch_compute_only_in_timed_calls_is_seen_in_a_watched_timed_call_under_strict(cpu_verifier, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    for name, body, extra in (("when_checked", WHEN_CHECKED, ""), ("after_calls", AFTER_CALLS, "_seen = [0]\n")):
+        cand = kit.write(tmp_path, f"{name}.py", kit.candidate(body, extra=extra))
+        verdict = cpu_verifier.verify(problem, cand)
+        assert verdict.status == Status.no_custom_kernel, (name, verdict.message)
+        finding = _finding(verdict, "torch-compute-observed")
+        assert finding is not None and "clamp_min" in finding.evidence, (name, verdict.findings)
+        assert verdict.timing is None or not verdict.accepted
+
+
+def test_a_watched_timed_call_leaves_an_honest_candidates_timing_alone(cpu_verifier, tmp_path):
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    cand = kit.write(tmp_path, "cand.py", kit.candidate("return ext.add_relu(a, b)"))
+    verdict = cpu_verifier.verify(problem, cand)
+    assert verdict.accepted, verdict.message
+    assert verdict.timing is not None and verdict.timing.candidate.samples >= 1
+    assert not [f for f in verdict.findings if f.rule.startswith("torch-")], verdict.findings
+
+
+def test_compute_sixteen_elements_at_a_time_is_recorded():
+    """Red-team round 9: a result computed in 16-element pieces (fresh float tensors from `tolist()`, or integer
+    windows of the output's own memory) passed as size arithmetic. Pieces of a larger tensor's memory are data, and a
+    forward gets a few dozen size operators at most; a shape's product and a counter's step stay unrecorded."""
+    import torch
+
+    from kernelmosaic.verify.sandbox.kmworker.intercept import SIZE_OPS_MAX, Interceptor
+
+    def recorded(fn) -> dict:
+        seen = Interceptor()
+        seen.reset(set(), 0, lambda: None, record=True)
+        seen.active = True
+        with seen.op_mode():
+            fn()
+        return seen.torch_ops
+
+    x = torch.randn(4, 64)
+    assert recorded(lambda: torch.tensor(x.shape).prod().item()) == {}
+    out = torch.randn(64)
+    bits = out.view(torch.int32)
+    assert "aten::clamp_min_" in recorded(lambda: [bits[i:i + 16].clamp_min_(0) for i in range(0, 64, 16)])
+    rows = x.tolist()
+    pieces = recorded(lambda: [torch.tensor(r[:16]).add_(torch.tensor(r[16:32]), alpha=2.0)
+                               for r in rows * (SIZE_OPS_MAX // 8)])
+    assert pieces.get("aten::add_", 0) > 0, pieces
+
+
+def test_an_indexed_write_that_accumulates_is_compute_and_a_plain_one_is_not():
+    """Red-team round 9 summed with `index_put_(..., accumulate=True)` and `nansum`, both unclassified (a flag)."""
+    import torch
+
+    from kernelmosaic.verify.sandbox.kmworker.intercept import Interceptor
+    from kernelmosaic.verify.static.vocab import dispatched_kind
+
+    def recorded(fn) -> dict:
+        seen = Interceptor()
+        seen.reset(set(), 0, lambda: None, record=True)
+        seen.active = True
+        with seen.op_mode():
+            fn()
+        return seen.torch_ops
+
+    x, acc, idx = torch.randn(256, 64), torch.zeros(1, 64), torch.zeros(256, dtype=torch.long)
+    summed = recorded(lambda: acc.index_put_((idx,), x, accumulate=True))
+    assert [dispatched_kind(n) for n in summed] == ["compute"], summed
+    written = recorded(lambda: acc.index_put_((idx[:1],), x[:1]))
+    assert written and all(dispatched_kind(n) == "noncompute" for n in written), written
+    assert {dispatched_kind(n) for n in recorded(lambda: x.nansum(0, keepdim=True))} == {"compute"}
+
+
+def test_a_forward_that_skips_its_kernel_when_timed_is_rejected_under_kernelbench_too(cpu_verifier, tmp_path):
+    """Under `kernelbench` PyTorch may compute, but the speed reported must be the candidate's: a watched timed call
+    that calls none of the kernels forward called while checked is `timed-without-kernels`."""
+    problem = kit.write(tmp_path, "problem.py", kit.PROBLEM_ADD_RELU)
+    body = """if torch.are_deterministic_algorithms_enabled():
+            return ext.add_relu(a, b)
+        return torch.relu(a + b)"""
+    verdict = cpu_verifier.verify(problem, kit.write(tmp_path, "cand.py", kit.candidate(body)), policy="kernelbench")
+    assert verdict.status == Status.no_custom_kernel, verdict.message
+    assert _finding(verdict, "timed-without-kernels") is not None, verdict.findings

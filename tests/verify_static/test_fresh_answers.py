@@ -331,3 +331,6 @@ class ModelNew(nn.Module):
     # a running statistic updated by PyTorch is compute; so is a counter stepped by a tensor
     assert "torch-compute" in _rejects(src.replace("num_batches_tracked.add_(1)", "running_mean.add_(1)"), "strict")
     assert "torch-compute" in _rejects(src.replace(".add_(1)", ".add_(x.sum())"), "strict")
+    # a counter step that carries data in its keywords (red-team round 9: `acc.num_batches_tracked.add_(other=row,
+    # alpha=a)` on a plain object computed a matmul row by row)
+    assert "torch-compute" in _rejects(src.replace(".add_(1)", ".add_(other=x, alpha=2)"), "strict")

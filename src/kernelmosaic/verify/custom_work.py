@@ -26,7 +26,7 @@ from kernelmosaic.verify.reference_data import ReferenceData
 from kernelmosaic.verify.run_replies import ProbeReply, candidate_reply
 from kernelmosaic.verify.static.vocab import dispatched_kind, dispatched_names
 
-__all__ = ["check_custom_work", "custom_share"]
+__all__ = ["check_custom_work", "custom_share", "records_ops", "judge_torch_ops"]
 
 NO_TENSOR = "it returned no tensor and wrote none of its tensor arguments (a size or other host value)"
 """An entry point with no tensor output: not judged alone, but no such entry point shows a kernel's work used."""
@@ -50,15 +50,22 @@ def _probe(cand: Worker, config: VerifyConfig, inputs: list, perturb: list[str],
     return res
 
 
-def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], allowed: set[str],
-                     findings: list[Finding]) -> None:
+def records_ops(config: VerifyConfig) -> bool:
+    """Whether the operators forward dispatches are recorded and judged at run time: where the static policy rejects
+    PyTorch compute (`strict`) and the policy checks are on. The kernel probe records one forward; every timing
+    round records one call more among its timed calls (`timed.py`), which forward cannot tell from the others."""
+    return config.static_checks and config.static_policy().action("torch-compute") == "reject"
+
+
+def judge_torch_ops(outside: dict[str, int], inside: dict[str, int], config: VerifyConfig,
+                    findings: list[Finding]) -> None:
     """Where PyTorch compute is a reject (`strict`, the policy checks on): PyTorch compute as the dispatcher saw it run
     (whatever the source spelled: a name the static view missed, a call built at run time) is a reject too: in
     forward outside the candidate's kernels (`torch-compute-observed`), or inside an extension function's own host
     code (`aten-compute-observed`). Operators the static policy allows (`allowed_torch_ops`: `torch.cumsum`, `sort`)
     are allowed here by their last name; operators neither known to compute nor known to allocate, view or copy are
     a flag naming them."""
-    names_allowed = {a.rsplit(".", 1)[-1] for a in allowed}
+    names_allowed = {a.rsplit(".", 1)[-1] for a in config.static_policy().allowed_torch_ops}
     outside, inside = ({n: c for n, c in ops.items() if dispatched_names(n)[1] not in names_allowed} for ops in (outside, inside))
 
     def said(ops: dict[str, int], names: list[str]) -> str:
@@ -84,34 +91,42 @@ def _judge_torch_ops(outside: dict[str, int], inside: dict[str, int], allowed: s
 
 
 def check_custom_work(cand: Worker, refdata: ReferenceData, config: VerifyConfig, census: Census | None,
-                      findings: list[Finding], ref: Worker | None = None) -> CustomWork:
+                      findings: list[Finding], ref: Worker | None = None,
+                      watched: list[dict[str, int]] | None = None) -> CustomWork:
     """Probe the candidate (already loaded and constructed in `cand`); raise Stop when its kernels' output is
     unused (or, under `kernelbench`, unobservable); append flags for entry points that are decoys. `ref`: the
     reference worker, which compares the probes' outputs in large-output mode (required there)."""
     if not refdata.large:
-        return _check(cand, None, refdata, config, census, findings)
+        return _check(cand, None, refdata, config, census, findings, watched or [])
     if ref is None:
         raise ValueError("large-output mode compares the probes in the reference worker: pass `ref`")
     try:
-        return _check(cand, ref, refdata, config, census, findings)
+        return _check(cand, ref, refdata, config, census, findings, watched or [])
     finally:
         let_go_probes(cand, ref, config)
 
 
 def _check(cand: Worker, ref: Worker | None, refdata: ReferenceData, config: VerifyConfig, census: Census | None,
-           findings: list[Finding]) -> CustomWork:
+           findings: list[Finding], watched: list[dict[str, int]]) -> CustomWork:
     """`check_custom_work`; `ref` given: large-output mode (the outputs compared in the reference worker)."""
     trial = refdata.usable[0]
     shared = ref is not None
-    static = config.static_policy()
-    record = config.static_checks and static.action("torch-compute") == "reject"
+    record = records_ops(config)
     base = _probe(cand, config, trial.inputs, [], config.seed + 5000, shared, record_ops=record)
     if base.error or base.outputs is None:
         raise Stop(Status.runtime_error, f"forward failed while its kernels were probed: {base.error}")
     if record:
-        _judge_torch_ops(base.torch_ops, base.kernel_ops, set(static.allowed_torch_ops), findings)
+        judge_torch_ops(base.torch_ops, base.kernel_ops, config, findings)
     if ref is not None:
         hold_probe_outputs(cand, ref, config, base.outputs)
+    skipped = [i + 1 for i, calls in enumerate(watched) if base.calls and not calls]
+    if skipped:
+        message = (f"forward called none of its kernels in a timed call (round {skipped[0]}), where it called "
+                   f"{', '.join(sorted(base.calls))} while checked: the speed measured is not its kernels'; accepted "
+                   "instead: the same code on every call")
+        raise Stop(Status.no_custom_kernel, message,
+                   [Finding(rule="timed-without-kernels", severity="reject", message=message,
+                            evidence=f"watched timed calls without a kernel call: rounds {skipped}")])
     work = CustomWork(kernels=[KernelUse(name=n, calls=c) for n, c in sorted(base.calls.items())])
     if cand.device.startswith("cuda"):
         work.share, work.share_basis = custom_share(census), "device_time" if custom_share(census) is not None \

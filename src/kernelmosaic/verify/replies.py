@@ -92,6 +92,14 @@ class CandidateTimingReply(TimingReply):
     """The inputs of the call copied in full, after forward; in large-output mode {"seed": s}."""
     checked_outputs: dict[str, Any]
     """Its outputs as the worker packs them (in large-output mode, handed out in place)."""
+    torch_ops: dict[str, int] = Field(default_factory=dict)
+    """Where the round had a watched call (`record_at`): the operators its forward dispatched outside its kernels."""
+    kernel_ops: dict[str, int] = Field(default_factory=dict)
+    """The same inside the candidate's kernel calls (their own ATen calls)."""
+    watched: bool = False
+    """The round had a watched call (`record_at`)."""
+    kernel_calls: dict[str, int] = Field(default_factory=dict)
+    """The candidate's kernel calls in the watched call (entry point -> calls)."""
 
 
 class BurstCheckReply(Reply):

@@ -37,6 +37,8 @@ RUNTIME_RULES: dict[str, str] = {
                             "may exploit structure the reference ignores)",
     "speed-of-light-unchecked": "the device's peaks could not be measured, so the speed-of-light check did not run",
     "kernel-output-unused": "noise in place of a custom kernel's output left the result within tolerance: its work is not used",
+    "timed-without-kernels": "a timed call the candidate could not tell from the others (watched by the dispatch "
+                             "mode) called none of the kernels forward called while checked: the speed is not theirs",
     "torch-compute-observed": "under strict, forward ran PyTorch compute outside the candidate's kernels, as the "
                               "dispatcher saw it at run time (whatever name or indirection the source used)",
     "aten-compute-observed": "under strict, an extension function's host code ran ATen compute, as the dispatcher saw "

@@ -36,6 +36,7 @@ from kernelmosaic.verify.call_checks import (
     wall_clock_finding,
 )
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.custom_work import judge_torch_ops, records_ops
 from kernelmosaic.verify.freeze import Held, held_still
 from kernelmosaic.verify.judgement import (
     Exclusive,
@@ -290,6 +291,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     base = config.seed + 1_000_000
     sets = LARGE_BURST_SETS if refdata.large else BURST_SETS  # an input set can take gigabytes there
     holds: list[Held] = []
+    record = records_ops(config)
 
     @contextlib.contextmanager
     def hold() -> Iterator[Held]:
@@ -312,9 +314,14 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             fp_seed = secret.randrange(1 << 31)
             res = call(cand, "time", config.timing_timeout_s, Status.runtime_error, "timing the candidate",
                         budget_ms=budget, seed=seed, l2_bytes=l2, check_at=secret.randrange(1 << 30), lead_us=lead,
-                        fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large)
+                        fp_seed=fp_seed, wall_ms=wall, inputs_by_seed=refdata.large,
+                        record_at=secret.randrange(1 << 30))
             mine = candidate_timing_reply(res, "timing the candidate")
             integrity(mine.integrity, "timing")
+            if mine.watched:  # a watched call among the timed ones, which forward cannot tell from the others
+                out.watched_calls.append(dict(mine.kernel_calls))
+            if record:  # PyTorch compute only where forward is not checked is seen here (strict)
+                judge_torch_ops(mine.torch_ops, mine.kernel_ops, config, out.findings)
             check_reported(mine, seed, given)  # what reaches the reference from this reply is what was asked
             if refdata.large:  # its copy of the checked call's outputs stays on its device until checked: one round's
                 _check_full(mine, ref, config, r, cand)  # at a time, compared now (its descriptors came with it)

@@ -393,7 +393,8 @@ class Verifier:
                                 self._measure_peaks(slot)
                         out.findings += check_speed_of_light(refdata, out.timing, self._peaks)
                     with out.phase("custom_work"):
-                        verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings, slot.ref)
+                        verdict.custom = check_custom_work(cand, refdata, config, out.census, out.findings, slot.ref,
+                                                           out.watched_calls)
                     if job.alternatives:  # in the judged worker: its Python, torch and extensions already loaded
                         with out.phase("robustness"):
                             check_robustness(slot, str(job.candidate), job.alternatives, job.alt_shas, config,

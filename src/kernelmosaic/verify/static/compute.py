@@ -164,8 +164,8 @@ class FunctionScope(TensorScope):
             return
         if name in self.extra:
             return
-        if isinstance(recv, ast.Attribute) and recv.attr in _COUNTERS and name in _COUNTER_STEPS and all(
-                isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
+        if isinstance(recv, ast.Attribute) and recv.attr in _COUNTERS and name in _COUNTER_STEPS and not node.keywords \
+                and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
             return  # BatchNorm's batch counter stepped as nn.BatchNorm steps it (`+= 1` is not a call either)
         if self.is_tensor(recv):
             if name not in TENSOR_METHODS_ALLOWED:

@@ -121,6 +121,7 @@ DISPATCHED_NONCOMPUTE = {
     "index", "_local_scalar_dense", "is_same_size", "_has_compatible_shallow_copy_type", "record_stream",
     "pin_memory", "_pin_memory", "is_pinned", "resolve_conj", "resolve_neg", "sym_size", "sym_stride", "sym_numel",
     "sym_storage_offset", "arange", "linspace", "logspace", "contiguous", "to", "flatten", "unflatten",
+    "index_put", "_index_put_impl", "put", "_unsafe_index", "_unsafe_index_put",
 }
 # Operators that compute on tensor values (PyTorch doing the work the candidate's kernels are judged for), by name and,
 # below, by family prefix; any other operator is reported unclassified (a flag) rather than judged.
@@ -150,6 +151,12 @@ DISPATCHED_COMPUTE = {
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "hinge_embedding_loss", "margin_ranking_loss",
     "triplet_margin_loss", "cross_entropy_loss", "ctc_loss", "rms_norm", "_fused_rms_norm", "lstm", "gru", "rnn_tanh",
     "rnn_relu", "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
+    "nansum", "nanmean", "index_reduce", "inner", "xlogy", "hypot", "bucketize", "searchsorted", "dist", "renorm",
+    "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__iand__", "__ior__", "__ixor__", "__ilshift__",
+    "__irshift__", "bitwise_left_shift", "bitwise_right_shift",
+    # an indexed write that adds into its target (`index_put_(..., accumulate=True)`, `put_(..., accumulate=True)`):
+    # the dispatch mode names it so (kmworker/intercept.py); without accumulate it is a write (below)
+    "index_put_accumulate",
 }
 DISPATCHED_COMPUTE_FAMILIES = (
     "native_", "_native_", "cudnn_", "miopen_", "mkldnn_", "_mkldnn", "_scaled_dot_product", "scaled_dot_product",

@@ -188,23 +188,25 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
 
     @torch.no_grad()
     def time(self, budget_ms: float, seed: int, l2_bytes: int, check_at: int, lead_us: float = 0.0,
-             fp_seed: int = 0, wall_ms: float | None = None, inputs_by_seed: bool = False) -> dict:
+             fp_seed: int = 0, wall_ms: float | None = None, inputs_by_seed: bool = False, record_at: int = -1) -> dict:
         """`inputs_by_seed` (large-output mode): the checked call's inputs go back as their seed, {"seed": s}, for
         the reference worker to redraw, and its outputs, copied on this worker's device when the call's window
         closed, are handed out in place (`shared.export_tensors`: a CUDA IPC handle of the copy, or a sealed memfd)
         with `"shared": True`; the parent relays them to the reference worker at once. Nothing of output size is in
-        the reply (whole, the outputs passed the message limit at 1G elements)."""
+        the reply (whole, the outputs passed the message limit at 1G elements). `record_at` (>= 0): one more call
+        among the timed ones records the operators forward dispatches (`torch_ops`, `kernel_ops`, as `probe` does),
+        in the state of every timed call (no NaN-filled allocations, no deterministic mode)."""
         self.burst_in = None  # a round's timed calls do not share the device with the last round's burst inputs
         release()  # the previous round's checked outputs (the reference is done with them)
         timer = Timer(self.device, l2_bytes, lead_us)
         keep = (lambda _inputs, out: (None, package_in_place(out, copy=True))) if inputs_by_seed else None
         result = timer.measure(self.model, self.template.drawer(self.device), budget_ms, check_at=check_at, seed=seed,
-                               fingerprint=Fingerprinter(fp_seed, self.device), wall_ms=wall_ms, snapshot=keep)
+                               fingerprint=Fingerprinter(fp_seed, self.device), wall_ms=wall_ms, snapshot=keep,
+                               record_at=record_at, recording=self._recording)
         inputs, out = result.pop("checked")
         flush_bytes, l2_reset = timer.flush_bytes, timer.l2_reset
         if inputs_by_seed:  # the timed calls follow the warm-up ones; `measure` takes `check_at` modulo their count
-            timed_calls = result["calls"][result["warmup_calls"]:]
-            inputs = {"seed": timed_calls[check_at % len(timed_calls)]["seed"]}
+            inputs = {"seed": result["checked_seed"]}
             if self.device.startswith("cuda"):  # the round's cached blocks go back to the device, all but the checked
                 del timer  # copy: the reference compares that copy next, beside this worker (H200, a KernelBench-size
                 torch.cuda.empty_cache()  # L1 norm: 82 GiB held here after timing, 16 GiB wanted there)
@@ -214,8 +216,24 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 "lead_short": result["lead_short"],
                 "l2_reset": l2_reset, "calls": result["calls"],
                 "checked_inputs": inputs, "checked_outputs": out,
+                "torch_ops": dict(INTERCEPT.torch_ops) if record_at >= 0 else {},
+                "kernel_ops": dict(INTERCEPT.kernel_ops) if record_at >= 0 else {},
+                "watched": record_at >= 0, "kernel_calls": dict(INTERCEPT.calls) if record_at >= 0 else {},
                 "integrity": integrity.diff(self.before),
                 "extra_threads": integrity.thread_count() - self.threads}
+
+    @contextlib.contextmanager
+    def _recording(self):
+        """One timed call watched by the interceptor's dispatch mode (its kernel calls counted, the operators
+        around and inside them recorded)."""
+        sync = torch.cuda.synchronize if self.device.startswith("cuda") else (lambda: None)
+        INTERCEPT.reset(set(), 0, sync, record=True)
+        INTERCEPT.active = True
+        try:
+            with INTERCEPT.op_mode():
+                yield
+        finally:
+            INTERCEPT.active = INTERCEPT.record = False
 
     def burst_inputs(self, seed: int, sets: int = BURST_SETS) -> dict:
         """Draw the wall-clock burst's inputs ahead of it (`burst_inputs.BurstInputs`: windows that move every call,

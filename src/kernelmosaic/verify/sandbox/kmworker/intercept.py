@@ -68,6 +68,8 @@ class Interceptor:
         self.depth = 0
         """How many of the candidate's kernel calls are running now (their own operator calls are not recorded)."""
         self.sizes: dict[int, weakref.ref] = {}
+        self.exempted = 0
+        """Operators `sized` let pass in the forward recorded now."""
         """Tensors forward made from Python numbers while recording (`torch.tensor(x.shape)`), and the small results
         of operators on those alone: size arithmetic, not compute on the problem's data (by id, checked by ref)."""
         self.gen = torch.Generator().manual_seed(0)
@@ -80,6 +82,7 @@ class Interceptor:
     def reset(self, perturb: set[str], seed: int, sync, record: bool = False) -> None:
         self.perturb, self.calls, self.host_s, self.noised = set(perturb), {}, {}, {}
         self.record, self.torch_ops, self.kernel_ops, self.depth, self.sizes = record, {}, {}, 0, {}
+        self.exempted = 0
         self.gen.manual_seed(seed)
         self.sync = sync
 
@@ -199,6 +202,8 @@ class Interceptor:
                 if not (interceptor.record and interceptor.active):
                     return func(*args, **(kwargs or {}))
                 out = func(*args, **(kwargs or {}))
+                if name in _ACCUMULATING and _accumulates(args, kwargs or {}):
+                    name = "aten::index_put_accumulate"  # adds into its target: compute (verify/static/vocab.py)
                 if not interceptor.sized(name, args, kwargs or {}, out):
                     seen = interceptor.kernel_ops if interceptor.depth else interceptor.torch_ops
                     seen[name] = seen.get(name, 0) + 1
@@ -208,17 +213,19 @@ class Interceptor:
 
     def sized(self, name: str, args, kwargs: dict, out) -> bool:
         """Whether an operator was size arithmetic or integer bookkeeping (and so not recorded): an operator on
-        integer tensors alone of at most `SIZE_TENSOR_MAX` elements each (a counter), a tensor made from Python numbers
-        (`aten::lift_fresh`, what `torch.tensor([...])` dispatches) or an operator on such tensors alone, each with
-        at most `SIZE_TENSOR_MAX` elements; its outputs are then sizes too. Any other operator's outputs are not
-        (an in-place write of data into one takes it out)."""
+        integer tensors alone (a counter such as BatchNorm's `num_batches_tracked`, a count read back), a tensor made
+        from Python numbers (`aten::lift_fresh`, what `torch.tensor([...])` dispatches), or an operator on such
+        tensors alone; its outputs are then sizes too. Every tensor involved holds at most `SIZE_TENSOR_MAX` elements
+        in memory of its own that small (a 16-element view of an output is the output's data), and a forward gets at
+        most `SIZE_OPS_MAX` such operators: a loop that computes a result 16 elements at a time is compute. Any other
+        operator's outputs are not sizes (an in-place write of data into one takes it out)."""
         made = _tensors((out,), {})
         fresh = name in ("aten::lift_fresh", "aten::lift_fresh_copy", "aten::scalar_tensor")
         inputs = _tensors(tuple(args), kwargs)
-        small = all(t.numel() <= SIZE_TENSOR_MAX for t in made + inputs)
-        if small and made + inputs and not any(t.is_floating_point() or t.is_complex() for t in made + inputs):
-            return True  # integer bookkeeping (BatchNorm's `num_batches_tracked += 1`, a count read back)
-        if small and (fresh or (inputs and all(self._is_size(t) for t in inputs))):
+        small = self.exempted < SIZE_OPS_MAX and all(_small(t) for t in made + inputs)
+        ints = bool(made + inputs) and not any(t.is_floating_point() or t.is_complex() for t in made + inputs)
+        if small and (ints or fresh or (inputs and all(self._is_size(t) for t in inputs))):
+            self.exempted += 1
             for t in made:
                 self.sizes[id(t)] = weakref.ref(t)
             return True
@@ -288,6 +295,25 @@ class Interceptor:
 
 SIZE_TENSOR_MAX = 16
 """Elements a size tensor has at most (a shape has one per dimension): nothing of the problem's data fits there."""
+_ACCUMULATING = {"aten::index_put_", "aten::index_put", "aten::_index_put_impl_", "aten::put_", "aten::put",
+                 "aten::_unsafe_index_put"}
+"""Indexed writes that add into their target when their `accumulate` argument (the fourth) is true."""
+
+
+def _accumulates(args: tuple, kwargs: dict) -> bool:
+    return bool(kwargs.get("accumulate", args[3] if len(args) > 3 else False))
+
+
+SIZE_OPS_MAX = 64
+"""Size or bookkeeping operators one recorded forward may run unrecorded (a shape's product, a counter's step)."""
+
+
+def _small(t: torch.Tensor) -> bool:
+    """At most SIZE_TENSOR_MAX elements, in storage of its own no larger (not a window of a bigger tensor)."""
+    try:
+        return t.numel() <= SIZE_TENSOR_MAX and t.untyped_storage().nbytes() <= SIZE_TENSOR_MAX * 8
+    except (RuntimeError, NotImplementedError):  # no storage to read (a meta or wrapper tensor)
+        return False
 
 
 def op_names() -> set[str]:

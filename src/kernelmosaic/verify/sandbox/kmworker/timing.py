@@ -127,7 +127,8 @@ class Timer:
         return statistics.median_high(self.one(lambda: None, []).trailing_ms for _ in range(calls))
 
     def measure(self, fn, draw, budget_ms: float, check_at: int = -1, escaped: bool = True, seed: int = 0,
-                fingerprint=None, wall_ms: float | None = None, snapshot=None) -> dict:
+                fingerprint=None, wall_ms: float | None = None, snapshot=None, record_at: int = -1,
+                recording=None) -> dict:
         """Warm up, size the lead, pick repetitions from the measured cost, and time every call with fresh inputs.
 
         `draw(seed)`: a fresh input set for one call; call i uses seed `seed + i`.
@@ -137,16 +138,24 @@ class Timer:
         `wall_ms`: host wall time the timed calls may take (default four times `budget_ms`; see `repetitions`).
         `snapshot(inputs, out)`: what is kept of the checked call, taken right after its window closes (default
         `host_snapshot`: both copied to the host; large-output mode keeps a copy of the outputs on the device).
+        `record_at`, `recording`: one call more, at that index among the timed ones (modulo their count + 1), runs
+        inside `recording()` (the run-time record of the operators forward dispatches), not a sample; the candidate
+        cannot tell it from the calls around it (same inputs' draw, same flush and lead), so a forward that computes
+        with PyTorch only when it is not checked is seen there.
         """
         snapshot = snapshot or host_snapshot
         if self.cuda:
             self.l2_reset = _reset_persisting_l2() or self.l2_reset
         calls: list[dict] = []
 
-        def call(lead: bool = True) -> tuple[Sample, list]:
+        def call(lead: bool = True, watched: bool = False) -> tuple[Sample, list]:
             s_in = seed + len(calls)
             inputs = draw(s_in)
-            s = self.one(fn, inputs, lead)
+            if watched:
+                with recording():
+                    s = self.one(fn, inputs, lead)
+            else:
+                s = self.one(fn, inputs, lead)
             calls.append({"seed": s_in, "fp": fingerprint(s.out) if fingerprint else []})
             return s, inputs
 
@@ -168,21 +177,29 @@ class Timer:
         modes = [True] * reps + ([False] * max(_MIN_REPS, reps // 4) if self.cuda else [])
         random.Random(seed).shuffle(modes)
         samples, host_samples, host, trailing, enqueued = [], [], [], [], []
-        checked = None
+        checked, checked_seed = None, -1
         check_at = check_at % len(modes) if check_at >= 0 else -1
+        if record_at >= 0 and recording is not None:  # one call more, among the others, watched and not a sample
+            record_at %= len(modes) + 1
+            modes.insert(record_at, True)
+            check_at += check_at >= record_at
+        else:
+            record_at = -1
         for i, lead in enumerate(modes):
-            s, inputs = call(lead)
-            if lead:
+            s, inputs = call(lead, watched=i == record_at)
+            sample = i != record_at  # the watched call's time holds the record's own cost
+            if lead and sample:
                 samples.append(s.stream_ms)
                 trailing.append(s.trailing_ms)
                 host.append(s.host_ms)
                 enqueued.append(s.enqueue_ms)
-            if not lead or not self.cuda:
+            if sample and (not lead or not self.cuda):
                 host_samples.append(s.stream_ms)
             if i == check_at:  # copied at once: work still running after forward returned shows as a mismatch
-                checked = snapshot(inputs, s.out)
+                checked, checked_seed = snapshot(inputs, s.out), calls[-1]["seed"]
             del s, inputs  # before the next call draws its own
         result = {"samples": samples, "host_samples": host_samples, "host": host, "checked": checked,
+                  "checked_seed": checked_seed,
                   "lead_us": lead_us, "escaped_ms": None, "calls": calls, "warmup_calls": warm,
                   "lead_short": lead_short(enqueued, lead_us) if self.cuda else 0}
         if escaped:
