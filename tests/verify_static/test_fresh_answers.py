@@ -334,3 +334,22 @@ class ModelNew(nn.Module):
     # a counter step that carries data in its keywords (red-team round 9: `acc.num_batches_tracked.add_(other=row,
     # alpha=a)` on a plain object computed a matmul row by row)
     assert "torch-compute" in _rejects(src.replace(".add_(1)", ".add_(other=x, alpha=2)"), "strict")
+
+
+@pytest.mark.parametrize("held", ["panels = [_ext.twice(x).numpy(), x.numpy()]",
+                                  "panels = {0: _ext.twice(x).numpy(), 1: x.numpy()}",
+                                  "panels = []\n        panels.append(_ext.twice(x).numpy())\n        panels.append(x.numpy())"])
+def test_numpy_compute_on_arrays_held_in_a_container_is_compute(held):
+    """Red-team round 9: `np.matmul(panels[0], panels[1])` on `.numpy()` views kept in a list passed under strict."""
+    src = HEAD + f'''
+import numpy as np
+
+_ext = _build()
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        {held}
+        return torch.from_numpy(np.multiply(panels[0], panels[1]))
+'''
+    assert "torch-compute" in _rejects(src, "strict"), _rules(src, "strict")

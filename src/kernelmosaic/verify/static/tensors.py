@@ -73,6 +73,7 @@ class TensorScope:
                                                                      | ast.AugAssign | ast.withitem)),
                         key=lambda n: getattr(n, "lineno", 0))
         for _ in range(3):
+            self._appended_arrays()
             for n in stores:
                 if isinstance(n, ast.For):
                     target, value = n.target, n.iter
@@ -88,7 +89,7 @@ class TensorScope:
                 if self.size_tensor(value):
                     self.sizes.update(names)
                     continue
-                if self.array_of_tensor(value):
+                if self.array_of_tensor(value) or self._holds_array(value):
                     self.arrays.update(names)
                     continue
                 if isinstance(n, ast.Assign | ast.AnnAssign) and self._sizes(value):
@@ -139,6 +140,27 @@ class TensorScope:
         if attr == "_modules":
             return True
         return bool(self.cls and attr in self.cls.nn_attrs and self.cls.nn_attrs[attr] not in NN_NONCOMPUTE)
+
+    def _holds_array(self, value: ast.AST) -> bool:
+        """A list, tuple, set or dict (or a comprehension of one) holding a NumPy array of a tensor's values: its
+        elements are such arrays too (`panels = [a.numpy(), b.numpy()]; np.matmul(panels[0], panels[1])`)."""
+        if isinstance(value, ast.List | ast.Tuple | ast.Set):
+            return any(self.array_of_tensor(e) or self._holds_array(e) for e in value.elts)
+        if isinstance(value, ast.Dict):
+            return any(v is not None and (self.array_of_tensor(v) or self._holds_array(v)) for v in value.values)
+        if isinstance(value, ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            return self.array_of_tensor(value.elt)
+        if isinstance(value, ast.DictComp):
+            return self.array_of_tensor(value.value)
+        return False
+
+    def _appended_arrays(self) -> None:
+        """Names of containers an array of a tensor's values is appended or inserted into (`held.append(x.numpy())`)."""
+        for n in ast.walk(self.fn):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.attr in ("append", "extend", "insert", "add", "setdefault") \
+                    and any(self.array_of_tensor(a) or self._holds_array(a) for a in n.args):
+                self.arrays.add(n.func.value.id)
 
     def array_of_tensor(self, node: ast.AST) -> bool:
         """A NumPy array holding a tensor's values: `x.numpy()`, `np.asarray(x)`, a name bound to one, its `.T`, a
