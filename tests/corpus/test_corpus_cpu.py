@@ -29,8 +29,8 @@ ALL_CASES = [c for c in load_corpus() if c.device == "cpu"]
 CI_EXTENSIONS = frozenset({"corpus_relu_cpu", "corpus_relu_fixed_cpu", "corpus_softmax_rows_cpu", "corpus_gemm_lrelu_cpu",
                            "corpus_triangular_matmul_cpu", "kb_l1_037_frobenius_norm__dispatch",
                            "kb_l1_022_tanh__async_in_bursts", "relu_detmode_ext", "sum_nansum_ext", ""})
-"""The cases judged by default (the test command, CI): those of these extensions ("" = none built), 29 of the 141 CPU
-cases on 9 of 106 builds, every issue-35 class and every hack kind among them (`test_the_default_cases_cover_every_
+"""The cases judged by default (the test command, CI): those of these extensions ("" = none built), 29 of the 140 CPU
+cases on 9 of 105 builds, every issue-35 class and every hack kind among them (`test_the_default_cases_cover_every_
 class`). `KM_CORPUS_ALL=1` judges every case: a full run before a change to the verifier's CPU path is called done
 (2026-12-04, two cores: the whole set's fixture took 827 s inside a full `-n 2` run; this subset's 340 s alone).
 Every case's static verdicts are checked in test_corpus_static.py."""
