@@ -84,8 +84,10 @@ def judge_torch_ops(outside: dict[str, int], inside: dict[str, int], config: Ver
                        [Finding(rule=rule, severity="reject", message=message, evidence=said(ops, compute))])
     for ops, where in ((outside, "outside its kernels"), (inside, "inside its extension functions")):
         unknown = [n for n in ops if dispatched_kind(n) == "unknown"]
-        if unknown:
-            findings.append(Finding(rule="torch-op-unclassified", severity="flag", evidence=said(ops, unknown),
+        evidence = said(ops, unknown)
+        if unknown and not any(f.rule == "torch-op-unclassified" and f.evidence == evidence for f in findings):
+            # the probe and every round's watched call: the same operators flagged once
+            findings.append(Finding(rule="torch-op-unclassified", severity="flag", evidence=evidence,
                                     message=f"forward ran {len(unknown)} PyTorch operator(s) {where} that are neither "
                                             "known compute nor known to allocate, view or copy"))
 

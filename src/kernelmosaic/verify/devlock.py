@@ -84,11 +84,6 @@ def holders(fd: int) -> list[str]:
 def acquire(fd: int, mode: int, what: str) -> None:
     """`flock(fd, mode)`, waiting as long as it takes; a wait past SAY_WAIT_S is logged (and again every as often)
     with the processes holding the lock: a judgement stuck behind another process is seen, not silent."""
-    try:
-        fcntl.flock(fd, mode | fcntl.LOCK_NB)
-        return
-    except BlockingIOError:
-        pass
     started = say = time.monotonic()
     while True:
         try:

@@ -88,9 +88,9 @@ class Outcome:
     device_alone: str = ""
     """Why this judgement holds the device alone ("" = shared with other judgements; `device_memory`)."""
     reference_memory: dict = field(default_factory=dict)
+    """The reference's sizes (`reference_data.ReferenceData.memory`), for attributing an out-of-memory."""
     watched_calls: list[dict[str, int]] = field(default_factory=list)
     """Per timing round, the candidate's kernel calls in its watched timed call (`timed.py`, `custom_work`)."""
-    """The reference's sizes (`reference_data.ReferenceData.memory`), for attributing an out-of-memory."""
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:

@@ -37,11 +37,11 @@ calls_log = logging.getLogger(f"{__name__}.calls")
 
 WORKER_PACKAGE_DIR = Path(__file__).resolve().parent / "sandbox"  # holds only the top-level package `kmworker`
 SAFE_PATH = ("-P",)
+"""Interpreter flags of every worker: no working directory (the worker's scratch folder, which candidate code can
+write) at the front of `sys.path`; `sys.path` is PYTHONPATH (the worker package first) and the interpreter's own."""
 LOAD_GRACE = 4.0
 """A request's time limit counts the worker's own work: time its threads waited for a CPU (a loaded machine) is added
 on, up to this many times the limit, after which a worker still not done is ended whatever held it up."""
-"""Interpreter flags of every worker: no working directory (the worker's scratch folder, which candidate code can
-write) at the front of `sys.path`; `sys.path` is PYTHONPATH (the worker package first) and the interpreter's own."""
 
 
 class WorkerDied(Exception):

@@ -205,7 +205,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                                record_at=record_at, recording=self._recording)
         inputs, out = result.pop("checked")
         flush_bytes, l2_reset = timer.flush_bytes, timer.l2_reset
-        if inputs_by_seed:  # the timed calls follow the warm-up ones; `measure` takes `check_at` modulo their count
+        if inputs_by_seed:  # the checked call's seed, as `measure` drew it (the watched call may sit before it)
             inputs = {"seed": result["checked_seed"]}
             if self.device.startswith("cuda"):  # the round's cached blocks go back to the device, all but the checked
                 del timer  # copy: the reference compares that copy next, beside this worker (H200, a KernelBench-size
@@ -216,9 +216,8 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 "lead_short": result["lead_short"],
                 "l2_reset": l2_reset, "calls": result["calls"],
                 "checked_inputs": inputs, "checked_outputs": out,
-                "torch_ops": dict(INTERCEPT.torch_ops) if record_at >= 0 else {},
-                "kernel_ops": dict(INTERCEPT.kernel_ops) if record_at >= 0 else {},
-                "watched": record_at >= 0, "kernel_calls": dict(INTERCEPT.calls) if record_at >= 0 else {},
+                **({"watched": True, "torch_ops": dict(INTERCEPT.torch_ops), "kernel_ops": dict(INTERCEPT.kernel_ops),
+                    "kernel_calls": dict(INTERCEPT.calls)} if record_at >= 0 else {}),
                 "integrity": integrity.diff(self.before),
                 "extra_threads": integrity.thread_count() - self.threads}
 

@@ -68,10 +68,10 @@ class Interceptor:
         self.depth = 0
         """How many of the candidate's kernel calls are running now (their own operator calls are not recorded)."""
         self.sizes: dict[int, weakref.ref] = {}
-        self.exempted = 0
-        """Operators `sized` let pass in the forward recorded now."""
         """Tensors forward made from Python numbers while recording (`torch.tensor(x.shape)`), and the small results
         of operators on those alone: size arithmetic, not compute on the problem's data (by id, checked by ref)."""
+        self.exempted = 0
+        """Operators `sized` let pass in the forward recorded now."""
         self.gen = torch.Generator().manual_seed(0)
         self.sync = lambda: None
         self.cupy = False
