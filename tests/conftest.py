@@ -38,3 +38,24 @@ def _private_build_cache(tmp_path_factory):
         yield
     finally:
         os.environ.pop("KERNELMOSAIC_CACHE", None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With KM_STACKS_AFTER_S set (scripts/gpu/gpu-check sets it below the per-test limit): a test still running that
+    long writes where it waits, its workers' stacks included (`stuck.dump`), before pytest-timeout ends it."""
+    after = float(os.environ.get("KM_STACKS_AFTER_S") or 0)
+    if after <= 0:
+        yield
+        return
+    import threading
+
+    from stuck import dump
+
+    timer = threading.Timer(after, dump, args=(item.nodeid, os.environ.get("KM_STACKS_FILE")))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
