@@ -42,10 +42,11 @@ def _fast(metrics: dict, p: float, baseline: str = "eager", time: str = "device"
 
 def test_one_shot_report_matches_hand_computation(session, one_shot_run):
     v = _final_verdicts(session.db, one_shot_run)
-    # The failures are pinned. A correct kernel is accepted unless host timing on this shared CPU tripped a timing
-    # check (`timing_anomaly`); every number below is computed from the verdicts as they came, so it holds either way.
+    # The failures are pinned, and so are the correct kernels: accepted on a loaded machine too (the timing checks
+    # count only the worker's own run time, verify/pool.py and kmworker's clocks), never a timing_anomaly.
     assert (v["ev_relu__s1"].status.value, v["ev_scale__s1"].status.value) == ("output_mismatch", "compile_error")
-    assert all(v[k].status.value in ("accepted", "timing_anomaly") for k in ("ev_relu", "ev_scale", "ev_fused", "ev_fused__s1"))
+    assert {k: v[k].status.value for k in ("ev_relu", "ev_scale", "ev_fused", "ev_fused__s1")} == dict.fromkeys(
+        ("ev_relu", "ev_scale", "ev_fused", "ev_fused__s1"), "accepted")
     assert any(f.rule == "shape-specialised" and f.severity == "flag" for f in v["ev_scale"].findings)  # kernelbench policy
     s = _summary(session, one_shot_run)
     o = s["overall"]
