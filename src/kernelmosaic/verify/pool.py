@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -92,15 +91,19 @@ class WorkerLimits:
     """Folders besides its scratch folder a confined worker may write into (a builder: its extension's folder)."""
 
 
-def _preexec(limits: WorkerLimits):
-    def apply() -> None:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if limits.address_space_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
-        if limits.nice:
-            os.nice(limits.nice)
-
-    return apply
+def limit_args(limits: WorkerLimits) -> list[str]:
+    """`kmworker` flags that apply `limits` in the worker itself, first thing at its start (no core file always).
+    Not a `preexec_fn`: Python code between fork and exec in this multi-threaded process runs the interpreter's
+    at-fork hooks, and `logging`'s takes its module lock and then the import lock. On the H100 (2026-12-06) a
+    compile thread importing setuptools for the first time (its `_distutils_hack` finder imports while holding the
+    import lock) waited for the logging lock while spawning threads held it waiting for the import lock: every
+    judgement of the process stopped, the host idle, until the run's deadline."""
+    args = []
+    if limits.address_space_bytes:
+        args += ["--rlimit-as", str(limits.address_space_bytes)]
+    if limits.nice:
+        args += ["--nice", str(limits.nice)]
+    return args
 
 
 def _rss(pid: int) -> int:
@@ -276,7 +279,7 @@ class Worker:
             env["CUDA_VISIBLE_DEVICES"] = device.split(":", 1)[1]
             device = "cuda"
         args = ["--fd", str(child_sock.fileno()), "--role", self.role, "--device", device,
-                *(["--defer-device"] if defer_device else [])]
+                *(["--defer-device"] if defer_device else []), *limit_args(self.limits)]
         if not self.keep_scratch:  # a worker whose parent died (nobody left to remove it) removes it itself
             args.append("--own-scratch")  # its working directory at start: no variable or argument names the path
         prefix: list[str] = []
@@ -296,7 +299,7 @@ class Worker:
             self.proc = subprocess.Popen(
                 [*prefix, sys.executable, *SAFE_PATH, "-m", "kmworker", *args],
                 pass_fds=(child_sock.fileno(),), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_preexec(self.limits),
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
             )
         self.isolation = list(self.plan.namespaces) if prefix else []
         child_sock.close()

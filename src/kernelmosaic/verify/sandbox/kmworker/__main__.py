@@ -35,7 +35,10 @@ def main() -> None:
     parser.add_argument("--seal-tasks", action="store_true",
                         help="with --tasks-writable: once the device has started, a second Landlock layer without them")
     parser.add_argument("--nondumpable", action="store_true", help="a reference worker: not dumpable")
+    parser.add_argument("--rlimit-as", type=int, default=0, help="address-space limit in bytes (0: none)")
+    parser.add_argument("--nice", type=int, default=0, help="added to its CPU niceness (its children inherit it)")
     args = parser.parse_args()
+    _limit(args.rlimit_as, args.nice)  # before torch, before any candidate code (verify/pool.py: limit_args)
     sock = socket.socket(fileno=args.fd)
     # SIGUSR2 writes every thread's Python stack to the worker's log (its stdout and stderr): where a stuck
     # judgement waits, asked from outside (scripts/gpu/gpu-pipeline does it to every worker left when a step ends)
@@ -65,6 +68,17 @@ def main() -> None:
     if orphaned:
         _orphaned(scratch)
     _end()
+
+
+def _limit(address_space: int, nice: int) -> None:
+    """No core file; at most `address_space` bytes of address space (0: no limit); `nice` added to its niceness."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if address_space:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    if nice:
+        os.nice(nice)
 
 
 def _end() -> None:
