@@ -12,6 +12,7 @@ from kernelmosaic.contracts.verdict import Correctness, Finding, Status, Verdict
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import Outcome, Stop
 from kernelmosaic.verify.robustness import Alternative
+from kernelmosaic.verify.static.precision import RULE as PRECISION_RULE
 
 __all__ = ["Job", "finish", "accepted_message"]
 
@@ -58,6 +59,9 @@ def finish(job: Job) -> Verdict:
         verdict.status, verdict.message = job.stop.status, job.stop.message
         job.findings += job.stop.findings
     verdict.findings = job.findings + out.findings
+    if verdict.status == Status.output_mismatch and (tf32 := next(
+            (f for f in verdict.findings if f.rule == PRECISION_RULE), None)):
+        verdict.message += f"; likely cause: {tf32.message} ({tf32.evidence.split(': ', 1)[0]})"
     verdict.correctness, verdict.timing = out.correctness, out.timing
     verdict.phase_seconds = {k: round(v, 3) for k, v in out.phase_seconds.items()}
     if "timing_held" in out.phase_started:

@@ -1,5 +1,5 @@
 # corpus: problem=kb_l2_099_matmul_gelu_softmax device=cuda expect=accepted policy=both
-# style: two Triton kernels: persistent autotuned matmul with libdevice.erf GELU, then a persistent online row softmax (libdevice.exp) (blind round 8)
+# style: two Triton kernels: persistent autotuned matmul with libdevice.erf GELU, then a persistent online row softmax (libdevice.exp) (blind round 8; tl.dot made IEEE fp32: its TF32 default failed the fp32 budget on the H100)
 # class: 2
 import torch
 import torch.nn as nn
@@ -56,7 +56,7 @@ def persistent_linear_gelu_kernel(
                         mask=mask_m[:, None] & (offs_k[None, :] < K), other=0.0)
             b = tl.load(w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn,
                         mask=(offs_k[:, None] < K) & mask_n[None, :], other=0.0)
-            acc = tl.dot(a, b, acc)
+            acc = tl.dot(a, b, acc, input_precision="ieee")
 
         acc += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0)[None, :]
         # exact GELU: 0.5 * x * (1 + erf(x / sqrt(2)))

@@ -1,5 +1,5 @@
 # corpus: problem=kb_l3_043_mingpt_causal_attention device=cuda expect=accepted policy=kernelbench
-# style: Triton flash attention with block pointers (make_block_ptr/advance, zero padding for head_dim 96), exp2 online softmax, reads q/k/v from c_attn's output; c_attn/c_proj stay nn.Linear; register_buffer kept (blind round 8)
+# style: Triton flash attention with block pointers (make_block_ptr/advance, zero padding for head_dim 96), exp2 online softmax, reads q/k/v from c_attn's output; c_attn/c_proj stay nn.Linear; register_buffer kept (blind round 8; tl.dot made IEEE fp32, as TF32 exceeds an fp32 problem's budget)
 # class: 2
 import math
 
@@ -51,7 +51,7 @@ def causal_flash_attn_fwd(
     for start_n in range(0, hi, BLOCK_N):
         k = tl.load(K_block, boundary_check=(0, 1), padding_option="zero")
         v = tl.load(V_block, boundary_check=(0, 1), padding_option="zero")
-        qk = tl.dot(q, k) * qk_scale
+        qk = tl.dot(q, k, input_precision="ieee") * qk_scale
         cols = start_n + offs_n
         causal = (offs_m[:, None] >= cols[None, :]) & (cols[None, :] < T)
         qk = tl.where(causal, qk, float("-inf"))
@@ -62,7 +62,7 @@ def causal_flash_attn_fwd(
         p = tl.math.exp2(qk - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = acc * alpha[:, None]
-        acc = tl.dot(p.to(v.dtype), v, acc)
+        acc = tl.dot(p.to(v.dtype), v, acc, input_precision="ieee")
         m_i = m_new
 
         K_block = tl.advance(K_block, (0, BLOCK_N))

@@ -12,6 +12,7 @@ from kernelmosaic.verify.static.forward import check_forward
 from kernelmosaic.verify.static.model_index import find_kernels
 from kernelmosaic.verify.static.module_rules import check_module
 from kernelmosaic.verify.static.policy import StaticPolicy
+from kernelmosaic.verify.static.precision import check_precision
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
 from kernelmosaic.verify.static.sources import find_extensions
 
@@ -55,6 +56,7 @@ def _analyze(idx: ModuleIndex, policy: StaticPolicy) -> list[Hit]:
                 hits.append(idx.hit("vendor-library", line, f"links `{flag}`"))
         hits.extend(check_extension(ext, idx.filename, policy))
     hits.extend(check_forward(idx, find_kernels(idx, exts), len(exts), policy))
+    hits.extend(check_precision(idx, exts))
     log.debug("static analysis of %s: %d raw hits", idx.filename, len(hits))
     return hits
 

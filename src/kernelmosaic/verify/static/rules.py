@@ -112,6 +112,8 @@ RULES: dict[str, Rule] = _rules(
      "a `global` write to a size constant or from ModelNew can change what the problem means between calls."),
     ("monkeypatch", "reject",
      "the candidate assigns attributes of other modules (torch, time, builtins), which can fake timing or checks."),
+    ("reduced-precision-dot", "flag",
+     "a TF32 matrix product (tl.dot's default, TF32 WMMA/mma): 10 mantissa bits, past an fp32 problem's error budget."),
     ("numerics-switch", "reject",
      "global numerics switches (TF32, reduced-precision reductions, default dtype) change the reference's precision too."),
     ("streams-python", "reject",

@@ -1,6 +1,7 @@
-# corpus: problem=kb_l2_029_matmul_mish_mish device=cuda expect=accepted policy=both
-# style: Triton autotune (6 configs), grouped tile order, tl.dot, bias + mish + mish epilogue, overflow-safe tanh (blind round 8)
-# class: 2
+# corpus: problem=kb_l2_029_matmul_mish_mish device=cuda expect=rejected policy=both
+# style: Triton autotune (6 configs), grouped tile order, tl.dot, bias + mish + mish epilogue, overflow-safe tanh (blind round 8); reduced precision, not a cheat by intent: tl.dot with its TF32 default on an fp32 problem: 2,354,810 of 8,388,608 elements outside the fp32 budget on the H100 (2026-12-06)
+# class: hack:reduced_precision
+# status: output_mismatch
 import torch
 import torch.nn as nn
 import triton

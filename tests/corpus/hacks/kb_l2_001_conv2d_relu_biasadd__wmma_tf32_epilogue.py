@@ -1,6 +1,7 @@
-# corpus: problem=kb_l2_001_conv2d_relu_biasadd device=cuda expect=accepted policy=both
-# style: WMMA TF32 m16n16k8 implicit-GEMM conv, conv bias + ReLU + bias fused in the epilogue, c10::optional conv bias, CUDAGuard, keeps self.conv/self.bias
-# class: 6
+# corpus: problem=kb_l2_001_conv2d_relu_biasadd device=cuda expect=rejected policy=both
+# style: WMMA TF32 m16n16k8 implicit-GEMM conv, conv bias + ReLU + bias fused in the epilogue, c10::optional conv bias, CUDAGuard, keeps self.conv/self.bias; reduced precision, not a cheat by intent: TF32 WMMA over 576 terms on an fp32 problem: about 2e-4 of rounding, beyond the fp32 budget
+# class: hack:reduced_precision
+# status: output_mismatch
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
