@@ -61,10 +61,12 @@ def _stop(pid: int, stopped: list[int]) -> None:
 
 
 @contextmanager
-def held_still(pid: int, rounds: int = 50, settle_s: float = 0.2) -> Iterator[Held]:
+def held_still(pid: int, rounds: int = 50, settle_s: float = 2.0) -> Iterator[Held]:
     """Stop process `pid` and every descendant for the block, then continue them. `pid` 0: nothing is stopped.
     Waits (at most `settle_s`) until each stopped process shows a stopped state, so no instruction of the
-    candidate's runs once the block begins."""
+    candidate's runs once the block begins. A process stops when it next runs, which on a loaded machine can be
+    a while: 0.2 s was not enough for a grandchild at load 5 on two cores (CI, 2026-12-06); the wait ends as soon
+    as all are stopped, so the longer bound costs nothing on an idle machine."""
     held = Held()
     stopped: list[int] = []
     try:
