@@ -25,6 +25,7 @@ def _cpu(*shapes):
 # fixture -> (needs CUDA, inputs, reference of (model, inputs))
 CASES = {
     "legit_cpu_add_relu": (False, lambda: _cpu((33, 17), (33, 17)), lambda m, a, b: torch.relu(a + b)),
+    "legit_cpu_autograd_apply_int_dim": (False, lambda: _cpu((3, 5, 7)), lambda m, x: 2.0 * x),
     "legit_lazy_loader_global": (False, lambda: _cpu((5, 7)), lambda m, x: torch.relu(x)),
     "legit_module_list_blocks": (False, lambda: _cpu((4, 16)), lambda m, x: torch.relu(x)),
     "legit_torch_library_op": (False, lambda: _cpu((9, 3)), lambda m, x: 2.0 * x),

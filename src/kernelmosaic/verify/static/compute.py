@@ -82,6 +82,18 @@ class FunctionScope(TensorScope):
                 self._identity_key(node)
         return self.hits
 
+    def _apply_params(self, cls_name: str, method: str, tensor_args: list[bool]) -> set[str]:
+        """`Fn.apply(x, dim)` of an autograd.Function: the parameters of its `forward` (after `ctx`) that get a
+        tensor here, so `dim != x.dim() - 1` on an int argument is size arithmetic; empty (every parameter then
+        counts as a tensor, `_Reach.add_class`) for any other call of a class."""
+        forward = next((s for s in self.idx.classes[cls_name].body
+                        if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+        if method != "apply" or forward is None:
+            return set()
+        params = forward.args.args[1:] if forward.args.args[:1] and forward.args.args[0].arg == "ctx" \
+            else forward.args.args
+        return {a.arg for a, t in zip(params, tensor_args, strict=False) if t}
+
     def _compute(self, node: ast.AST, what: str) -> None:
         if self.policy.action("torch-compute") != "allow":
             self.hits.append(self.idx.hit("torch-compute", node, f"`{self.fn.name}` {what}"))
@@ -156,7 +168,7 @@ class FunctionScope(TensorScope):
             self._named_call(node, f"{self.cls.aliases[recv_attr]}.{name}", tensor_args)
             return
         if isinstance(recv, ast.Name) and recv.id in self.idx.classes:
-            self.calls.append((recv.id, None, set()))
+            self.calls.append((recv.id, None, self._apply_params(recv.id, name, tensor_args)))
             return
         if self.is_nn(recv):
             if name not in _NN_METHODS_OK:

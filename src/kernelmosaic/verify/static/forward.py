@@ -64,13 +64,17 @@ class _Reach:
             w.tensor_params |= tensor_params
             self.queue.append(id(fn))
 
-    def add_class(self, name: str) -> None:
+    def add_class(self, name: str, applied: set[str] | None = None) -> None:
+        """The class's entry methods, every parameter after the first a tensor, except an autograd.Function's
+        `forward` reached through `apply` with the parameters its call gives a tensor (`applied`)."""
         info = self.info(name)
         # an autograd.Function's backward pass never runs in a forward (the verifier calls forward only)
-        skipped = _BACKWARD_PASS if any((self.idx.resolve(b) or "") in _AUTOGRAD_FUNCTION for b in info.node.bases) \
-            else ()
+        function = any((self.idx.resolve(b) or "") in _AUTOGRAD_FUNCTION for b in info.node.bases)
+        skipped = _BACKWARD_PASS if function else ()
         for m in info.methods.values():
             params = {a.arg for a in m.args.args[1:]} if m.name in _ENTRY else set()
+            if function and applied and m.name == "forward":
+                params = set(applied)
             if m.name != "__init__" and m.name not in skipped:
                 self.add(m, info, params)
 
@@ -84,7 +88,7 @@ class _Reach:
             self.unresolved += [c for c in scope.unresolved if all(c is not u for u in self.unresolved)]
             for callee, cls, tensor_args in scope.calls:
                 if isinstance(callee, str):
-                    self.add_class(callee)
+                    self.add_class(callee, tensor_args)
                 else:
                     self.add(callee, cls, tensor_args)
         return [h for hs in hits.values() for h in hs]
