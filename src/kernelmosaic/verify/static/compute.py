@@ -86,12 +86,12 @@ class FunctionScope(TensorScope):
         """`Fn.apply(x, dim)` of an autograd.Function: the parameters of its `forward` (after `ctx`) that get a
         tensor here, so `dim != x.dim() - 1` on an int argument is size arithmetic; empty (every parameter then
         counts as a tensor, `_Reach.add_class`) for any other call of a class."""
-        forward = next((s for s in self.idx.classes[cls_name].body
-                        if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
+        methods = {s.name: s for s in self.idx.classes[cls_name].body if isinstance(s, ast.FunctionDef)}
+        forward = methods.get("forward")
         if method != "apply" or forward is None:
             return set()
-        params = forward.args.args[1:] if forward.args.args[:1] and forward.args.args[0].arg == "ctx" \
-            else forward.args.args
+        # forward(ctx, ...) unless the class takes its context in setup_context (forward(*inputs), PyTorch 2.0 on)
+        params = forward.args.args if "setup_context" in methods else forward.args.args[1:]
         return {a.arg for a, t in zip(params, tensor_args, strict=False) if t}
 
     def _compute(self, node: ast.AST, what: str) -> None:
