@@ -14,34 +14,10 @@ from kernelmosaic.verify.job import Job, finish
 from kernelmosaic.verify.judgement import Stop
 from kernelmosaic.verify.static.analyze import analyze_candidate
 
-TRITON = '''\
-import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _mm(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rm = pid_m * BLOCK + tl.arange(0, BLOCK)
-    rn = pid_n * BLOCK + tl.arange(0, BLOCK)
-    rk = tl.arange(0, BLOCK)
-    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
-    for k in range(0, K, BLOCK):
-        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
-        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
-        acc = tl.dot(a, b, acc{dot_args})
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
-
-
-class ModelNew(nn.Module):
-    def forward(self, a, b):
-        c = torch.empty(a.shape[0], b.shape[1], device=a.device, dtype=a.dtype)
-        _mm[(a.shape[0] // 32, b.shape[1] // 32)](a, b, c, a.shape[0], b.shape[1], a.shape[1], BLOCK=32)
-        return c
-'''
+# The static fixture of the rule (a tiled matmul, `acc += tl.dot(a, b)` on line 20), with the dot's arguments varied.
+TRITON = (Path(__file__).resolve().parents[1] / "fixtures" / "static" / "reduced_precision_dot_triton_default.py"
+          ).read_text().replace("tl.dot(a, b)", "tl.dot(a, b{dot_args})")
+assert "{dot_args}" in TRITON
 
 WMMA = '''\
 import torch
@@ -93,7 +69,7 @@ def test_a_triton_dot_is_flagged_unless_it_asks_for_ieee_products(dot_args, flag
     found = _flags(TRITON.format(dot_args=dot_args))
     assert bool(found) == flagged, found
     if flagged:
-        assert found[0].severity == "flag" and found[0].evidence.startswith("cand.py:18:"), found[0]
+        assert found[0].severity == "flag" and found[0].evidence.startswith("cand.py:20:"), found[0]
         assert 'input_precision="ieee"' in found[0].message
 
 
@@ -115,7 +91,7 @@ def test_an_output_mismatch_names_the_tf32_product_and_what_to_write_instead():
     assert verdict.status == Status.output_mismatch
     assert verdict.message.startswith(wrong)
     assert "likely cause: `tl.dot` with Triton's default input precision" in verdict.message
-    assert 'input_precision="ieee"' in verdict.message and "(cand.py:18)" in verdict.message
+    assert 'input_precision="ieee"' in verdict.message and "(cand.py:20)" in verdict.message
     honest = finish(_job(TRITON.format(dot_args=', input_precision="ieee"'), Stop(Status.output_mismatch, wrong)))
     assert honest.message == wrong  # nothing to blame: the message is the comparison's alone
     other = finish(_job(TRITON.format(dot_args=""), Stop(Status.runtime_error, "forward raised")))

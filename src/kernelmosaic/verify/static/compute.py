@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from kernelmosaic.verify.static.classes import methods_of
 from kernelmosaic.verify.static.fastform import on_current_stream
 from kernelmosaic.verify.static.model_index import is_ext_value, is_raw_kernel, is_raw_module
 from kernelmosaic.verify.static.module_rules import classify_call
@@ -86,7 +87,7 @@ class FunctionScope(TensorScope):
         """`Fn.apply(x, dim)` of an autograd.Function: the parameters of its `forward` (after `ctx`) that get a
         tensor here, so `dim != x.dim() - 1` on an int argument is size arithmetic; empty (every parameter then
         counts as a tensor, `_Reach.add_class`) for any other call of a class."""
-        methods = {s.name: s for s in self.idx.classes[cls_name].body if isinstance(s, ast.FunctionDef)}
+        methods = methods_of(self.idx, self.idx.classes[cls_name])  # as `_Reach.add_class` sees them: bases too
         forward = methods.get("forward")
         if method != "apply" or forward is None:
             return set()
