@@ -426,3 +426,18 @@ class ModelNew(nn.Module):
         return y
 '''
     assert _rules(src) == set(), analyze_candidate(src, "cand.py")
+
+
+def test_an_autograd_function_reached_through_an_in_module_base_keeps_apply_argument_types():
+    """`class Scale(_Base)` with `class _Base(torch.autograd.Function)`: forward's int `dim` from `Scale.apply(x, d)`
+    is size arithmetic, as for a direct subclass; the tensor `apply` hands it is still a tensor."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "static"
+    direct = "class ScaleFunction(torch.autograd.Function):"
+    through = "class _Base(torch.autograd.Function):\n    pass\n\n\nclass ScaleFunction(_Base):"
+    honest = (fixtures / "legit_cpu_autograd_apply_int_dim.py").read_text()
+    cheat = (fixtures / "torch_compute_autograd_apply_tensor_arg.py").read_text()
+    assert direct in honest and direct in cheat
+    assert _rules(honest.replace(direct, through)) == set()
+    assert _rules(cheat.replace(direct, through)) == {("torch-compute", "reject")}

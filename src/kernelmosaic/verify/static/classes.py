@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from kernelmosaic.verify.static.pyscope import ModuleIndex
 from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
 
-__all__ = ["ClassInfo", "class_info", "methods_of", "assignment_pairs"]
+__all__ = ["ClassInfo", "class_info", "methods_of", "bases_of", "assignment_pairs"]
 
 _TENSOR_FACTORIES = ("torch.", )
 _CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
@@ -48,6 +48,19 @@ def methods_of(idx: ModuleIndex, cls: ast.ClassDef, seen: set[str] | None = None
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             out[stmt.name] = stmt
+    return out
+
+
+def bases_of(idx: ModuleIndex, cls: ast.ClassDef, seen: set[str] | None = None) -> list[ast.expr]:
+    """The base-class expressions of `cls` and of its in-module ancestors (`class Scaled(_Base)` where
+    `class _Base(torch.autograd.Function)`), as `methods_of` follows them."""
+    seen = seen or set()
+    seen.add(cls.name)
+    out: list[ast.expr] = []
+    for base in cls.bases:
+        out.append(base)
+        if isinstance(base, ast.Name) and base.id in idx.classes and base.id not in seen:
+            out += bases_of(idx, idx.classes[base.id], seen)
     return out
 
 

@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass, field
 
 from kernelmosaic.verify.static.callables import Resolver, hidden_callable
+from kernelmosaic.verify.static.classes import bases_of
 from kernelmosaic.verify.static.compute import FunctionScope
 from kernelmosaic.verify.static.dataflow import check_dataflow
 from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info, kernel_named
@@ -69,7 +70,7 @@ class _Reach:
         `forward` reached through `apply` with the parameters its call gives a tensor (`applied`)."""
         info = self.info(name)
         # an autograd.Function's backward pass never runs in a forward (the verifier calls forward only)
-        function = any((self.idx.resolve(b) or "") in _AUTOGRAD_FUNCTION for b in info.node.bases)
+        function = any((self.idx.resolve(b) or "") in _AUTOGRAD_FUNCTION for b in bases_of(self.idx, info.node))
         skipped = _BACKWARD_PASS if function else ()
         for m in info.methods.values():
             params = {a.arg for a in m.args.args[1:]} if m.name in _ENTRY else set()
