@@ -42,6 +42,13 @@ def test_zero_output_passes():
     assert "task-zero-output-passes" in _rules(lambda a, b: (a - a) + 1e-7 * b)
 
 
+def test_integer_outputs_are_made_trivial_too():
+    """An argmin's int64 indices: zeros (or their mean) would not pass, so the task gets no trivial-output flag; an
+    all-zero index output still gets it."""
+    assert _rules(lambda a, b: torch.stack([a, b]).argmin(dim=0)) == set()
+    assert "task-zero-output-passes" in _rules(lambda a, b: torch.zeros(8, dtype=torch.long) + (b[:8] > 99).long())
+
+
 def test_mean_output_passes():
     assert "task-mean-output-passes" in _rules(lambda a, b: torch.full((8,), 2.5) + 1e-7 * b[:8])
 

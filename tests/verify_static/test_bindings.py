@@ -191,6 +191,78 @@ HONEST = {
                 scratch = torch.empty(n, device=x.device)
                 return ext.relu_fwd(x) if scratch.numel() else x
         """,
+    # blind round 11: a plain class wrapping the kernel in functools.partial, called through `__call__`
+    "callable_wrapper_partial": _LOAD + """
+        class Relu:
+            def __init__(self, scale):
+                self._fn = functools.partial(ext.relu_fwd)
+                self.scale = int(scale)
+            def __call__(self, x):
+                out = self._fn(x.contiguous())
+                return out
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = Relu(1)
+            def forward(self, x):
+                return self.act(x)
+        """,
+    # blind round 11: static methods of a helper class, called through the class
+    "static_method_helpers": _LOAD + """
+        class _Kernels:
+            @staticmethod
+            def relu(x):
+                out = torch.empty_like(x)
+                return ext.relu_fwd(x.contiguous())
+            @classmethod
+            def relu_twice(cls, x):
+                return cls.relu(cls.relu(x))
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                y = _Kernels.relu_twice(x)
+                return _Kernels.relu(y)
+        """,
+    # blind round 11: a kernel looked up once into an instance held as a class attribute, `*args` handed on
+    "class_attribute_instance_varargs": _LOAD + """
+        class KernelCall:
+            def __init__(self, name):
+                self.fn = getattr(ext, name)
+            def __call__(self, *args):
+                return self.fn(*args)
+        class ModelNew(nn.Module):
+            _relu = KernelCall("relu_fwd")
+            def forward(self, x):
+                return self._relu(x)
+        """,
+    # blind round 11: submodules picked by names from a class-level constant
+    "getattr_over_constant_names": _LOAD + """
+        class Block(nn.Module):
+            def forward(self, x):
+                return ext.relu_fwd(x)
+        class ModelNew(nn.Module):
+            _STAGES = (("first", 1), ("second", 2))
+            def __init__(self):
+                super().__init__()
+                self.first, self.second = Block(), Block()
+            def forward(self, x):
+                for name, _ in self._STAGES:
+                    x = getattr(self, name)(x)
+                return x
+        """,
+    # blind round 11: TorchScript's marker on a helper of plain Python arithmetic
+    "jit_ignore_helper": _LOAD + """
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.momentum = 0.1
+            @torch.jit.ignore
+            def _momentum(self) -> float:
+                return -1.0 if self.momentum is None else float(self.momentum)
+            def forward(self, x):
+                if self._momentum() > 1.0:
+                    x = x.contiguous()
+                return ext.relu_fwd(x)
+        """,
 }
 
 
@@ -261,6 +333,40 @@ CHEATS = {
                 for layer in self.layers:
                     x = layer(x)
                 return ext.relu_fwd(x)
+        """, {("torch-compute", "flag")}),
+    # The wrapper class runs the kernel and throws its output away: forward returns PyTorch's result.
+    "decoy_behind_callable_wrapper": (_LOAD + """
+        class Relu:
+            def __call__(self, x):
+                ext.relu_fwd(x)
+                return torch.relu(x)
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = Relu()
+            def forward(self, x):
+                return self.act(x)
+        """, {("kernel-output-unused", "reject"), ("torch-compute", "flag")}),
+    # A static helper that launches the kernel for show and returns PyTorch's result.
+    "decoy_behind_static_method": (_LOAD + """
+        class _Kernels:
+            @staticmethod
+            def relu(x):
+                ext.relu_fwd(x)
+                return torch.relu(x)
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return _Kernels.relu(x)
+        """, {("kernel-output-unused", "reject"), ("torch-compute", "flag")}),
+    # Names from a constant are read as the attributes they name: torch's relu, not a hidden computed name.
+    "torch_function_by_constant_name": (_LOAD + """
+        import torch.nn.functional as F
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                y = ext.relu_fwd(x)
+                for name in ("relu",):
+                    y = getattr(F, name)(y)
+                return y
         """, {("torch-compute", "flag")}),
 }
 

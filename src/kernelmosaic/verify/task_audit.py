@@ -19,7 +19,9 @@ __all__ = ["audit_reference"]
 
 
 def _replace(packaged: dict, make) -> dict:
-    return {**packaged, "tensors": [make(t) if t.is_floating_point() else t for t in packaged["tensors"]]}
+    """Every output tensor made trivial, integer ones too: an argmin's indices left as the reference gives them
+    would "pass" as zeros (a false `task-zero-output-passes` on an honest int64 output, blind round 11)."""
+    return {**packaged, "tensors": [make(t) for t in packaged["tensors"]]}
 
 
 def _passes(ref: dict, got: dict, atol: float, rtol: float) -> bool:

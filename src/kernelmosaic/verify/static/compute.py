@@ -168,8 +168,9 @@ class FunctionScope(TensorScope):
         if self.cls and recv_attr in self.cls.aliases:
             self._named_call(node, f"{self.cls.aliases[recv_attr]}.{name}", tensor_args)
             return
-        if isinstance(recv, ast.Name) and recv.id in self.idx.classes:
-            self.calls.append((recv.id, None, self._apply_params(recv.id, name, tensor_args)))
+        owner = self.class_named(recv)
+        if owner is not None:
+            self.calls.append((owner, None, self._apply_params(owner, name, tensor_args)))
             return
         if self.is_nn(recv):
             if name not in _NN_METHODS_OK:

@@ -23,6 +23,7 @@ from kernelmosaic.verify.static.tensors import TensorScope
 __all__ = ["check_dataflow"]
 
 _Fn = ast.FunctionDef | ast.AsyncFunctionDef
+_CALLED = ("forward", "__call__")
 _FILLS = {"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"}
 
 
@@ -63,19 +64,42 @@ class _Flow:
         attr = scope._self_attr(f)
         if attr is not None and scope.cls and attr in scope.cls.methods:
             return [(scope.cls.methods[attr], True)]
+        # an instance of an in-module class called: an nn.Module runs forward, any other class its __call__
         out = [(m, True) for name in scope.local_modules(f) if name in self.classes
-               for m in [self.classes[name].methods.get("forward")] if m is not None]
-        if isinstance(f, ast.Attribute) and f.attr == "apply" and isinstance(f.value, ast.Name) \
-                and f.value.id in self.classes and "forward" in self.classes[f.value.id].methods:
-            out.append((self.classes[f.value.id].methods["forward"], True))  # autograd.Function: forward(ctx, ...)
+               for m in (self.classes[name].methods.get(k) for k in _CALLED) if m is not None]
+        if isinstance(f, ast.Attribute):
+            out += self._class_method(f.value, f.attr, scope)
+        return out + self._other_callees(scope, f)
+
+    def _class_method(self, recv: ast.AST, name: str, scope: TensorScope) -> list[tuple[_Fn, bool]]:
+        """`Helpers.epilogue(y)` (a static, class or plain method through its class), `Fn.apply(x)` (an
+        autograd.Function's forward), `self.helper.run(x)` (a method of an in-module instance)."""
+        owner = scope.class_named(recv)
+        if owner is not None and owner in self.classes:
+            methods = self.classes[owner].methods
+            if name == "apply" and "forward" in methods and "apply" not in methods:
+                return [(methods["forward"], True)]  # autograd.Function: forward(ctx, ...)
+            m = methods.get(name)
+            if m is None:
+                return []
+            kinds = {self.idx.resolve(d) for d in m.decorator_list}
+            return [(m, "builtins.classmethod" in kinds)]  # through the class, `self` is an explicit argument
+        return [(m, True) for cls in scope.local_modules(recv) if cls in self.classes
+                for m in [self.classes[cls].methods.get(name)] if m is not None]
+
+    def _other_callees(self, scope: TensorScope, f: ast.AST) -> list[tuple[_Fn, bool]]:
+        out: list[tuple[_Fn, bool]] = []
         q = (self.idx.resolve(f, scope.aliases) or "").split(".")
         if len(q) >= 4 and q[:2] == ["torch", "ops"] and q[2] in self.k.py_ops:
             out += [(fn, False) for fn in self.k.py_ops[q[2]]]
         if _bound_callee(scope, f):
-            for fn, cls, bound in scope.targets(f).functions:  # lambdas, closures, functions bound to names
+            targets = scope.targets(f)
+            for fn, cls, bound in targets.functions:  # lambdas, closures, functions bound to names
                 if id(fn) not in self.fns:
                     self.fns[id(fn)], self.summary[id(fn)] = (fn, cls), _Summary()
                 out.append((fn, bound))
+            out += [(m, True) for name in targets.classes if name in self.classes  # an instance bound to a name
+                    for m in (self.classes[name].methods.get(k) for k in _CALLED) if m is not None]
         return out
 
     @staticmethod
@@ -87,6 +111,7 @@ class _Flow:
         scope = TensorScope(self.idx, self.k, cls, fn, set(), self.policy, self.resolver)
         scope._bind()
         params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+        params += [a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None]  # `def __call__(self, *args)`
         bound = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         names: set[str] = set()
         attrs: set[str] = set()
@@ -143,6 +168,9 @@ class _Flow:
             written = self.summary.get(id(callee), _Summary()).writes
             for p, a in zip(params, node.args, strict=False):
                 if p in written:
+                    mark(a)
+            if callee.args.vararg is not None and callee.args.vararg.arg in written:
+                for a in node.args[len(params):]:  # `*args` handed on to a kernel: each of them is written
                     mark(a)
             for kw in node.keywords:
                 if kw.arg in written:

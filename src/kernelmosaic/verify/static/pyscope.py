@@ -10,6 +10,8 @@ import ast
 import builtins
 from dataclasses import dataclass, field
 
+from kernelmosaic.verify.static.unroll import constant_loops_unrolled
+
 __all__ = ["ModuleIndex", "Hit", "literal_getattr_to_attribute"]
 
 _BUILTINS = set(dir(builtins))
@@ -192,7 +194,7 @@ class ModuleIndex:
     @classmethod
     def build(cls, source: str, filename: str) -> ModuleIndex:
         tree = class_attributes_through_self(literal_getattr_to_attribute(
-            without_main_block(ast.parse(source, filename=filename))))
+            constant_loops_unrolled(without_main_block(ast.parse(source, filename=filename)))))
         assert isinstance(tree, ast.Module)
         idx = cls(tree=tree, filename=filename, lines=source.splitlines())
         for node in ast.walk(tree):

@@ -112,6 +112,18 @@ class TensorScope:
             return value.func.attr in ("split", "chunk", "unbind") and self.is_tensor(value.func.value)
         return self.is_tensor(value)
 
+    def class_named(self, node: ast.AST) -> str | None:
+        """The in-module class an expression names: its name, or a classmethod's `cls` (the method's own class)."""
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id in self.idx.classes:
+            return node.id
+        first = (self.fn.args.posonlyargs + self.fn.args.args)[:1]
+        if self.cls and first and first[0].arg == node.id and any(
+                self.idx.resolve(d) == "builtins.classmethod" for d in self.fn.decorator_list):
+            return self.cls.node.name
+        return None
+
     def _self_attr(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
             return node.attr

@@ -39,6 +39,8 @@ TORCH_ALLOWED = {
     "torch.autograd.profiler.record_function", "torch.profiler.record_function", "torch.jit.is_scripting",
     "torch.jit.is_tracing", "torch.compiler.is_compiling", "torch.cuda.memory_allocated",
     "torch.cuda.max_memory_allocated",
+    # TorchScript's and Dynamo's markers: outside scripting and compiling they hand the function back unchanged.
+    "torch.jit.ignore", "torch.jit.unused", "torch.jit.export", "torch.compiler.disable",
     # Queries of settings and of the build: they read a number or a flag and compute nothing (a thread pool's size).
     "torch.get_num_threads", "torch.get_num_interop_threads", "torch.is_inference_mode_enabled",
     "torch.is_autocast_enabled", "torch.get_float32_matmul_precision", "torch.are_deterministic_algorithms_enabled",
