@@ -68,3 +68,48 @@ def test_a_cancelling_sum_fails_the_old_tolerance_and_passes_the_budget():
         old_fails += not compare_outputs(ref, got, ATOL, RTOL).ok
         assert compare_outputs(ref, got, ATOL, RTOL, oracle([x])).ok
     assert old_fails >= 10, old_fails
+
+
+class _MatVec(torch.nn.Module):
+    def forward(self, a, x):
+        return a @ x
+
+
+def test_terms_out_of_memory_in_float64_are_estimated_again_in_float32(monkeypatch):
+    """A terms estimate that runs out of memory in float64 (a timed call's check beside the candidate's inputs on
+    the device) is made again in float32, with the float64 inputs let go first; the budget keeps its terms."""
+    gen = torch.Generator().manual_seed(0)
+    a, x = torch.randn(64, 4096, generator=gen), torch.randn(4096, 1, generator=gen)
+    oracle = Oracle(_MatVec(), seed=1)
+    full = oracle([a, x])
+    real, dtypes = Oracle._terms, []
+
+    def short_of_memory(self, xs, compact=False, model=None):
+        dtypes.append(xs[0].dtype)
+        if xs[0].dtype == torch.float64:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 16.00 GiB")
+        return real(self, xs, compact, model)
+
+    monkeypatch.setattr(Oracle, "_terms", short_of_memory)
+    inputs = [a, x]
+    retried = oracle(inputs, in_place=True)
+    assert dtypes == [torch.float64, torch.float32] and inputs == []  # consumed: the caller's copies let go
+    assert "terms_missing" not in retried
+    torch.testing.assert_close(retried["terms"]["tensors"][0].double(), full["terms"]["tensors"][0], rtol=1e-4, atol=0)
+    # an honest order of summation that the reference's own error would not cover still passes with those terms
+    ref = package_outputs(a @ x)
+    rows = package_outputs(torch.stack([row.view(8, 512).sum(1).sum() for row in a * x.T]).view(64, 1))
+    assert compare_outputs(ref, rows, ATOL, RTOL, retried).ok
+
+
+def test_a_budget_without_terms_says_why():
+    """Where no terms could be estimated (both attempts failed, or no forward AD), a failed comparison names it."""
+    gen = torch.Generator().manual_seed(0)
+    a, x = torch.randn(64, 4096, generator=gen) * 100, torch.randn(4096, 1, generator=gen) * 100
+    truth = Oracle(_MatVec(), seed=1)([a, x])
+    truth.pop("terms")
+    truth["terms_missing"] = "OutOfMemoryError estimating them (also in float32)"
+    ref = package_outputs(a @ x)
+    off = package_outputs((a @ x) * 1.01)
+    cmp = compare_outputs(ref, off, ATOL, RTOL, truth)
+    assert not cmp.ok and "no estimate of the terms' magnitude: OutOfMemoryError" in cmp.detail, cmp.detail

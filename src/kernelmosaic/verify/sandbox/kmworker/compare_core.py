@@ -213,9 +213,12 @@ def compare_packaged(ref: dict, got: dict, atol: float, rtol: float, oracle: dic
             idx, got_at, center_at, allowed_at = scan.first
             pos = list(torch.unravel_index(torch.tensor(idx), r.shape)) if r.dim() else []
             against = "float64 oracle" if o64 is not None else "reference"
+            missing = (oracle or {}).get("terms_missing") if o64 is not None and terms is None else None
+            note = (f" (no estimate of the terms' magnitude: {missing}; the budget is {REF_FACTOR:g}x the fp32 "
+                    "reference's own error there)") if missing else ""
             return CoreComparison(OUTPUT_MISMATCH,
                               f"{where}: {scan.bad} of {r.numel()} elements outside the error budget; first at "
                               f"{[int(p) for p in pos]}: got {got_at:.6g}, {against} {center_at:.6g}, "
-                              f"allowed ±{allowed_at:.3g}",
+                              f"allowed ±{allowed_at:.3g}{note}",
                               worst_abs, worst_rel, used, ref_used, extras)
     return CoreComparison(ACCEPTED, "", worst_abs, worst_rel, used, ref_used, extras)

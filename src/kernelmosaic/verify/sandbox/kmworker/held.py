@@ -34,11 +34,12 @@ class Held:
     outputs: dict
     """`package_in_place` of the fp32 (task-precision) outputs."""
     oracle: dict
-    """{"outputs64", "terms"} in place, or {} where the model has no float64 oracle."""
+    """{"outputs64", "terms"} in place ("terms_missing", a reason, instead of "terms" where they could not be
+    estimated), or {} where the model has no float64 oracle."""
 
     @property
     def nbytes(self) -> int:
-        packs = [self.outputs, *self.oracle.values()]
+        packs = [self.outputs, *(v for v in self.oracle.values() if isinstance(v, dict))]  # not "terms_missing"
         return sum(nbytes_of(p["tensors"]) for p in packs)
 
 
