@@ -234,6 +234,16 @@ HONEST = {
             def forward(self, x):
                 return self._relu(x)
         """,
+    # a helper instance made in forward, its method called
+    "method_of_a_local_instance": _LOAD + """
+        class Helper:
+            def run(self, x):
+                return ext.relu_fwd(x.contiguous())
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                h = Helper()
+                return h.run(x)
+        """,
     # blind round 11: submodules picked by names from a class-level constant
     "getattr_over_constant_names": _LOAD + """
         class Block(nn.Module):
@@ -357,6 +367,17 @@ CHEATS = {
         class ModelNew(nn.Module):
             def forward(self, x):
                 return _Kernels.relu(x)
+        """, {("kernel-output-unused", "reject"), ("torch-compute", "flag")}),
+    # The same decoy through a helper instance made in forward.
+    "decoy_behind_a_local_instance": (_LOAD + """
+        class Helper:
+            def run(self, x):
+                ext.relu_fwd(x)
+                return torch.relu(x)
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                h = Helper()
+                return h.run(x)
         """, {("kernel-output-unused", "reject"), ("torch-compute", "flag")}),
     # Names from a constant are read as the attributes they name: torch's relu, not a hidden computed name.
     "torch_function_by_constant_name": (_LOAD + """

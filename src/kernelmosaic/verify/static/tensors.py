@@ -139,6 +139,8 @@ class TensorScope:
             return self.local_names.get(node.id, [])
         if isinstance(node, ast.Subscript):
             return self.local_modules(node.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.idx.classes:
+            return [node.func.id]  # `h = Helper()`: an instance made here
         attr = self._self_attr(node)
         return self.cls.local_attrs.get(attr, []) if self.cls and attr else []
 
