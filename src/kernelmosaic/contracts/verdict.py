@@ -190,6 +190,9 @@ class CompileInfo(_Model):
     """Seconds per step of each extension built for this verdict (none for cache hits), keyed `<extension>:<step>`:
     ninja's outputs (`main.o` the binding unit, `cuda.cuda.o` the CUDA unit, `<extension>.so` the link) and nvcc's
     phases (`nvcc:cudafe++`, `nvcc:cicc`, `nvcc:ptxas`, `nvcc:gcc (compiling)`, ...)."""
+    symbols: dict[str, list[str]] = Field(default_factory=dict)
+    """Undefined symbols of the built extensions that a static rule owns, by rule (`verify/binary_check.py`): what
+    the binary calls outside itself, whatever name its source gives it."""
 
 
 class Env(_Model):

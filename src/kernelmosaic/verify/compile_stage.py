@@ -23,6 +23,7 @@ import torch
 from kernelmosaic.contracts.hashing import candidate_hash
 from kernelmosaic.contracts.verdict import CompileInfo, Status
 from kernelmosaic.paths import judge_dir, pch_dir
+from kernelmosaic.verify.binary_check import extension_symbols
 from kernelmosaic.verify.build_replies import BuildRecord, CompileReply, build_reply, compile_reply
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import Stop, status_of_death
@@ -42,7 +43,8 @@ def _marker(source: str, config: VerifyConfig) -> Path:
     """Where the compile stage's result for this exact source and toolchain is kept."""
     limits = worker_limits(config, "cpu", "compile")
     # keyed by the toolchain too: a build that failed under one torch/arch/python must be retried under another
-    toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}"
+    toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}" \
+                "|symbols"  # results from before the binaries' symbols were read are not reused
     return judge_dir(config.cache_dir) / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
 
 
@@ -151,6 +153,10 @@ def compile_stage(candidate: str, source: str, config: VerifyConfig, wait: bool 
     if err and err.type in ("SyntaxError", "IndentationError", "TabError"):
         return Status.compile_error, f"Python {err.type}: {err.message[:300]}", info
     dirs = sorted({f"{b.name}_{b.key[:16]}" for b in builds})
+    # what the builders' binaries call (a name the source hides is plain there); folder names come from the
+    # candidate's process: only the cache's own folders are read
+    info.symbols = extension_symbols(config.cache_dir / d for d in dirs if _FOLDER.fullmatch(d)
+                                     and (config.cache_dir / d).is_dir())
     marker.write_text(json.dumps({"info": info.model_dump(mode="json"), "dirs": dirs}))
     for wanted in [b.pch_wanted for b in builds]:
         if wanted is not None and pch.is_index_key(wanted.get("key")) and \

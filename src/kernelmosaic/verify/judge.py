@@ -7,6 +7,7 @@ A failure at any phase ends the flow through `Stop`, which carries the status; n
 from __future__ import annotations
 
 from kernelmosaic.contracts.verdict import Finding, MemoryUse, Status
+from kernelmosaic.verify.binary_check import first_reject, own_build_findings
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import (
@@ -65,7 +66,12 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
                    [Finding(rule="background-threads", severity="reject",
                             message="threads outlive forward: their work escapes timing", evidence=str(ran.extra_threads))])
 
-    with out.phase("checks"):  # kernel census and peak memory (CUDA)
+    with out.phase("checks"):  # what the candidate built for itself calls; kernel census and peak memory (CUDA)
+        if config.static_checks:
+            built = own_build_findings(cand.pid, cand.scratch, config.static_policy())
+            if (reject := first_reject(built)) is not None:
+                raise Stop(Status.static_reject, reject, built)
+            out.findings += built
         if cand.device.startswith("cuda"):
             out.census = census = census_reply(call(cand, "census", config.run_timeout_s, Status.runtime_error,
                                                     "kernel census", host_inputs=usable[0].inputs))

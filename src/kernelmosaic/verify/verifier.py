@@ -22,6 +22,7 @@ from kernelmosaic.scrub import scrub
 from kernelmosaic.verify.alone import AloneGate
 from kernelmosaic.verify.baseline_run import compile_baseline
 from kernelmosaic.verify.baselines import baseline_key
+from kernelmosaic.verify.binary_check import first_reject, symbol_findings
 from kernelmosaic.verify.compile_stage import (
     BuildBusy,
     cached_compile,
@@ -273,6 +274,11 @@ class Verifier:
         job.compiled = True
         if status != Status.accepted:
             job.stop = Stop(status, message)
+        elif job.config.static_checks and job.verdict.compile.symbols:  # the binaries' own calls, under the policy
+            found = symbol_findings(job.verdict.compile.symbols, job.config.static_policy())
+            job.findings += found
+            if (reject := first_reject(found)) is not None:
+                job.stop = Stop(Status.static_reject, reject)
 
     def prepare(self, job: Job) -> None:
         """Set `job`'s problem up on a free device slot ahead of its judgements (`verify_many` does, for a batch's

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from kernelmosaic.verify.static.classes import is_super, super_method
 from kernelmosaic.verify.static.model_index import (
     ClassInfo,
     Kernels,
@@ -80,7 +81,11 @@ class Resolver:
         elif isinstance(expr, ast.Call):
             out.add(self._result(expr, fn, cls, depth))
         elif isinstance(expr, ast.Subscript):
-            out.add(self.elements(expr.value, fn, cls, depth + 1))
+            inner = self.of(expr.value, fn, cls, depth + 1) if isinstance(expr.value, ast.Attribute) else Targets()
+            if any(f.name in self.k.triton for f, _, _ in inner.functions):
+                out.kernel = True  # `kernels.last[grid](...)`: a Triton kernel reached through an attribute, launched
+            else:
+                out.add(self.elements(expr.value, fn, cls, depth + 1))
         elif isinstance(expr, ast.IfExp):
             out.add(self.of(expr.body, fn, cls, depth + 1))
             out.add(self.of(expr.orelse, fn, cls, depth + 1))
@@ -146,10 +151,22 @@ class Resolver:
             else:
                 out.unknown = expr.attr not in cls.nn_attrs
             return out
+        if is_super(recv) and cls is not None:  # `super().forward(x)`: the in-module base's method
+            found = super_method(self.idx, cls.node, expr.attr)
+            if found is not None:
+                out.functions.append((found, cls, True))
+            out.unknown = found is None
+            return out
         if (q := self.idx.resolve(expr)) is not None:
             out.names.append(q)
             return out
         if is_ext_value(self.idx, self.k, recv):
+            return out
+        if (fields := self.namespace(recv, fn, depth)) is not None:  # `kernels = SimpleNamespace(mid=_k, ...)`
+            named = [v for key, v in fields if key == expr.attr]
+            for value in named or [v for key, v in fields if key is None]:
+                out.add(self.of(value, fn, None, depth + 1))
+            out.unknown |= not named and not any(key is None for key, _ in fields)
             return out
         # A method of an object of an in-module class (`self.helper.run`, `Helper().run`).
         holders = self.instances(recv, fn, cls, depth + 1)
@@ -159,6 +176,19 @@ class Resolver:
                 out.functions.append((info.methods[expr.attr], info, True))
         out.unknown = holders.unknown or not holders.classes
         return out
+
+    def namespace(self, recv: ast.AST, fn: Fn | None, depth: int = 0) -> list[tuple[str | None, ast.AST]] | None:
+        """The (name, value) fields of a `types.SimpleNamespace(...)` that a name holds (a module-level one or a
+        local); None when it holds anything else. A `**mapping` field has no name: its value stands for them all."""
+        if not isinstance(recv, ast.Name) or depth > _DEPTH:
+            return None
+        values = local_values(fn).get(recv.id, []) if fn is not None else []
+        if not values and recv.id in self.idx.values:
+            values = [self.idx.values[recv.id]]
+        calls = [v for v in values if isinstance(v, ast.Call) and self.idx.resolve(v.func) == "types.SimpleNamespace"]
+        if not calls or len(calls) != len(values):
+            return None
+        return [(kw.arg, kw.value) for c in calls for kw in c.keywords]
 
     def instances(self, expr: ast.AST, fn: Fn | None, cls: ClassInfo | None, depth: int) -> Targets:
         """In-module classes whose instances an expression holds (not what calling it runs)."""
@@ -181,6 +211,9 @@ class Resolver:
         q = self.idx.resolve(call.func)
         if q in _WRAPPERS and call.args:
             return self.of(call.args[0], fn, cls, depth + 1)
+        if q == "builtins.getattr":  # `getattr(self.ext, name)` (an extension the static view did not bind): any
+            out.unknown = True  # of the holder's attributes; the run-time census decides
+            return out
         if isinstance(call.func, ast.Attribute) and call.func.attr in ("get", "pop", "setdefault", "__getitem__") \
                 and q is None:
             return self.elements(call.func.value, fn, cls, depth + 1)  # `OPS.get(kind)`

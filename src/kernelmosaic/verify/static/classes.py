@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from kernelmosaic.verify.static.pyscope import ModuleIndex
 from kernelmosaic.verify.static.vocab import NN_NONCOMPUTE
 
-__all__ = ["ClassInfo", "class_info", "methods_of", "bases_of", "assignment_pairs"]
+__all__ = ["ClassInfo", "class_info", "methods_of", "bases_of", "super_method", "is_super", "assignment_pairs"]
 
 _TENSOR_FACTORIES = ("torch.", )
 _CONTAINERS = {"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"}
@@ -62,6 +62,21 @@ def bases_of(idx: ModuleIndex, cls: ast.ClassDef, seen: set[str] | None = None) 
         if isinstance(base, ast.Name) and base.id in idx.classes and base.id not in seen:
             out += bases_of(idx, idx.classes[base.id], seen)
     return out
+
+
+def super_method(idx: ModuleIndex, cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """What `super().<name>` runs in a method of `cls`: the first in-module base (in order) that has it."""
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in idx.classes and base.id != cls.name:
+            found = methods_of(idx, idx.classes[base.id]).get(name)
+            if found is not None:
+                return found
+    return None
+
+
+def is_super(node: ast.AST) -> bool:
+    """`super()` or `super(Cls, self)`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 def assignment_pairs(targets: list[ast.expr], value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:

@@ -178,6 +178,9 @@ class FunctionScope(TensorScope):
             return
         if name in self.extra:
             return
+        if isinstance(recv, ast.Name) and self.resolver.namespace(recv, self.fn) is not None:
+            self._follow(node, f, tensor_args)  # `kernels.relu(x)`, `kernels = types.SimpleNamespace(relu=ext.relu)`
+            return
         if isinstance(recv, ast.Attribute) and recv.attr in _COUNTERS and name in _COUNTER_STEPS and not node.keywords \
                 and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
             return  # BatchNorm's batch counter stepped as nn.BatchNorm steps it (`+= 1` is not a call either)
@@ -212,7 +215,14 @@ class FunctionScope(TensorScope):
                 return
 
     def _torch_compute_name(self, q: str) -> bool:
-        """A torch callable that is neither allowed, owned by another rule, nor a dtype/type name."""
+        """A torch callable that is neither allowed, owned by another rule, nor a dtype/type name, nor one of the
+        candidate's own operators (`torch.ops.<the namespace its extension registers>`)."""
+        parts = q.split(".")
+        if q == "torch.ops":
+            return False  # the root of every namespace (`torch.ops.aten` below it is judged as itself)
+        if len(parts) >= 3 and parts[:2] == ["torch", "ops"] and (parts[2] in self.k.op_namespaces
+                                                                   or parts[2] in self.k.py_ops):
+            return False
         return q.startswith("torch.") and q not in TORCH_ALLOWED and q not in TORCH_AUX and q not in self.extra \
             and not classify_call(q) and q.rsplit(".", 1)[-1] not in TORCH_NONCALL_OK \
             and not q.startswith(("torch.nn.Module", "torch.autograd.Function", "torch.library."))

@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass, field
 
 from kernelmosaic.verify.static.callables import Resolver
+from kernelmosaic.verify.static.classes import is_super, super_method
 from kernelmosaic.verify.static.model_index import ClassInfo, Kernels, class_info
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.pyscope import Hit, ModuleIndex
@@ -74,6 +75,9 @@ class _Flow:
     def _class_method(self, recv: ast.AST, name: str, scope: TensorScope) -> list[tuple[_Fn, bool]]:
         """`Helpers.epilogue(y)` (a static, class or plain method through its class), `Fn.apply(x)` (an
         autograd.Function's forward), `self.helper.run(x)` (a method of an in-module instance)."""
+        if is_super(recv) and scope.cls is not None:  # `super().forward(x)`: the in-module base's method
+            found = super_method(self.idx, scope.cls.node, name)
+            return [(found, True)] if found is not None else []
         owner = scope.class_named(recv)
         if owner is not None and owner in self.classes:
             methods = self.classes[owner].methods
@@ -156,11 +160,11 @@ class _Flow:
 
     def _call(self, scope: TensorScope, node: ast.Call, derived, mark) -> None:
         args = list(node.args) + [k.value for k in node.keywords]
-        if scope._is_kernel_call(node):
+        f = node.func
+        if scope._is_kernel_call(node) or (_bound_callee(scope, f) and _maybe_kernel(scope.targets(f))):
             for a in args:  # buffers bound here, and the module's own (a workspace, a reused output), are the
                 mark(a, attributes=False)  # kernel's outputs; its parameters and submodules are its weights
             return
-        f = node.func
         if isinstance(f, ast.Attribute) and (f.attr.endswith("_") or f.attr in _FILLS) and any(map(derived, args)):
             mark(f.value)  # `out.copy_(y)`, `outputs.append(h)`: the receiver now holds kernel-derived data
         for callee, is_method in self._callees(scope, node):
@@ -186,6 +190,8 @@ def _bound_callee(scope: TensorScope, f: ast.AST) -> bool:
     if isinstance(f, ast.Name):
         return f.id not in scope.tensors and f.id not in scope.idx.functions and f.id not in scope.idx.classes \
             and scope.idx.resolve(f, scope.aliases) is None
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and scope.resolver.namespace(f.value, scope.fn):
+        return True  # a field of a `types.SimpleNamespace`
     attr = scope._self_attr(f)
     if attr is not None:
         cls = scope.cls

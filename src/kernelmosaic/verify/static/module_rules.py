@@ -19,7 +19,9 @@ _MODULE_RULES = {
     "concurrency": {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess", "signal",
                     "sched", "torch.multiprocessing"},
     "dynamic-code": {"importlib", "ctypes", "cffi", "pickle", "marshal", "dill", "cloudpickle", "runpy", "code",
-                     "codeop", "types", "_ctypes"},
+                     "codeop", "_ctypes", "types.FunctionType", "types.LambdaType", "types.CodeType",
+                     "types.MethodType", "types.ModuleType", "types.new_class", "types.prepare_class",
+                     "types.CellType", "types.FrameType", "types.TracebackType", "types.coroutine"},
     "reference-access": {"gc", "inspect", "__main__", "traceback", "kernelmosaic", "kernelbench", "pathlib",
                          "shutil", "glob", "io", "tempfile"},
     "monkeypatch": {"unittest.mock", "mock", "unittest", "torch.overrides", "torch.utils._python_dispatch"},
@@ -92,10 +94,18 @@ _SIZE_NAMES = {"batch_size", "dim", "features", "in_features", "out_features", "
 _READ_ONLY = {"is_available", "is_built", "version", "is_flash_attention_available", "get_device_name"}
 
 
+_PLAIN_TYPES = {"types.SimpleNamespace", "types.MappingProxyType", "types.NoneType", "types.EllipsisType",
+                "types.NotImplementedType", "types.GenericAlias", "types.UnionType"}
+"""Names of `types` that make plain containers or name types: no code is made (blind round 12 held its kernels in a
+`types.SimpleNamespace`); every other `types` name makes functions, code, modules or classes (`dynamic-code`)."""
+
+
 def classify_call(q: str) -> str | None:
     """The rule a dotted callee belongs to, or None when no whole-module rule claims it."""
     if q.startswith("torch.backends.") and q.rsplit(".", 1)[-1] in _READ_ONLY:
         return None  # a query, not a switch
+    if q in _PLAIN_TYPES:
+        return None
     for rule, patterns in NAMED_CALL_RULES:
         if any(fnmatch.fnmatchcase(q, p) for p in patterns):
             return rule

@@ -19,7 +19,7 @@ governed together by `torch_compute`: at::matmul in an extension and cublasSgemm
 DEFAULT_IMPORTS = [
     "torch", "triton", "math", "numpy", "typing", "functools", "dataclasses", "itertools", "collections",
     "operator", "os", "sys", "time", "datetime", "textwrap", "__future__", "enum", "warnings", "logging", "abc",
-    "string", "contextlib", "hashlib", "copy", "re", "numbers", "cupy",
+    "string", "contextlib", "hashlib", "copy", "re", "numbers", "cupy", "types",
 ]
 
 

@@ -1,0 +1,123 @@
+"""What a built extension calls outside itself: its undefined dynamic symbols, read from the shared object with
+binutils' `nm` (the toolchain that linked it) and judged by `static/symbols.py`'s rules.
+
+Run by the verifier's own process on the builds it trusts: the extensions the compile stage's builders made (they run
+none of the candidate's code) and, after a judgement, the ones the candidate's worker built for itself in its scratch
+folder (asked for only at run time). A name the source hides (a pasted macro, an assembler label) is plain here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from kernelmosaic.contracts.verdict import Finding
+from kernelmosaic.verify.static.policy import StaticPolicy
+from kernelmosaic.verify.static.rules import reject_message
+from kernelmosaic.verify.static.symbols import symbol_rule
+
+__all__ = ["extension_symbols", "library_symbols", "own_builds", "own_build_findings", "symbol_findings", "first_reject"]
+
+log = logging.getLogger(__name__)
+
+
+def _undefined(path: Path) -> list[str]:
+    nm = shutil.which("nm")
+    if nm is None:  # binutils come with the compiler that built the extension; without them nothing is read
+        log.warning("no `nm` on PATH: the undefined symbols of %s are not checked", path)
+        return []
+    try:
+        done = subprocess.run([nm, "-D", "--undefined-only", "--demangle", str(path)], capture_output=True, text=True,
+                              timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("reading the symbols of %s: %s", path, exc)
+        return []
+    return [line.split(None, 1)[1] if line.split(None, 1)[0] == "U" else line.strip()
+            for line in done.stdout.splitlines() if line.strip()]
+
+
+def library_symbols(libraries: Iterable[Path]) -> dict[str, list[str]]:
+    """{rule: the symbols it owns} over the undefined symbols of `libraries` (shared objects)."""
+    out: dict[str, list[str]] = {}
+    for lib in libraries:
+        for symbol in _undefined(lib):
+            rule = symbol_rule(symbol)
+            if rule is not None and symbol not in out.setdefault(rule, []):
+                out[rule].append(symbol)
+    return {rule: names for rule, names in out.items() if names}
+
+
+def extension_symbols(folders: Iterable[Path]) -> dict[str, list[str]]:
+    """`library_symbols` of every shared object in `folders` (a built extension's folder each)."""
+    return library_symbols(lib for folder in folders for lib in sorted(folder.glob("*.so")))
+
+
+def own_builds(pid: int, scratch: Path) -> tuple[list[Path], list[str]]:
+    """The libraries process `pid` (a candidate worker) has mapped from its scratch folder `scratch` (extensions it
+    built for itself: asked for only at run time), and those of them no longer on disk as mapped (removed, or another
+    file in their place: the mapping's inode is not the file's). Read from the kernel's account of its mappings
+    (/proc/<pid>/maps), not from anything the process says."""
+    roots = {str(scratch), str(scratch.resolve())}
+    mapped: dict[str, tuple[int, bool]] = {}
+    try:
+        lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    except OSError:
+        return [], []
+    for line in lines:
+        fields = line.split(None, 5)
+        if len(fields) < 6 or not fields[5].startswith("/"):
+            continue
+        path, deleted = fields[5], fields[5].endswith(" (deleted)")
+        path = path.removesuffix(" (deleted)")
+        if any(path.startswith(root + "/") for root in roots):
+            mapped[path] = (int(fields[4]), deleted or mapped.get(path, (0, False))[1])
+    libs, replaced = [], []
+    for path, (inode, deleted) in sorted(mapped.items()):
+        try:
+            gone = deleted or os.stat(path).st_ino != inode
+            elf = not gone and open(path, "rb").read(4) == b"\x7fELF"
+        except OSError:
+            gone, elf = True, False
+        if gone:
+            replaced.append(path)
+        elif elf:
+            libs.append(Path(path))
+    return libs, replaced
+
+
+def own_build_findings(pid: int, scratch: Path, policy: StaticPolicy) -> list[Finding]:
+    """`symbol_findings` of the libraries a candidate worker built and mapped itself (`own_builds`), and a
+    `dynamic-code` reject for one it mapped and then removed or replaced on disk (its symbols can no longer be read)."""
+    libs, replaced = own_builds(pid, scratch)
+    found = symbol_findings(library_symbols(libs), policy)
+    if replaced:
+        found.insert(0, Finding(rule="dynamic-code", severity="reject", evidence="; ".join(replaced[:4]),
+                                message="a library the candidate built and loaded itself was removed or replaced on disk "
+                                        "after it was mapped"))
+    return found
+
+
+def symbol_findings(symbols: dict[str, list[str]], policy: StaticPolicy) -> list[Finding]:
+    """The findings `symbols` (`extension_symbols`) give under `policy`, a rule each, rejects first."""
+    found = []
+    for rule, names in sorted(symbols.items()):
+        action = policy.action(rule)
+        if action == "allow" or not names:
+            continue
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        found.append(Finding(rule=rule, severity=action, evidence="; ".join(names[:8]),
+                             message=f"the built extension calls `{names[0]}`{more} (undefined symbols of its binary, "
+                                     "whatever name the source gives them)"))
+    return sorted(found, key=lambda f: f.severity != "reject")
+
+
+def first_reject(findings: list[Finding]) -> str | None:
+    """The verdict's message for the first rejecting finding, or None."""
+    for f in findings:
+        if f.severity == "reject":
+            return reject_message(f.rule, f.message, f.evidence)
+    return None
