@@ -127,6 +127,9 @@ def test_symbols_are_judged_by_the_rule_their_name_would_get():
     # a GOT slot rewritten (issue 36), an output filled by a page-fault handler outside the timed call (red team 10)
     assert symbol_rule("mprotect@GLIBC_2.2.5") == symbol_rule("dl_iterate_phdr@GLIBC_2.2.5") == "dynamic-code"
     assert symbol_rule("sigaction@GLIBC_2.2.5") == symbol_rule("signal@GLIBC_2.2.5") == "concurrency"
+    # the caller's frames read from C to tell timed calls from checks (red team 10); pybind11's own frame calls pass
+    assert symbol_rule("PyEval_GetFrame") == symbol_rule("PyRun_SimpleString") == "dynamic-code"
+    assert symbol_rule("PyFrame_GetBack") is None and symbol_rule("PyImport_ImportModule") is None
     # what every honest extension references: the dispatcher's front door, ATen's utilities, pybind11, libc
     for honest in ("at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>, std::optional<c10::ScalarType>)",
                    "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", "at::get_num_threads()",

@@ -40,6 +40,17 @@ _C_RULES = {
     # or the reply channel in its own process (issue 36), or hides its work behind protected output pages
     "mprotect": "dynamic-code", "pkey_mprotect": "dynamic-code", "dl_iterate_phdr": "dynamic-code",
     "dladdr": "dynamic-code", "dlinfo": "dynamic-code", "syscall": "dynamic-code", "prctl": "dynamic-code",
+    # the interpreter's own call stack and code, from native code: how a candidate tells its timed calls from its
+    # checks (red team 10 read the caller's frames under pasted C-API names); pybind11 needs none of these
+    "PyEval_GetFrame": "dynamic-code", "PyThreadState_GetFrame": "dynamic-code", "_PyEval_GetFrame": "dynamic-code",
+    "PyEval_GetGlobals": "dynamic-code", "PyEval_GetLocals": "dynamic-code", "PyEval_GetFrameGlobals": "dynamic-code",
+    "PyEval_GetFrameLocals": "dynamic-code", "PyEval_GetFrameBuiltins": "dynamic-code", "PyEval_SetTrace": "dynamic-code",
+    "PyEval_SetProfile": "dynamic-code", "PyEval_SetTraceAllThreads": "dynamic-code",
+    "PyEval_SetProfileAllThreads": "dynamic-code", "PyRun_String": "dynamic-code", "PyRun_StringFlags": "dynamic-code",
+    "PyRun_SimpleString": "dynamic-code", "PyRun_SimpleStringFlags": "dynamic-code", "Py_CompileString": "dynamic-code",
+    "Py_CompileStringExFlags": "dynamic-code", "Py_CompileStringObject": "dynamic-code", "PyEval_EvalCode": "dynamic-code",
+    "PyEval_EvalCodeEx": "dynamic-code", "PyImport_ExecCodeModule": "dynamic-code", "PyImport_AddModule": "dynamic-code",
+    "PySys_SetObject": "dynamic-code",
     # code run outside the call: on a signal (a page fault of a lazily filled output), a timer, another process
     "sigaction": "concurrency", "signal": "concurrency", "sigset": "concurrency", "bsd_signal": "concurrency",
     "__sysv_signal": "concurrency", "timer_create": "concurrency", "setitimer": "concurrency",
