@@ -56,12 +56,14 @@ def extension_symbols(folders: Iterable[Path]) -> dict[str, list[str]]:
     return library_symbols(lib for folder in folders for lib in sorted(folder.glob("*.so")))
 
 
-def own_builds(pid: int, scratch: Path) -> tuple[list[Path], list[str]]:
+def own_builds(pid: int, scratch: Path, cache: Path | None = None) -> tuple[list[Path], list[str]]:
     """The libraries process `pid` (a candidate worker) has mapped from its scratch folder `scratch` (extensions it
-    built for itself: asked for only at run time), and those of them no longer on disk as mapped (removed, or another
-    file in their place: the mapping's inode is not the file's). Read from the kernel's account of its mappings
-    (/proc/<pid>/maps), not from anything the process says."""
-    roots = {str(scratch), str(scratch.resolve())}
+    built for itself: asked for only at run time) or from the build cache `cache` (what the builders published,
+    whatever the compile worker's reply listed), and those under `scratch` no longer on disk as mapped (removed, or
+    another file in their place: the mapping's inode is not the file's). Read from the kernel's account of its
+    mappings (/proc/<pid>/maps), not from anything the process says."""
+    own = {str(scratch), str(scratch.resolve())}
+    roots = own | ({str(cache), str(cache.resolve())} if cache is not None else set())
     mapped: dict[str, tuple[int, bool]] = {}
     try:
         lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
@@ -79,20 +81,22 @@ def own_builds(pid: int, scratch: Path) -> tuple[list[Path], list[str]]:
     for path, (inode, deleted) in sorted(mapped.items()):
         try:
             gone = deleted or os.stat(path).st_ino != inode
-            elf = not gone and open(path, "rb").read(4) == b"\x7fELF"
+            with open(path, "rb") as f:
+                elf = not gone and f.read(4) == b"\x7fELF"
         except OSError:
             gone, elf = True, False
-        if gone:
+        if gone and any(path.startswith(root + "/") for root in own):
             replaced.append(path)
         elif elf:
             libs.append(Path(path))
     return libs, replaced
 
 
-def own_build_findings(pid: int, scratch: Path, policy: StaticPolicy) -> list[Finding]:
-    """`symbol_findings` of the libraries a candidate worker built and mapped itself (`own_builds`), and a
-    `dynamic-code` reject for one it mapped and then removed or replaced on disk (its symbols can no longer be read)."""
-    libs, replaced = own_builds(pid, scratch)
+def own_build_findings(pid: int, scratch: Path, cache: Path | None, policy: StaticPolicy) -> list[Finding]:
+    """`symbol_findings` of the libraries a candidate worker mapped from its scratch folder or the build cache
+    (`own_builds`), and a `dynamic-code` reject for one it mapped from its scratch folder and then removed or replaced
+    on disk (its symbols can no longer be read)."""
+    libs, replaced = own_builds(pid, scratch, cache)
     found = symbol_findings(library_symbols(libs), policy)
     if replaced:
         found.insert(0, Finding(rule="dynamic-code", severity="reject", evidence="; ".join(replaced[:4]),

@@ -68,7 +68,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
 
     with out.phase("checks"):  # what the candidate built for itself calls; kernel census and peak memory (CUDA)
         if config.static_checks:
-            built = own_build_findings(cand.pid, cand.scratch, config.static_policy())
+            built = own_build_findings(cand.pid, cand.scratch, config.cache_dir, config.static_policy())
             if (reject := first_reject(built)) is not None:
                 raise Stop(Status.static_reject, reject, built)
             out.findings += built
