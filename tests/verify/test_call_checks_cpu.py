@@ -97,9 +97,13 @@ def test_reusing_its_own_output_buffer_and_returning_a_copy_is_legitimate(unguar
     assert v.accepted, v.message
     assert v.timing.timed_calls_checked >= 3 * 3  # every round checked a subset, not only the first, and its burst
     assert v.timing.candidate_host is not None and v.timing.speedup_vs_eager_host is not None
-    # the parent's own clock over the same kind of work: a speedup of the same order as the reported one
+    # the wall-clock bound ran by the parent's own clock, and its figure over the same kind of work is a speedup of
+    # the same order as the reported one; the figure is withheld (None) where run-queue waits took a whole burst, as
+    # in a clean-clone CI beside three other test jobs on two cores (2026-12-06)
+    assert v.timing.wall_check_attempts >= 1 and v.timing.wall_ratio > 0, v.timing
     wall = v.timing.speedup_vs_eager_wall
-    assert wall is not None and 0.25 < wall / v.timing.speedup_vs_eager < 4, (wall, v.timing.speedup_vs_eager)
+    if wall is not None:
+        assert 0.25 < wall / v.timing.speedup_vs_eager < 4, (wall, v.timing.speedup_vs_eager)
 
 
 def _prints(out: torch.Tensor, moments: bool = False) -> list[dict]:
