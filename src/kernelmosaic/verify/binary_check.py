@@ -8,6 +8,7 @@ folder (asked for only at run time). A name the source hides (a pasted macro, an
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -26,6 +27,21 @@ log = logging.getLogger(__name__)
 
 
 def _undefined(path: Path) -> list[str]:
+    """The undefined symbols of `path`, read once per file version: a published build is checked at its compile and
+    again in every judgement that maps it (`own_builds`), which need not run `nm` each time."""
+    try:
+        st = path.stat()
+    except OSError:
+        return []
+    return list(_undefined_of(str(path), st.st_ino, st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=512)
+def _undefined_of(path: str, inode: int, mtime_ns: int, size: int) -> tuple[str, ...]:
+    return tuple(_read_undefined(Path(path)))
+
+
+def _read_undefined(path: Path) -> list[str]:
     nm = shutil.which("nm")
     if nm is None:  # binutils come with the compiler that built the extension; without them nothing is read
         log.warning("no `nm` on PATH: the undefined symbols of %s are not checked", path)
