@@ -1,5 +1,14 @@
-"""What a built extension calls outside itself: its undefined dynamic symbols, read from the shared object with
-binutils' `nm` (the toolchain that linked it) and judged by `static/symbols.py`'s rules.
+"""What a built extension calls outside itself: its undefined symbols, read with binutils' `nm` (the toolchain that
+linked it) and judged by `static/symbols.py`'s rules.
+
+A shared object's undefined dynamic symbols include those of the static libraries linked into it: nvcc links the CUDA
+runtime statically (`libcudart_static.a`), which itself calls `dlopen`, `syscall`, `open` and the like. So where the
+objects compiled from the candidate's sources lie beside the library (a torch build folder keeps them), what the
+candidate's code calls is read from those objects, and of the library's own list only what no static CUDA runtime
+archive of the toolkit calls is added (a static library named in the candidate's flags still shows the calls its
+objects make); a library with no objects beside it is judged by its whole list. Triton's launchers (built by Triton
+from its own generated C into the candidate's Triton cache) open the CUDA driver with `dlopen`/`dlsym`: those two
+names are theirs.
 
 Run by the verifier's own process on the builds it trusts: the extensions the compile stage's builders made (they run
 none of the candidate's code) and, after a judgement, the ones the candidate's worker built for itself in its scratch
@@ -11,6 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -21,46 +31,100 @@ from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.rules import reject_message
 from kernelmosaic.verify.static.symbols import symbol_rule
 
-__all__ = ["extension_symbols", "library_symbols", "own_builds", "own_build_findings", "symbol_findings", "first_reject"]
+__all__ = ["build_calls", "runtime_calls", "extension_symbols", "library_symbols", "own_builds", "own_build_findings", "symbol_findings", "first_reject"]
 
 log = logging.getLogger(__name__)
 
 
-def _undefined(path: Path) -> list[str]:
-    """The undefined symbols of `path`, read once per file version: a published build is checked at its compile and
-    again in every judgement that maps it (`own_builds`), which need not run `nm` each time."""
+def _undefined(path: Path, dynamic: bool = True) -> list[str]:
+    """The undefined symbols of `path` (its dynamic ones, or an object's or archive's own), read once per file
+    version: a published build is checked at its compile and again in every judgement that maps it (`own_builds`),
+    which need not run `nm` each time."""
     try:
-        st = path.stat()
+        version = _version(path)
     except OSError:
         return []
-    return list(_undefined_of(str(path), st.st_ino, st.st_mtime_ns, st.st_size))
+    return list(_undefined_of(str(path), *version, dynamic=dynamic))
 
 
-@functools.lru_cache(maxsize=512)
-def _undefined_of(path: str, inode: int, mtime_ns: int, size: int) -> tuple[str, ...]:
-    return tuple(_read_undefined(Path(path)))
+@functools.lru_cache(maxsize=1024)
+def _undefined_of(path: str, inode: int, mtime_ns: int, size: int, dynamic: bool = True) -> tuple[str, ...]:
+    return tuple(_read_undefined(Path(path), dynamic))
 
 
-def _read_undefined(path: Path) -> list[str]:
+def _read_undefined(path: Path, dynamic: bool) -> list[str]:
     nm = shutil.which("nm")
     if nm is None:  # binutils come with the compiler that built the extension; without them nothing is read
         log.warning("no `nm` on PATH: the undefined symbols of %s are not checked", path)
         return []
     try:
-        done = subprocess.run([nm, "-D", "--undefined-only", "--demangle", str(path)], capture_output=True, text=True,
-                              timeout=120)
+        done = subprocess.run([nm, *(["-D"] if dynamic else []), "--undefined-only", "--demangle", str(path)],
+                              capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("reading the symbols of %s: %s", path, exc)
         return []
-    return [line.split(None, 1)[1] if line.split(None, 1)[0] == "U" else line.strip()
-            for line in done.stdout.splitlines() if line.strip()]
+    lines = [line.strip() for line in done.stdout.splitlines()]  # an archive's `member.o:` headers end in a colon
+    return [line.split(None, 1)[1] if line.split(None, 1)[0] in ("U", "w") and " " in line else line
+            for line in lines if line and not line.endswith(":")]
+
+
+def _base(symbol: str) -> str:
+    return symbol.split("@", 1)[0].strip()
+
+
+_RUNTIME_ARCHIVES = ("libcudart_static.a", "libcudadevrt.a", "libculibos.a")
+_TRITON_LAUNCHERS = ("__triton_launcher", "cuda_utils")
+"""Triton's module names (`__triton_launcher.so`, `cuda_utils.cpython-312-x86_64-linux-gnu.so`)."""
+_TRITON_OWN = frozenset({"dlopen", "dlsym", "dlerror", "dlclose"})
+
+
+@functools.lru_cache(maxsize=1)
+def runtime_calls() -> frozenset[str]:
+    """What the CUDA toolkit's static runtime archives call outside themselves (unversioned names): found beside the
+    nvcc torch builds with (`CUDA_HOME`), else on PATH; empty without a toolkit (CPU builds link none of them)."""
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        homes.append(str(Path(os.path.realpath(nvcc)).parent.parent))
+        try:  # a wrapper script (`exec /usr/local/cuda-X/bin/nvcc "$@"`) names the real toolkit
+            text = Path(nvcc).read_text(errors="replace")[:4096] if os.path.getsize(nvcc) < 4096 else ""
+        except OSError:
+            text = ""
+        homes += [str(Path(m).parent.parent) for m in re.findall(r"(/\S+/bin/nvcc)\b", text)]
+    calls: set[str] = set()
+    for home in dict.fromkeys(h for h in homes if h):
+        for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
+            for name in _RUNTIME_ARCHIVES:
+                archive = Path(home) / sub / name
+                if archive.is_file():
+                    calls.update(_base(s) for s in _undefined_of(str(archive), *_version(archive), dynamic=False))
+    return frozenset(calls)
+
+
+def _version(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def build_calls(lib: Path) -> list[str]:
+    """The undefined symbols `lib` answers for (module docstring): its objects' where they lie beside it, plus what the
+    library alone imports that no static CUDA runtime archive calls; else the library's whole list."""
+    calls = _undefined(lib)
+    if lib.name.split(".", 1)[0] in _TRITON_LAUNCHERS and lib.suffix == ".so" and "triton" in lib.parts:
+        calls = [s for s in calls if _base(s) not in _TRITON_OWN]
+    objects = sorted(lib.parent.glob("*.o"))
+    if not objects:
+        return calls
+    runtime = runtime_calls()
+    own = [s for obj in objects for s in _undefined(obj, dynamic=False)]
+    return list(dict.fromkeys(own + [s for s in calls if _base(s) not in runtime]))
 
 
 def library_symbols(libraries: Iterable[Path]) -> dict[str, list[str]]:
-    """{rule: the symbols it owns} over the undefined symbols of `libraries` (shared objects)."""
+    """{rule: the symbols it owns} over what `libraries` (shared objects) call outside themselves (`build_calls`)."""
     out: dict[str, list[str]] = {}
     for lib in libraries:
-        for symbol in _undefined(lib):
+        for symbol in build_calls(lib):
             rule = symbol_rule(symbol)
             if rule is not None and symbol not in out.setdefault(rule, []):
                 out[rule].append(symbol)

@@ -44,7 +44,7 @@ def _marker(source: str, config: VerifyConfig) -> Path:
     limits = worker_limits(config, "cpu", "compile")
     # keyed by the toolchain too: a build that failed under one torch/arch/python must be retried under another
     toolchain = f"{torch.__version__}|{torch.version.cuda}|{limits.extra_env.get('TORCH_CUDA_ARCH_LIST', '')}|{sys.version}" \
-                "|symbols"  # results from before the binaries' symbols were read are not reused
+                "|symbols2"  # results from before the binaries' symbols were read (from the objects: 2) are not reused
     return judge_dir(config.cache_dir) / "compiled" / f"{candidate_hash(source + chr(0) + toolchain)}.json"
 
 
