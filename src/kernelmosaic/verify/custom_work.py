@@ -77,7 +77,7 @@ def judge_torch_ops(outside: dict[str, int], inside: dict[str, int], config: Ver
                               "in their host code")):
         compute = [n for n in ops if dispatched_kind(n) == "compute"]
         if compute:
-            message = (f"{rule}: {where}, which `strict` forbids; accepted instead: the kernels compute, and PyTorch "
+            message = (f"{rule}: {where} ({said(ops, compute)[:200]}), which `strict` forbids; accepted instead: the kernels compute, and PyTorch "
                        "only allocates, views, copies or concatenates (or judge with `--policy kernelbench`, where "
                        "PyTorch may compute the rest)")
             raise Stop(Status.no_custom_kernel, message,

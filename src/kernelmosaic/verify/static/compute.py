@@ -9,6 +9,7 @@ import ast
 
 from kernelmosaic.verify.static.classes import methods_of
 from kernelmosaic.verify.static.fastform import on_current_stream
+from kernelmosaic.verify.static.guards import guarded_by_metadata
 from kernelmosaic.verify.static.model_index import is_ext_value, is_raw_kernel, is_raw_module
 from kernelmosaic.verify.static.module_rules import classify_call
 from kernelmosaic.verify.static.pyscope import Hit
@@ -97,6 +98,11 @@ class FunctionScope(TensorScope):
 
     def _compute(self, node: ast.AST, what: str) -> None:
         if self.policy.action("torch-compute") != "allow":
+            if guarded_by_metadata(self.idx, self.fn, node):  # a fallback for other inputs: the run decides
+                self.hits.append(self.idx.hit("torch-compute-guarded", node, f"`{self.fn.name}` {what} in a branch "
+                                              "chosen by the inputs' shape, dtype or device (the run-time operator "
+                                              "probe judges whether it runs)"))
+                return
             self.hits.append(self.idx.hit("torch-compute", node, f"`{self.fn.name}` {what}"))
 
     def _call(self, node: ast.Call) -> None:

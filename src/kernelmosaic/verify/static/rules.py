@@ -83,6 +83,8 @@ RULES: dict[str, Rule] = _rules(
     # Python side: does forward really run the candidate's own kernels?
     ("torch-compute", "reject",
      "forward (or code it reaches) computes with PyTorch ops, so the speedup would belong to PyTorch, not the kernel."),
+    ("torch-compute-guarded", "flag",
+     "PyTorch compute in a branch chosen by the inputs' shape, dtype or device (a fallback): the run decides."),
     ("torch-aux-op", "flag",
      "forward builds index tensors with PyTorch (arange, linspace); small, but work the kernel did not do."),
     ("no-custom-kernel-defined", "reject",

@@ -23,6 +23,10 @@ TORCH_ALLOWED = {
     "torch.inference_mode", "torch.enable_grad", "torch.is_tensor", "torch.is_floating_point", "torch.numel",
     "torch.get_default_dtype", "torch.is_grad_enabled", "torch.promote_types", "torch.result_type",
     "torch.broadcast_shapes", "torch.is_complex",
+    # random draws that read no tensor's values: a reference that draws its state in forward (KernelBench L3's
+    # LSTMs: `h0 = torch.randn(...)`) is answered by drawing the same way
+    "torch.randn", "torch.rand", "torch.randint", "torch.randperm", "torch.randn_like", "torch.rand_like",
+    "torch.randint_like",
     "torch.cuda.current_stream", "torch.cuda.current_device", "torch.cuda.default_stream",
     "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.get_device_properties",
     "torch.cuda.get_device_capability", "torch.cuda.get_device_name", "torch.cuda.synchronize",
@@ -94,7 +98,7 @@ TORCH_NONCALL_OK = {"Tensor", "Size", "device", "dtype", "strided", "contiguous_
 # ATen/torch C++ functions (last component) that allocate, describe, guard or fetch the current stream.
 ATEN_ALLOWED = {
     "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "empty_strided",
-    "from_blob", "tensor", "dtype", "device", "requires_grad", "layout", "memory_format", "getCurrentCUDAStream",
+    "scalar_tensor", "from_blob", "tensor", "randn", "rand", "randint", "randperm", "randn_like", "rand_like", "dtype", "device", "requires_grad", "layout", "memory_format", "getCurrentCUDAStream",
     "getDefaultCUDAStream", "getCurrentDeviceProperties", "getDeviceProperties", "current_device",
     "device_of", "globalContext", "elementSize", "toString", "typeMetaToScalarType", "irange", "get_default_dtype",
     "check_size_nonnegative", "size", "numel", "is_available", "device_count", "nullopt", "make_optional",
@@ -124,6 +128,8 @@ DISPATCHED_NONCOMPUTE = {
     "pin_memory", "_pin_memory", "is_pinned", "resolve_conj", "resolve_neg", "sym_size", "sym_stride", "sym_numel",
     "sym_storage_offset", "arange", "linspace", "logspace", "contiguous", "to", "flatten", "unflatten",
     "index_put", "_index_put_impl", "put", "_unsafe_index", "_unsafe_index_put",
+    # the random draws allowed above (`torch.randn` arrives as `normal_` on a new tensor): they read no values
+    "rand", "randn", "randint", "rand_like", "randn_like", "randperm", "normal_", "uniform_", "random_",
 }
 # Operators that compute on tensor values (PyTorch doing the work the candidate's kernels are judged for), by name and,
 # below, by family prefix; any other operator is reported unclassified (a flag) rather than judged.
@@ -144,8 +150,7 @@ DISPATCHED_COMPUTE = {
     "scatter_add", "scatter_reduce", "index_select", "index_add", "take", "take_along_dim", "sort", "argsort", "topk", "kthvalue", "median", "nanmedian", "mode",
     "tril", "triu", "diag", "diag_embed", "diagonal", "trace", "flip", "roll", "rot90", "repeat", "repeat_interleave",
     "tile", "cross", "constant_pad_nd", "pad", "embedding", "embedding_bag", "_embedding_bag", "dropout",
-    "native_dropout", "bernoulli", "bernoulli_", "uniform_", "normal_", "exponential_", "random_", "multinomial",
-    "rand", "randn", "randint", "rand_like", "randn_like", "randperm", "logical_and", "logical_or", "logical_not",
+    "native_dropout", "bernoulli", "bernoulli_", "exponential_", "multinomial", "logical_and", "logical_or", "logical_not",
     "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "count_nonzero", "nonzero", "unique",
     "_unique2", "histc", "bincount", "cdist", "_cdist_forward", "pdist", "cosine_similarity", "pairwise_distance",
     "grid_sampler_2d", "im2col", "col2im", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "unfold",
