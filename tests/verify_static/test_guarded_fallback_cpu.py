@@ -69,6 +69,8 @@ class ModelNew(nn.Module):
 TAKEN = CANDIDATE.replace("x.dim() > self.max_rank", "x.dim() == 2")
 # a branch chosen by the inputs' values, and one chosen by a counter forward keeps: no guard of either kind
 BY_VALUE = CANDIDATE.replace("x.dim() > self.max_rank", "bool(x.sum() > 1e9)")
+# where an input lies differs between calls of one shape (the burst's windows): PyTorch in some calls only
+BY_OFFSET = CANDIDATE.replace("x.dim() > self.max_rank", "x.storage_offset() > 0")
 BY_STATE = CANDIDATE.replace("        return _ext.relu_fwd(x)", "        self.calls = getattr(self, 'calls', 0) + 1\n"
                              "        return _ext.relu_fwd(x)").replace("x.dim() > self.max_rank", "self.calls > 3")
 
@@ -83,6 +85,7 @@ def test_a_metadata_guard_is_a_flag_and_values_or_state_are_not_guards():
     assert "torch-compute" not in _rules(CANDIDATE, "strict")
     assert _rules(BY_VALUE, "strict").get("torch-compute") == "reject"
     assert _rules(BY_STATE, "strict").get("torch-compute") == "reject"
+    assert _rules(BY_OFFSET, "strict").get("torch-compute") == "reject"
 
 
 @pytest.mark.slow

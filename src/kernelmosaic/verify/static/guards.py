@@ -19,7 +19,9 @@ __all__ = ["guarded_by_metadata"]
 _META_ATTRS = {"shape", "ndim", "dtype", "device", "is_cuda", "is_cpu", "layout", "requires_grad", "type",
                "index", "is_sparse", "is_quantized", "is_meta", "training", "itemsize"}
 _META_METHODS = {"dim", "size", "numel", "stride", "is_contiguous", "get_device", "element_size", "nelement",
-                 "ndimension", "is_floating_point", "is_complex", "storage_offset", "is_cuda"}
+                 "ndimension", "is_floating_point", "is_complex", "is_cuda"}
+"""Not `storage_offset` or `data_ptr`: inputs of one shape differ there between calls (the burst's windows), so a
+branch on them could run PyTorch in some calls only."""
 _META_CALLS = {"len", "isinstance", "all", "any", "tuple", "list", "int", "bool", "min", "max", "str",
                "torch.cuda.is_available", "torch.is_grad_enabled", "torch.is_floating_point",
                "torch.jit.is_scripting", "torch.compiler.is_compiling", "torch.is_tensor"}
