@@ -248,7 +248,7 @@ CPP = r"""{cpp}"""
 
 ext = load_inline(name="{name}", cpp_sources=CPP, functions=["{op}", "slow_got_clock"],
                   extra_cflags=["-O2"])
-assert ext.slow_got_clock({factor}) >= 1
+{"" if factor == 1.0 else f"assert ext.slow_got_clock({factor}) >= 1"}
 
 
 class ModelNew(nn.Module):
@@ -369,8 +369,10 @@ _CLOCK_DECLS = GOT_CPP[GOT_CPP.index("typedef int (*clock_fn)"):GOT_CPP.index("s
 def memo_clock(factor: float) -> str:
     """The naive matmul of PROBLEM_MATMUL, honest in its results, from an extension whose import points every GOT
     slot of `clock_gettime` at a clock that runs `factor` times slow except during back-to-back calls, which a memo
-    of earlier results answers (factor 1: the same extension with an honest clock)."""
+    of earlier results answers (factor 1: the same extension, its clock left alone)."""
     cpp = _patcher_with(_CLOCK_DECLS + _MEMO_CLOCK)
+    # the true clock from the loader's own relocation, so the memo's clock runs whether or not the slots are patched
+    cpp = cpp.replace("static clock_fn g_real = nullptr;", "static clock_fn g_real = ::clock_gettime;")
     cpp = cpp.replace("#include <cstdint>", "#include <cstdint>\n#include <utility>\n#include <vector>")
     return _clock_candidate(cpp, "km_memo_clock_ext", "matmul", factor)
 
@@ -393,3 +395,42 @@ def event_lie_cpp(factor: float) -> str:
     its versioned names) at one that reports `factor` times less than the events measured: found through the
     loader's list and the ELF relocation tables, the name never called (issue 36, the H200 review's attack)."""
     return _patcher_with(_EVENT_HOOK, "cudaEventElapsedTime", "lie_about_events") + f"\n// factor {factor}\n"
+
+
+def got_clock_inside_calls() -> str:
+    """add_relu, honest (computed 200 times over per call: long calls),
+    whose every call points the GOT slots of `clock_gettime` at a slow clock on entry and puts
+    them back on return: between calls (where the verifier checks after a phase) the tables look untouched."""
+    cpp = GOT_CPP.replace("static clock_fn g_real = nullptr;", "static clock_fn g_real = ::clock_gettime;")
+    cpp = cpp.replace("                if (*slot == slow_clock) continue;",
+                      "                if (g_restore) { if (*slot == slow_clock) *slot = g_real; continue; }\n"
+                      "                if (*slot == slow_clock) continue;")
+    cpp = cpp.replace("static double g_factor = 1.0;", "static double g_factor = 1.0;\nstatic bool g_restore = false;")
+    cpp += r'''
+torch::Tensor add_relu_patched(torch::Tensor a, torch::Tensor b) {
+    g_restore = false;
+    slow_got_clock(2.0);
+    auto out = add_relu(a, b);
+    for (int k = 0; k < 200; ++k) out = add_relu(a, b);  // long calls: the slots stay rewritten most of the time
+    g_restore = true;
+    int restored = 0;
+    dl_iterate_phdr(patch_object, &restored);
+    return out;
+}
+'''
+    assert "g_restore" in cpp and cpp.count("g_restore = true") == 1
+    return f'''\
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{cpp}"""
+
+ext = load_inline(name="km_got_inside_calls_ext", cpp_sources=CPP, functions=["add_relu_patched"],
+                  extra_cflags=["-O2"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.add_relu_patched(a, b)
+'''

@@ -154,7 +154,7 @@ def _event_lie(factor: float) -> str:
     input buffers (the burst's calls come microseconds apart)."""
     prelude = (f'import time\nlie = load_inline(name="km_event_lie", cpp_sources=r"""{hk.event_lie_cpp(factor)}""", '
                'functions=["lie_about_events"], extra_cflags=["-O2"])\n'
-               f'PATCHED = lie.lie_about_events({factor})\n')
+               + (f'PATCHED = lie.lie_about_events({factor})\n' if factor != 1.0 else ""))
     src = gk.matmul_candidate("self._fwd(a, b)", prelude=prelude)
     head = ("\n    def __init__(self):\n        super().__init__()\n        self.memo = {}\n        self.returned = 0.0\n"
             "\n    def _fwd(self, a, b):\n"
@@ -175,11 +175,13 @@ def test_event_times_cut_through_the_got_with_a_memoised_burst_are_caught_on_cud
     """Issue 36 (the review's H200 case): the honest tiled matmul (0.55x eager) with every event time cut 6x through
     the GOT and back-to-back calls answered from a memo of its input buffers was accepted at 3.29x eager, because the
     burst's calls cycled four input sets. Each burst call now has inputs of its own, so the burst costs what the calls
-    cost and the parent's clock shows the lie; the same code with its event times left alone is accepted."""
+    cost and the parent's clock shows the lie. The rewritten slots themselves are now read from outside the worker
+    (`got_watch.py`): an integrity violation naming `cudaEventElapsedTime`, before any timing. The same code with its
+    event times left alone is accepted."""
     problem = kit.write(tmp_path, "matmul.py", gk.PROBLEM_MATMUL)
     v = unguarded.verify(problem, kit.write(tmp_path, "event_lie.py", _event_lie(6.0)))
-    assert v.status == Status.timing_anomaly, f"{v.status}: {v.message}"
-    assert "timing-wall-clock" in {f.rule for f in v.findings}, v.findings
+    assert v.status == Status.integrity_violation, f"{v.status}: {v.message}"
+    assert "harness-got" in {f.rule for f in v.findings} and "cudaEventElapsedTime" in v.message, v.findings
     honest = unguarded.verify(problem, kit.write(tmp_path, "event_honest.py", _event_lie(1.0)))
     assert honest.accepted, honest.message
     assert honest.timing.burst_inputs_distinct is True

@@ -67,13 +67,15 @@ def test_a_clock_slowed_one_and_a_half_times_in_native_code_is_caught(unguarded,
     assert "timing-wall-clock" in {f.rule for f in v.findings}
 
 
-def test_a_clock_slowed_through_the_got_of_every_loaded_library_is_caught(unguarded, problem, tmp_path):
+@pytest.mark.parametrize("factor", [3.0, 1.1])
+def test_a_clock_slowed_through_the_got_of_every_loaded_library_is_caught(unguarded, problem, tmp_path, factor):
     """Issue 36: the GOT slots that resolve `clock_gettime` in libpython (and every other loaded object), found
-    through the ELF relocation tables and rewritten, so `time.perf_counter` runs 3x slow without any Python object
-    changing."""
-    v = unguarded.verify(problem, kit.write(tmp_path, "got_clock.py", hk.got_clock(3.0)))
-    assert v.status == Status.timing_anomaly, v.message
-    assert "timing-wall-clock" in {f.rule for f in v.findings}
+    through the ELF relocation tables and rewritten, so `time.perf_counter` runs slow without any Python object
+    changing. The verifier's process reads the slots from outside the worker (`got_watch.py`): a rewrite is a
+    reject whatever the lie's size (1.1x is under every clock bound)."""
+    v = unguarded.verify(problem, kit.write(tmp_path, f"got_clock_{int(factor * 10)}.py", hk.got_clock(factor)))
+    assert v.status == Status.integrity_violation, v.message
+    assert "harness-got" in {f.rule for f in v.rejected_by} and "clock_gettime" in v.message, v.message
 
 
 def test_a_clock_that_lies_only_outside_the_burst_whose_burst_a_memo_answers_is_caught(unguarded, tmp_path):
@@ -85,8 +87,9 @@ def test_a_clock_that_lies_only_outside_the_burst_whose_burst_a_memo_answers_is_
     lie divides are slower too)."""
     problem = kit.write(tmp_path, "matmul.py", hk.PROBLEM_MATMUL)
     v = unguarded.verify(problem, kit.write(tmp_path, "memo_clock.py", hk.memo_clock(10.0)))
-    assert v.status == Status.timing_anomaly, v.message
-    assert "timing-wall-clock" in {f.rule for f in v.findings}
+    # the rewritten slots are read from outside the worker first (got_watch.py), before any call is timed
+    assert v.status == Status.integrity_violation, v.message
+    assert "harness-got" in {f.rule for f in v.rejected_by} and "clock_gettime" in v.message, v.message
 
 
 def test_the_same_memo_with_an_honest_clock_is_accepted_with_distinct_burst_inputs(unguarded, tmp_path):
@@ -118,3 +121,11 @@ def test_the_honest_candidate_from_the_same_extension_passes(unguarded, problem,
     assert v.env.gpu_index == v.env.gpu_uuid == v.env.gpu_name == ""  # CPU: no GPU judged it
     assert v.timing.burst_inputs_distinct is True
     assert v.memory is None  # peak memory is measured on CUDA only
+
+
+def test_a_got_slot_rewritten_only_inside_each_call_is_seen_while_the_calls_are_timed(unguarded, problem, tmp_path):
+    """Every call rewrites the GOT slots of `clock_gettime` on entry and restores them on return, so the tables are
+    clean whenever a phase ends; the verifier's process reads them at random moments while the calls are timed."""
+    v = unguarded.verify(problem, kit.write(tmp_path, "got_inside.py", hk.got_clock_inside_calls()))
+    assert v.status == Status.integrity_violation, v.message
+    assert "harness-got" in {f.rule for f in v.rejected_by} and "after timing" in v.message, v.message

@@ -10,6 +10,7 @@ from kernelmosaic.contracts.verdict import Finding, MemoryUse, Status
 from kernelmosaic.verify.binary_check import first_reject, own_build_findings
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.got_watch import GotPoller, GotSnapshot, got_changes, got_snapshot
 from kernelmosaic.verify.judgement import (
     Exclusive,
     Outcome,
@@ -41,6 +42,11 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     """Fill `out` or raise Stop. `cand` is a fresh candidate worker; `ref` holds the problem already set up;
     `exclusive()` holds the device alone (yielding the seconds waited) for the timing phase (devlock.py)."""
     atol, rtol = config.tolerances()
+    got = got_snapshot(cand.pid)  # the libraries' GOTs before any candidate code runs, read from outside
+    if got.error:
+        out.findings.append(Finding(rule="got-unwatched", severity="flag", evidence=got.error[:300],
+                                    message="the candidate worker's memory could not be read from the verifier's "
+                                            "process, so its libraries' GOT slots were not watched"))
     with out.phase("load_init"):
         with out.phase("load"):
             loaded = candidate_reply(LoadReply, call(cand, "load", config.load_timeout_s, Status.load_error,
@@ -67,6 +73,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
                             message="threads outlive forward: their work escapes timing", evidence=str(ran.extra_threads))])
 
     with out.phase("checks"):  # what the candidate built for itself calls; kernel census and peak memory (CUDA)
+        _got_intact(got, "forward")
         if config.static_checks:
             built = own_build_findings(cand.pid, cand.scratch, config.cache_dir, config.static_policy())
             if (reject := first_reject(built)) is not None:
@@ -88,8 +95,22 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
             out.memory = _peak_memory(cand, ref, usable[0].inputs, config)
     if timing:
 
-        with out.phase("timing"):
+        with out.phase("timing"), GotPoller(got) as poller:
             out.timing = time_candidate(cand, ref, refdata, config, out, extra, exclusive)
+        _got_intact(got, "timing", poller.changed)
+
+
+def _got_intact(got: GotSnapshot, phase: str, seen: list[str] | None = None) -> None:
+    """Stop when a GOT slot of a library the worker had before the candidate loaded has changed since (or `seen`:
+    changed while the phase ran, by the poller)."""
+    changed = seen or got_changes(got)
+    if changed:
+        raise Stop(Status.integrity_violation, f"integrity violation after {phase}: a GOT slot of a library the worker "
+                   f"loaded before the candidate was rewritten: {changed[0]} (the call now goes where the candidate "
+                   "points it)",
+                   [Finding(rule="harness-got", severity="reject", evidence="; ".join(changed)[:800],
+                            message="a library's GOT slot was rewritten: the worker's clock, timer or reply channel "
+                                    "would answer to the candidate's code")])
 
 
 def _judge_trials(cand: Worker, usable: list[RefTrial], config: VerifyConfig, out: Outcome) -> tuple[ForwardEnd, list[float]]:

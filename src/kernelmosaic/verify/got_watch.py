@@ -1,0 +1,233 @@
+"""The loaded libraries' global offset tables, watched from outside the candidate's process.
+
+Every call a library makes into another one (libpython's `clock_gettime`, libtorch_cuda's `cudaEventElapsedTime`)
+jumps through a slot of the caller's GOT, which with partial RELRO stays writable all run. Native code of the
+candidate can rewrite such a slot without naming it anywhere (found through the loader's list and the ELF
+relocation tables): the worker's own clock, timer or reply channel then answer to the candidate (issue 36, item 8).
+So the verifier's process reads the GOTs of every library the worker had mapped before the candidate was loaded,
+from `/proc/<pid>/mem` (it is the worker's parent; the candidate cannot make its process unreadable to it without
+calls the static and binary rules reject), and reads them again after the candidate ran: a slot that changed is a
+rejection naming the symbol. Workers that run candidate code bind every symbol at load (`LD_BIND_NOW`), so no slot
+legitimately changes after the snapshot; a lazy slot resolved later (from its object's own PLT stub to code of a
+library already loaded) is allowed where binding was not forced.
+
+Standard library only: the parent reads ELF files and another process's memory; it runs none of the worker's code.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["GotPoller", "GotSnapshot", "got_snapshot", "got_changes"]
+
+log = logging.getLogger(__name__)
+
+_SHT_RELA, _SHT_DYNSYM = 4, 11
+_GOT_SECTIONS = (".got", ".got.plt")
+_PLT_SECTIONS = (".plt", ".plt.sec", ".plt.got")
+
+
+@dataclass
+class _Object:
+    path: str
+    base: int
+    regions: list[tuple[int, bytes]]  # (address in the worker, the bytes there at the snapshot)
+    plt: list[tuple[int, int]]  # [start, end) of the object's PLT stubs in the worker
+
+
+@dataclass
+class GotSnapshot:
+    pid: int
+    objects: list[_Object] = field(default_factory=list)
+    executable: list[tuple[int, int, str]] = field(default_factory=list)
+    """[start, end, path) of the file-backed executable mappings at the snapshot: where a slot may point."""
+    error: str = ""
+    """Why nothing was read (no /proc, the memory unreadable): the watch is then off for this worker."""
+
+    @property
+    def watched(self) -> int:
+        return sum(len(b) // 8 for o in self.objects for _, b in o.regions)
+
+
+def _maps(pid: int) -> list[tuple[int, int, str, int, str]]:
+    out = []
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split(None, 5)
+        if len(fields) < 6 or not fields[5].startswith("/") or fields[5].endswith(" (deleted)"):
+            continue
+        lo, hi = (int(x, 16) for x in fields[0].split("-"))
+        out.append((lo, hi, fields[1], int(fields[2], 16), fields[5]))
+    return out
+
+
+_Section = tuple[int, int, int, int, int]  # (type, addr, offset, size, link)
+
+
+def _sections(path: str) -> tuple[int, int, dict[str, _Section], list[_Section]] | None:
+    """(e_type, first PT_LOAD's page-aligned vaddr, {name: section}, the sections in order) of an ELF64 file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:  # 64-bit little-endian only
+                return None
+            e_type = struct.unpack_from("<H", head, 16)[0]
+            phoff, shoff = struct.unpack_from("<QQ", head, 32)
+            phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from("<HHHHH", head, 54)
+            f.seek(phoff)
+            ph = f.read(phentsize * phnum)
+            first_load = min((struct.unpack_from("<Q", ph, i * phentsize + 16)[0]
+                              for i in range(phnum) if struct.unpack_from("<I", ph, i * phentsize)[0] == 1), default=0)
+            f.seek(shoff)
+            sh = f.read(shentsize * shnum)
+            rows = [struct.unpack_from("<IIQQQQII", sh, i * shentsize) for i in range(shnum)]
+            if not rows or shstrndx >= len(rows):
+                return None
+            f.seek(rows[shstrndx][4])
+            names = f.read(rows[shstrndx][5])
+    except (OSError, struct.error):
+        return None
+    ordered = [(sh_type, addr, offset, size, link) for _n, sh_type, _f, addr, offset, size, link, _i in rows]
+    out: dict[str, _Section] = {}
+    for row, section in zip(rows, ordered, strict=True):
+        name = names[row[0]:names.find(b"\0", row[0])].decode(errors="replace")
+        out.setdefault(name, section)
+    return e_type, first_load & ~0xFFF, out, ordered
+
+
+def got_snapshot(pid: int) -> GotSnapshot:
+    """The GOT bytes of every ELF object process `pid` has mapped now (read from outside it)."""
+    snap = GotSnapshot(pid=pid)
+    try:
+        maps = _maps(pid)
+        fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
+    except OSError as exc:
+        snap.error = f"{type(exc).__name__}: {exc}"
+        return snap
+    try:
+        firsts: dict[str, int] = {}
+        for lo, hi, perms, offset, path in maps:
+            if offset == 0:
+                firsts.setdefault(path, lo)
+            if "x" in perms:
+                snap.executable.append((lo, hi, path))
+        for path, first in firsts.items():
+            parsed = _sections(path)
+            if parsed is None:
+                continue
+            e_type, load_vaddr, sections, _ = parsed
+            base = first - load_vaddr if e_type == 3 else 0  # ET_DYN (shared objects, PIE) is relocated; ET_EXEC not
+            regions = []
+            for name in _GOT_SECTIONS:
+                if name in sections and sections[name][3] > 0:
+                    addr, size = base + sections[name][1], sections[name][3]
+                    regions.append((addr, os.pread(fd, size, addr)))
+            plt = [(base + s[1], base + s[1] + s[3]) for n in _PLT_SECTIONS if (s := sections.get(n))]
+            if regions:
+                snap.objects.append(_Object(path=path, base=base, regions=regions, plt=plt))
+    except OSError as exc:
+        snap.error, snap.objects = f"{type(exc).__name__}: {exc}", []
+    finally:
+        os.close(fd)
+    return snap
+
+
+def got_changes(snap: GotSnapshot, limit: int = 8) -> list[str]:
+    """The GOT slots of `snap`'s objects whose value changed since, described (`` `clock_gettime` in libc.so.6 ``);
+    empty when none did, or when the snapshot could not be taken or the process is gone."""
+    if snap.error or not snap.objects:
+        return []
+    try:
+        fd = os.open(f"/proc/{snap.pid}/mem", os.O_RDONLY)
+    except OSError:
+        return []
+    changed: list[str] = []
+    try:
+        for obj in snap.objects:
+            for addr, before in obj.regions:
+                now = os.pread(fd, len(before), addr)
+                if now == before:
+                    continue
+                for k in range(0, min(len(now), len(before)) - 7, 8):
+                    old, new = (struct.unpack_from("<Q", b, k)[0] for b in (before, now))
+                    if old != new and not _lazy_bound(snap, obj, old, new):
+                        symbol = _slot_symbol(obj, addr + k)
+                        changed.append(f"`{symbol}` in {os.path.basename(obj.path)}" if symbol
+                                       else f"slot {hex(addr + k - obj.base)} in {os.path.basename(obj.path)}")
+                        if len(changed) >= limit:
+                            return changed
+    except OSError:
+        return changed
+    finally:
+        os.close(fd)
+    return changed
+
+
+def _lazy_bound(snap: GotSnapshot, obj: _Object, old: int, new: int) -> bool:
+    """A lazily bound slot resolved after the snapshot: it pointed into its object's own PLT, and now points into
+    the code of a library mapped at the snapshot (never into memory mapped since, the candidate's)."""
+    return any(lo <= old < hi for lo, hi in obj.plt) and any(lo <= new < hi for lo, hi, _ in snap.executable)
+
+
+def _slot_symbol(obj: _Object, slot: int) -> str | None:
+    """The symbol the relocation tables bind to `slot`, read from the object's file."""
+    parsed = _sections(obj.path)
+    if parsed is None:
+        return None
+    ordered = parsed[3]
+    try:
+        with open(obj.path, "rb") as f:
+            for sh_type, _addr, offset, size, link in ordered:
+                if sh_type != _SHT_RELA or link >= len(ordered) or ordered[link][0] != _SHT_DYNSYM:
+                    continue
+                f.seek(offset)
+                rela = f.read(size)
+                for i in range(0, len(rela) - 23, 24):
+                    r_offset, r_info = struct.unpack_from("<QQ", rela, i)
+                    if obj.base + r_offset != slot:
+                        continue
+                    sym_index = r_info >> 32
+                    _, _, sym_off, _, str_link = ordered[link]
+                    f.seek(sym_off + sym_index * 24)
+                    name_at = struct.unpack("<I", f.read(4))[0]
+                    f.seek(ordered[str_link][2] + name_at)
+                    return f.read(256).split(b"\0", 1)[0].decode(errors="replace")
+    except (OSError, struct.error):
+        return None
+    return None
+
+
+class GotPoller:
+    """Reads the snapshot's slots again at random moments (every 10-60 ms) from a thread of the verifier's process
+    while the candidate's calls are timed: a slot rewritten for the timed calls and put back before the phase ends
+    is seen too, since the candidate cannot tell when it is read. `changed` holds the first rewrite seen."""
+
+    def __init__(self, snap: GotSnapshot, low_s: float = 0.01, high_s: float = 0.06):
+        import random
+        import threading
+
+        self.snap, self.changed, self.polls = snap, [], 0
+        self._stop = threading.Event()
+        self._wait = lambda: random.uniform(low_s, high_s)
+        self._thread = threading.Thread(target=self._run, name="km-got-poller", daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._wait()):
+            found = got_changes(self.snap)
+            self.polls += 1
+            if found:
+                self.changed = found
+                return
+
+    def __enter__(self) -> GotPoller:
+        if not self.snap.error and self.snap.objects:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
