@@ -294,7 +294,8 @@ class Worker:
             tmp.mkdir(exist_ok=True)
             env.update(TMPDIR=str(tmp))
             env.update(isolation.candidate_caches(str(tmp)))
-            env.update(LD_BIND_NOW="1")  # every GOT slot bound at load: the parent watches them (got_watch.py)
+            if self.role == "candidate":  # every GOT slot bound at load: the parent watches them (got_watch.py)
+                env.update(LD_BIND_NOW="1")
         self._pid = 0
         with open(self.log_path, "wb") as out:
             self.proc = subprocess.Popen(
