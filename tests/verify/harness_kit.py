@@ -434,3 +434,71 @@ class ModelNew(nn.Module):
     def forward(self, a, b):
         return ext.add_relu_patched(a, b)
 '''
+
+
+CODE_PATCH_CPP = r'''
+#include <torch/extension.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <cstring>
+#include <ctime>
+
+torch::Tensor add_relu(torch::Tensor a, torch::Tensor b) {
+    auto ac = a.contiguous(), bc = b.contiguous();
+    auto out = torch::empty_like(ac);
+    const float* pa = ac.data_ptr<float>();
+    const float* pb = bc.data_ptr<float>();
+    float* po = out.data_ptr<float>();
+    for (int64_t i = 0; i < ac.numel(); ++i) { float v = pa[i] + pb[i]; po[i] = v > 0.f ? v : 0.f; }
+    return out;
+}
+
+// The attack: libc's clock_gettime itself starts with a jump to a clock that runs `factor` times slow (read with a
+// raw system call, so the patched function is never re-entered). No GOT slot changes; the code does.
+static double g_factor = 1.0;
+
+static int slow_clock(clockid_t id, struct timespec* ts) {
+    int r = (int)syscall(SYS_clock_gettime, id, ts);
+    if (r == 0 && (id == CLOCK_MONOTONIC || id == CLOCK_MONOTONIC_RAW)) {
+        long double t = (ts->tv_sec + ts->tv_nsec * 1e-9L) / g_factor;
+        ts->tv_sec = (time_t)t;
+        ts->tv_nsec = (long)((t - ts->tv_sec) * 1e9L);
+    }
+    return r;
+}
+
+bool patch_clock_code(double factor) {
+    g_factor = factor;
+    unsigned char* target = reinterpret_cast<unsigned char*>(&clock_gettime);
+    const long page = sysconf(_SC_PAGESIZE);
+    uintptr_t start = reinterpret_cast<uintptr_t>(target) & ~(uintptr_t)(page - 1);
+    if (mprotect(reinterpret_cast<void*>(start), 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) return false;
+    unsigned char jump[12] = {0x48, 0xB8, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xE0};  // movabs rax, slow_clock; jmp rax
+    void* to = reinterpret_cast<void*>(&slow_clock);
+    std::memcpy(jump + 2, &to, sizeof(to));
+    std::memcpy(target, jump, sizeof(jump));
+    mprotect(reinterpret_cast<void*>(start), 2 * page, PROT_READ | PROT_EXEC);
+    return true;
+}
+'''
+
+
+def clock_code_patch(factor: float) -> str:
+    """add_relu, honest, from an extension whose import rewrites the first instructions of libc's `clock_gettime`."""
+    return f'''\
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{CODE_PATCH_CPP}"""
+
+ext = load_inline(name="km_clock_code_patch_ext", cpp_sources=CPP, functions=["add_relu", "patch_clock_code"],
+                  extra_cflags=["-O2"])
+assert ext.patch_clock_code({factor})
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.add_relu(a, b)
+'''

@@ -129,3 +129,12 @@ def test_a_got_slot_rewritten_only_inside_each_call_is_seen_while_the_calls_are_
     v = unguarded.verify(problem, kit.write(tmp_path, "got_inside.py", hk.got_clock_inside_calls()))
     assert v.status == Status.integrity_violation, v.message
     assert "harness-got" in {f.rule for f in v.rejected_by} and "after timing" in v.message, v.message
+
+
+def test_libc_clock_code_patched_in_place_is_caught(unguarded, problem, tmp_path):
+    """Not a GOT slot: the first instructions of libc's `clock_gettime` become a jump to a clock 1.2x slow (under
+    the clock bounds). The machine code of libc, the loader, the interpreter and the CUDA runtime is watched from
+    the verifier's process like the GOTs."""
+    v = unguarded.verify(problem, kit.write(tmp_path, "code_patch.py", hk.clock_code_patch(1.2)))
+    assert v.status == Status.integrity_violation, v.message
+    assert "harness-got" in {f.rule for f in v.rejected_by} and "machine code of libc" in v.message, v.message

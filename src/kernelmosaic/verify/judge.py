@@ -105,12 +105,11 @@ def _got_intact(got: GotSnapshot, phase: str, seen: list[str] | None = None) -> 
     changed while the phase ran, by the poller)."""
     changed = seen or got_changes(got)
     if changed:
-        raise Stop(Status.integrity_violation, f"integrity violation after {phase}: a GOT slot of a library the worker "
-                   f"loaded before the candidate was rewritten: {changed[0]} (the call now goes where the candidate "
-                   "points it)",
+        raise Stop(Status.integrity_violation, f"integrity violation after {phase}: the candidate rewrote what the "
+                   f"worker's own libraries run through: {changed[0]} (a GOT slot names the call it redirects)",
                    [Finding(rule="harness-got", severity="reject", evidence="; ".join(changed)[:800],
-                            message="a library's GOT slot was rewritten: the worker's clock, timer or reply channel "
-                                    "would answer to the candidate's code")])
+                            message="a GOT slot or the machine code of a library the worker loaded before the "
+                                    "candidate was rewritten: its clock, timer or reply would answer to the candidate")])
 
 
 def _judge_trials(cand: Worker, usable: list[RefTrial], config: VerifyConfig, out: Outcome) -> tuple[ForwardEnd, list[float]]:

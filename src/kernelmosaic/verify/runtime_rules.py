@@ -8,8 +8,9 @@ __all__ = ["RUNTIME_RULES"]
 
 RUNTIME_RULES: dict[str, str] = {
     "runtime-integrity": "the candidate replaced a timer, sync, checker or RNG function, or flipped a numerics flag",
-    "harness-got": "a GOT slot of a library the worker loaded before the candidate was rewritten (read by the verifier's "
-                   "process from outside the worker): a clock, timer or reply call redirected into the candidate's code",
+    "harness-got": "a GOT slot of a library the worker loaded before the candidate, or the machine code of the loader, "
+                   "libc, the interpreter or the CUDA runtime, was rewritten (read by the verifier's process from "
+                   "outside the worker): a clock, timer or reply call redirected into the candidate's code",
     "got-unwatched": "the candidate worker's memory could not be read from the verifier's process, so the GOT watch "
                      "did not run",
     "output-aliasing": "forward returned the memory it had returned on the previous call: the earlier result a caller "
