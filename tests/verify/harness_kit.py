@@ -94,9 +94,30 @@ bool slow_native_clock(double factor) {
     cfunc->m_ml->ml_meth = reinterpret_cast<PyCFunction>(slow_perf_counter);
     return true;
 }
+
+// Attack 3: the same clock through the function object's own vectorcall slot (on the heap, not in libpython): the
+// method table stays as it was, and calls from Python go through the slot.
+static vectorcallfunc g_perf_vc = nullptr;
+
+static PyObject* slow_perf_vectorcall(PyObject* callable, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    PyObject* now = g_perf_vc(callable, args, nargsf, kwnames);
+    if (now == nullptr) return nullptr;
+    const double v = PyFloat_AsDouble(now);
+    Py_DECREF(now);
+    return PyFloat_FromDouble(v / g_factor);
+}
+
+bool slow_vectorcall_clock(double factor) {
+    py::object fn = py::module_::import("time").attr("perf_counter");
+    auto* cfunc = reinterpret_cast<PyCFunctionObject*>(fn.ptr());
+    g_factor = factor;
+    if (g_perf_vc == nullptr) g_perf_vc = cfunc->vectorcall;
+    cfunc->vectorcall = slow_perf_vectorcall;
+    return true;
+}
 '''
 
-FUNCTIONS = ["add_relu", "row_sum4", "rebind_timing_clock", "slow_native_clock"]
+FUNCTIONS = ["add_relu", "row_sum4", "rebind_timing_clock", "slow_native_clock", "slow_vectorcall_clock"]
 
 _HEAD = f'''\
 import torch

@@ -114,6 +114,45 @@ class ModelNew(nn.Module):
 '''
 
 
+# ATen's matmul except while the run-time operator probe watches (its dispatch mode puts the Python key in the
+# thread's included set), names pasted so the source shows neither (red team 11: accepted under strict at 1.00x)
+PROBE_AWARE = '''\
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = r"""
+#include <torch/extension.h>
+#define KM_J(p, q) p##q
+
+torch::Tensor own_gemm(const torch::Tensor& a, const torch::Tensor& b) {
+    auto c = torch::zeros({a.size(0), b.size(1)}, a.options());
+    const float* pa = a.data_ptr<float>();
+    const float* pb = b.data_ptr<float>();
+    float* pc = c.data_ptr<float>();
+    for (int64_t i = 0; i < a.size(0); ++i)
+        for (int64_t k = 0; k < a.size(1); ++k)
+            for (int64_t j = 0; j < b.size(1); ++j) pc[i * b.size(1) + j] += pa[i * a.size(1) + k] * pb[k * b.size(1) + j];
+    return c;
+}
+
+torch::Tensor gemm(torch::Tensor a, torch::Tensor b) {
+    a = a.contiguous();
+    b = b.contiguous();
+    if (c10::impl::tls_is_dispatch_key_included(c10::DispatchKey::KM_J(Pyt, hon))) return own_gemm(a, b);
+    return at::KM_J(m, m)(a, b);
+}
+"""
+
+ext = load_inline(name="km_sym_probe_aware_mm", cpp_sources=src, functions=["gemm"], extra_cflags=["-O2"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.gemm(a, b)
+'''
+
+
 def test_symbols_are_judged_by_the_rule_their_name_would_get():
     assert symbol_rule("at::cpu::mm(at::Tensor const&, at::Tensor const&)") == "aten-compute-in-extension"
     assert symbol_rule("at::native::add(at::Tensor const&, at::Tensor const&, c10::Scalar const&)") \
@@ -130,9 +169,21 @@ def test_symbols_are_judged_by_the_rule_their_name_would_get():
     # the caller's frames read from C to tell timed calls from checks (red team 10); pybind11's own frame calls pass
     assert symbol_rule("PyEval_GetFrame") == symbol_rule("PyRun_SimpleString") == "dynamic-code"
     assert symbol_rule("PyFrame_GetBack") is None and symbol_rule("PyImport_ImportModule") is None
-    # what every honest extension references: the dispatcher's front door, ATen's utilities, pybind11, libc
+    # a compute operator through the dispatcher's front door: the run-time probe watches only the calls it can tell
+    # (red team 11 read the dispatcher's thread state to compute with ATen whenever the probe was away), so the
+    # binary answers for it like the source; the thread state itself is read by nothing honest
+    assert symbol_rule("at::_ops::mm::call(at::Tensor const&, at::Tensor const&)") == "aten-compute-in-extension"
+    assert symbol_rule("at::_ops::add__Tensor::call(at::Tensor&, at::Tensor const&, c10::Scalar const&)") \
+        == symbol_rule("at::_ops::sum_dim_IntList::call(at::Tensor const&)") == "aten-compute-in-extension"
+    assert symbol_rule("c10::impl::tls_local_dispatch_key_set()") == "dynamic-code"
+    assert symbol_rule("c10::impl::TorchDispatchModeTLS::get_stack_len()") == "dynamic-code"
+    # what every honest extension references: the dispatcher's front door for allocation, views and copies, ATen's
+    # utilities, pybind11, libc
     for honest in ("at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>, std::optional<c10::ScalarType>)",
-                   "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", "at::get_num_threads()",
+                   "at::_ops::empty_like::call(at::Tensor const&)", "at::_ops::contiguous::call(at::Tensor const&)",
+                   "at::_ops::_to_copy::call(at::Tensor const&)", "at::_ops::copy_::call(at::Tensor&)",
+                   "at::_ops::view::call(at::Tensor const&)", "at::_ops::zeros::call(c10::ArrayRef<c10::SymInt>)",
+                   "at::get_num_threads()",
                    "at::cpu::is_avx2_supported()", "c10::impl::ExcludeDispatchKeyGuard::ExcludeDispatchKeyGuard("
                    "c10::DispatchKeySet)", "float* at::TensorBase::data_ptr<float>() const", "PyObject_Call",
                    "memcpy@GLIBC_2.14", "GOMP_parallel@GOMP_4.0", "expf@GLIBC_2.27",
@@ -152,6 +203,10 @@ def test_names_hidden_from_the_source_are_read_from_the_binary(tmp_path):
         second = verifier.verify(problem, labelled)  # built in the candidate's worker, at construction
         assert second.status == Status.static_reject, second.message
         assert "vendor-library" in second.message and "sgemm_" in second.message, second.message
+        aware = verifier.verify(problem, kit.write(tmp_path, "aware.py", PROBE_AWARE))
+        assert aware.status == Status.static_reject, aware.message
+        assert {"aten-compute-in-extension", "dynamic-code"} <= {f.rule for f in aware.rejected_by}, aware.findings
+        assert "at::_ops::mm::call" in aware.message, aware.message
         # under kernelbench PyTorch (and a library) may compute: a flag naming the symbol, and the candidate runs
         loose = verifier.verify(problem, pasted, policy="kernelbench")
         assert loose.status == Status.accepted, loose.message

@@ -16,14 +16,21 @@ from . import kit
 pytestmark = pytest.mark.slow
 
 
-def _config(build_cache, static: bool) -> VerifyConfig:
-    return VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, static_checks=static, timing_budget_ms=20,
-                        timing_rounds=1, compile_baseline=False, run_timeout_s=60)
+def _config(build_cache, static: bool, watch: bool = True) -> VerifyConfig:
+    return VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, static_checks=static, memory_watch=watch,
+                        timing_budget_ms=20, timing_rounds=1, compile_baseline=False, run_timeout_s=60)
 
 
 @pytest.fixture(scope="module")
 def unguarded(build_cache):
     with Verifier(_config(build_cache, static=False)) as verifier:
+        yield verifier
+
+
+@pytest.fixture(scope="module")
+def unwatched(build_cache):
+    """Static checks and the memory watch off: the parent's clock alone."""
+    with Verifier(_config(build_cache, static=False, watch=False)) as verifier:
         yield verifier
 
 
@@ -53,18 +60,28 @@ def test_python_rebinding_of_the_timer_is_an_integrity_violation(unguarded, prob
     assert "kmworker.timing.Timer.one" in v.message
 
 
-def test_a_clock_slowed_in_native_code_is_caught_by_the_parents_clock(unguarded, problem, tmp_path):
-    v = unguarded.verify(problem, kit.write(tmp_path, "native_clock.py", hk.NATIVE_SLOW_CLOCK))
+def test_a_clock_slowed_in_native_code_is_caught_by_the_parents_clock(unwatched, problem, tmp_path):
+    v = unwatched.verify(problem, kit.write(tmp_path, "native_clock.py", hk.NATIVE_SLOW_CLOCK))
     assert v.status == Status.timing_anomaly, v.message
     assert "timing-wall-clock" in {f.rule for f in v.findings}
 
 
-def test_a_clock_slowed_one_and_a_half_times_in_native_code_is_caught(unguarded, problem, tmp_path):
+def test_a_clock_slowed_one_and_a_half_times_in_native_code_is_caught(unwatched, problem, tmp_path):
     """A lie too small for the bounds that hold without the kernel's account (2x the report plus a slack): the
     wall time less load may exceed the worker's report by a tenth and a request's own cost."""
-    v = unguarded.verify(problem, kit.write(tmp_path, "mild_clock.py", hk.add_relu("\next.slow_native_clock(1.5)\n")))
+    v = unwatched.verify(problem, kit.write(tmp_path, "mild_clock.py", hk.add_relu("\next.slow_native_clock(1.5)\n")))
     assert v.status == Status.timing_anomaly, v.message
     assert "timing-wall-clock" in {f.rule for f in v.findings}
+
+
+@pytest.mark.parametrize("swap", ["slow_native_clock", "slow_vectorcall_clock"])
+def test_the_clocks_c_entry_rewritten_is_seen_from_outside(unguarded, problem, tmp_path, swap):
+    """The C function behind `time.perf_counter` swapped for one 1.2x slow (under the clock bounds), in its method
+    table or in the function object's vectorcall slot (red team 11 did both): no Python object changes identity and
+    no GOT slot changes, but the fields the worker named at start do."""
+    v = unguarded.verify(problem, kit.write(tmp_path, f"{swap}.py", hk.add_relu(f"\next.{swap}(1.2)\n")))
+    assert v.status == Status.integrity_violation, v.message
+    assert "harness-got" in {f.rule for f in v.rejected_by} and "time.perf_counter" in v.message, v.message
 
 
 @pytest.mark.parametrize("factor", [3.0, 1.1])

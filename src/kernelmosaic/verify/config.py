@@ -148,6 +148,10 @@ class VerifyConfig(BaseModel):
     """Keep the worker's scratch directory for inspection."""
     static_checks: bool = True
     """Run the static anti-hack analysis before compiling."""
+    memory_watch: bool = True
+    """Watch, from this process, the candidate worker's library GOTs, core libraries' machine code and the C entry
+    points of its timer and reply channel (verify/got_watch.py). Off only to test the layers behind it (the
+    parent's clock); a verdict judged without it is never verified."""
     static: StaticPolicy = Field(default_factory=StaticPolicy)
     """What the static analysis rejects, flags or allows (e.g. `torch_compute="flag"` for hybrid tasks)."""
     policy: Policy = "strict"

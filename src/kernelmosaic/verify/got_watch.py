@@ -48,6 +48,8 @@ class GotSnapshot:
     """[start, end, path) of the file-backed executable mappings at the snapshot: where a slot may point."""
     error: str = ""
     """Why nothing was read (no /proc, the memory unreadable): the watch is then off for this worker."""
+    data: list[tuple[str, int, bytes]] = field(default_factory=list)
+    """(label, address, bytes at the snapshot) of the fields the worker named at start (`kmworker/cwatch.py`)."""
     code: dict[str, tuple[list[tuple[int, int]], bytes]] = field(default_factory=dict)
     """The machine code the timer runs through (`_CODE`: the loader, libc, the interpreter, the CUDA runtime, the
     vDSO): name -> (its executable mappings, a digest of their bytes)."""
@@ -109,8 +111,10 @@ def _sections(path: str) -> tuple[int, int, dict[str, _Section], list[_Section]]
     return e_type, first_load & ~0xFFF, out, ordered
 
 
-def got_snapshot(pid: int) -> GotSnapshot:
-    """The GOT bytes of every ELF object process `pid` has mapped now (read from outside it)."""
+def got_snapshot(pid: int, named: list[tuple[str, int, int]] | None = None) -> GotSnapshot:
+    """The GOT bytes of every ELF object process `pid` has mapped now, the code of `_CODE`'s and the bytes of the
+    `named` regions ((label, address, size): what the worker reported before any candidate code ran), read from
+    outside it."""
     snap = GotSnapshot(pid=pid)
     try:
         maps = _maps(pid, special=True)
@@ -129,6 +133,11 @@ def got_snapshot(pid: int) -> GotSnapshot:
                     snap.code.setdefault(os.path.basename(path), ([], b""))[0].append((lo, hi))
         for name, (ranges, _) in list(snap.code.items()):
             snap.code[name] = (ranges, _digest(fd, ranges))
+        for label, addr, size in named or []:
+            try:
+                snap.data.append((label, addr, os.pread(fd, size, addr)))
+            except OSError:  # not mapped: nothing there to watch
+                continue
         for path, first in firsts.items():
             parsed = _sections(path) if path.startswith("/") else None
             if parsed is None:
@@ -161,7 +170,7 @@ def got_changes(snap: GotSnapshot, limit: int = 8, code: bool = True) -> list[st
     """The GOT slots of `snap`'s objects whose value changed since, described (`` `clock_gettime` in libc.so.6 ``),
     and (with `code`) the watched objects whose machine code changed;
     empty when none did, or when the snapshot could not be taken or the process is gone."""
-    if snap.error or not snap.objects:
+    if snap.error or not (snap.objects or snap.data):
         return []
     try:
         fd = os.open(f"/proc/{snap.pid}/mem", os.O_RDONLY)
@@ -169,6 +178,9 @@ def got_changes(snap: GotSnapshot, limit: int = 8, code: bool = True) -> list[st
         return []
     changed: list[str] = []
     try:
+        for label, addr, before in snap.data:
+            if os.pread(fd, len(before), addr) != before:
+                changed.append(f"`{label}`")
         for name, (ranges, digest) in snap.code.items() if code else ():
             if _digest(fd, ranges) != digest:
                 changed.append(f"the machine code of {name}")
@@ -249,7 +261,7 @@ class GotPoller:
                 return
 
     def __enter__(self) -> GotPoller:
-        if not self.snap.error and self.snap.objects:
+        if not self.snap.error and (self.snap.objects or self.snap.data):
             self._thread.start()
         return self
 

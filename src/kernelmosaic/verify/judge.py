@@ -42,7 +42,8 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
     """Fill `out` or raise Stop. `cand` is a fresh candidate worker; `ref` holds the problem already set up;
     `exclusive()` holds the device alone (yielding the seconds waited) for the timing phase (devlock.py)."""
     atol, rtol = config.tolerances()
-    got = got_snapshot(cand.pid)  # the libraries' GOTs before any candidate code runs, read from outside
+    # GOTs, code, C entry points: before any candidate code runs (an empty snapshot watches nothing)
+    got = got_snapshot(cand.pid, cand.watched) if config.memory_watch else GotSnapshot(pid=cand.pid)
     if got.error:
         out.findings.append(Finding(rule="got-unwatched", severity="flag", evidence=got.error[:300],
                                     message="the candidate worker's memory could not be read from the verifier's "
@@ -105,8 +106,8 @@ def _got_intact(got: GotSnapshot, phase: str, seen: list[str] | None = None) -> 
     changed while the phase ran, by the poller)."""
     changed = seen or got_changes(got)
     if changed:
-        raise Stop(Status.integrity_violation, f"integrity violation after {phase}: the candidate rewrote what the "
-                   f"worker's own libraries run through: {changed[0]} (a GOT slot names the call it redirects)",
+        raise Stop(Status.integrity_violation, f"integrity violation after {phase}: the candidate rewrote a call path "
+                   f"of the worker's own (seen from outside its process): {changed[0]}",
                    [Finding(rule="harness-got", severity="reject", evidence="; ".join(changed)[:800],
                             message="a GOT slot or the machine code of a library the worker loaded before the "
                                     "candidate was rewritten: its clock, timer or reply would answer to the candidate")])

@@ -256,6 +256,8 @@ class Worker:
         self._pid = 0
         self.isolation: list[str] = []
         """The isolation layers active around this worker (namespaces it started in, and what it applied itself)."""
+        self.watched: list[tuple[str, int, int]] = []
+        """(label, address, bytes) in the worker of what leads to its timer's and channel's C functions (its hello)."""
         if stop_requested():  # made after the stop's sweep: it goes now, and `spawn` refuses to start it
             self._remove_scratch()
 
@@ -336,6 +338,10 @@ class Worker:
             raise WorkerStartFailed(exc.kind, exc.detail) from exc
         self.env = hello.get("env", {})
         self.isolation = sorted({*self.isolation, *(str(x) for x in hello.get("isolation", []))})
+        watched = hello.get("watched")  # sent before any candidate code ran here: where the worker's C entry points are
+        self.watched = [(str(w[0])[:120], w[1], w[2]) for w in watched[:64] if isinstance(w, list) and len(w) == 3
+                        and isinstance(w[1], int) and isinstance(w[2], int) and 0 < w[2] <= 64] \
+            if isinstance(watched, list) else []
         self.ready = True
         return self.env
 

@@ -83,6 +83,7 @@ def _on(name: str) -> Callable[[VerifyConfig, VerifyConfig], str | None]:
 
 CHECKS: dict[str, Callable[[VerifyConfig, VerifyConfig], str | None]] = {
     "static_checks": _on("static_checks"),
+    "memory_watch": _on("memory_watch"),
     "static": _static,
     "tolerance": _tolerance,
     "trials": _at_least("trials"),

@@ -7,8 +7,9 @@ its name would get in the source, for the calls no honest kernel of this project
 probes cannot see: ATen's kernels entered below the dispatcher (`at::cpu::mm`, `at::native::*`, an operator's
 `redispatch`, dispatcher lookups), BLAS/LAPACK and vendor libraries, dynamic loading, processes and files, page
 protections and signal handlers (work done on a fault, outside the timed call; a timer or a GOT slot rewritten).
-Calls through the dispatcher (`at::_ops::mm::call`) are left to the run-time operator probe; the CPython and
-pybind11 symbols every extension module references are not judged here.
+A compute operator through the dispatcher's front door (`at::_ops::mm::call`) is ATen compute as in the source,
+and reading the dispatcher's thread state tells the calls the run-time probe watches from the others; the CPython
+and pybind11 symbols every extension module references are not judged here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 
 from kernelmosaic.verify.static.aten_ops import names_operator, operator_names
 from kernelmosaic.verify.static.cuda_vocab import qualified_rule
+from kernelmosaic.verify.static.vocab import dispatched_kind
 
 __all__ = ["symbol_rule"]
 
@@ -51,6 +53,17 @@ _C_RULES = {
     "Py_CompileStringExFlags": "dynamic-code", "Py_CompileStringObject": "dynamic-code", "PyEval_EvalCode": "dynamic-code",
     "PyEval_EvalCodeEx": "dynamic-code", "PyImport_ExecCodeModule": "dynamic-code", "PyImport_AddModule": "dynamic-code",
     "PySys_SetObject": "dynamic-code",
+    # the dispatcher's thread state, read from native code: how a candidate tells the calls the run-time operator
+    # probe watches (its dispatch mode sets the Python key) from the others (red team 11)
+    "c10::impl::tls_local_dispatch_key_set": "dynamic-code", "c10::impl::tls_is_dispatch_key_included": "dynamic-code",
+    "c10::impl::tls_is_dispatch_key_excluded": "dynamic-code", "c10::impl::tls_is_dispatch_keyset_included":
+        "dynamic-code", "c10::impl::tls_is_dispatch_keyset_excluded": "dynamic-code",
+    "c10::impl::TorchDispatchModeTLS::get_stack_len": "dynamic-code",
+    "c10::impl::TorchDispatchModeTLS::get_stack_at": "dynamic-code",
+    "c10::impl::TorchDispatchModeTLS::get_state": "dynamic-code",
+    "c10::impl::TorchDispatchModeTLS::any_modes_set": "dynamic-code",
+    "c10::impl::PythonDispatcherTLS::get_state": "dynamic-code",
+    "at::impl::PythonTorchFunctionTLS::get_state": "dynamic-code",
     # code run outside the call: on a signal (a page fault of a lazily filled output), a timer, another process
     "sigaction": "concurrency", "signal": "concurrency", "sigset": "concurrency", "bsd_signal": "concurrency",
     "__sysv_signal": "concurrency", "timer_create": "concurrency", "setitimer": "concurrency",
@@ -63,6 +76,19 @@ _BELOW_DISPATCH = {"native", "cpublas", "compositeexplicitautograd", "compositee
 _BACKENDS = {"cpu", "cuda", "mps"}
 """`at::<backend>::<op>`: a structured kernel called directly (also home to queries such as `at::cpu::is_avx2...`)."""
 _DISPATCHER_LOOKUPS = {"findSchema", "findSchemaOrThrow", "findOp", "callBoxed", "redispatchBoxed", "callWithDispatchKey"}
+
+
+def _ops_kind(struct: str) -> str:
+    """`compute`, `noncompute` or `unknown` for the operator an `at::_ops::<struct>` entry point calls: the struct is
+    the operator's name and its overload (`add__Tensor`: `add_`, overload `Tensor`; `sum_dim_IntList`: `sum`)."""
+    ops = operator_names()
+    pieces = struct.split("_")
+    for k in range(len(pieces), 0, -1):
+        name = "_".join(pieces[:k])
+        kind = dispatched_kind(name)
+        if name and (ops is None or name.rstrip("_") in ops or name in ops) and kind != "unknown":
+            return kind
+    return "unknown"
 
 
 def _name(symbol: str) -> str:
@@ -83,6 +109,8 @@ def _name(symbol: str) -> str:
 def symbol_rule(symbol: str) -> str | None:
     """The rule that owns an undefined symbol of a built extension (demangled), or None."""
     name = _name(symbol)
+    if name in _C_RULES:
+        return _C_RULES[name]
     if "::" not in name:
         if name in _C_RULES:
             return _C_RULES[name]
@@ -95,6 +123,10 @@ def symbol_rule(symbol: str) -> str | None:
             return "aten-compute-in-extension"
         if parts[1] == "_ops" and parts[-1] == "redispatch":
             return "aten-compute-in-extension"  # skips the dispatch keys the run-time probe watches through
+        if parts[1] == "_ops" and len(parts) == 4 and parts[3] == "call" and _ops_kind(parts[2]) == "compute":
+            # through the dispatcher, but the run-time probe watches only the calls it can tell (red team 11: an
+            # extension that reads the dispatcher's thread state computes with ATen whenever the probe is away)
+            return "aten-compute-in-extension"
         if parts[1] in _BACKENDS and len(parts) == 3 and (ops := operator_names()) is not None \
                 and names_operator(["at", parts[2]], ops):
             return "aten-compute-in-extension"

@@ -99,6 +99,7 @@ def _serve(channel, args, isolation: list[str]) -> bool:
     import torch
 
     from .common import describe_error, probe_env
+    from .cwatch import watched_regions  # noqa: I001 (before the role's integrity snapshot lists the worker's modules)
     from .shared import MAILBOX
 
     device = args.device
@@ -118,7 +119,8 @@ def _serve(channel, args, isolation: list[str]) -> bool:
             torch.cuda.mem_get_info()
             isolation = [*isolation, *seal_tasks(*args.sealing)]
     role = _make_role(args.role, device)
-    channel.send({"ok": True, "ready": True, "pid": os.getpid(), "env": probe_env(device), "isolation": isolation})
+    channel.send({"ok": True, "ready": True, "pid": os.getpid(), "env": probe_env(device), "isolation": isolation,
+                  "watched": watched_regions(device)})
     while True:
         try:
             request = channel.recv()
