@@ -1,7 +1,8 @@
-"""Per-verdict cost of the OS isolation layers: the same honest candidate (C++ on the CPU, CUDA with `--device
-cuda`) judged side by side with the layers on (this host's defaults) and off (`KERNELMOSAIC_ISOLATION_CPU=none` /
-`KERNELMOSAIC_ISOLATION_CUDA=none`), each in a fresh process so that the layer plan and the workers are fresh,
-alternating on/off to spread the machine's load over both.
+"""Per-verdict cost of the OS isolation layers and the memory watch: the same honest candidate (C++ on the CPU, CUDA
+with `--device cuda`) judged side by side with everything on (this host's defaults), with the layers on and the
+memory watch off (`verify.memory_watch = false`: the worker's GOTs, core code and C entry points read from outside),
+and with both off (`KERNELMOSAIC_ISOLATION_CPU=none` / `KERNELMOSAIC_ISOLATION_CUDA=none`), each in a fresh process
+so that the layer plan and the workers are fresh, cycling through the modes to spread the machine's load over all.
 
     python scripts/bench/bench_isolation.py [--runs 3] [--device cpu|cuda] [--out FILE.json]
 
@@ -38,6 +39,7 @@ else:
     source = candidate("return ext.add_relu(a, b)")
     config = VerifyConfig(device="cpu", trials=3, cache_dir=Path(sys.argv[2]), timing_budget_ms=20, timing_rounds=2,
                           compile_baseline=False, memory_limit_gb=8)
+config = config.model_copy(update={"memory_watch": sys.argv[4] == "watch"})
 with Verifier(config) as v:
     t = time.perf_counter()
     verdict = v.verify(write(tmp, "p.py", PROBLEM_ADD_RELU), write(tmp, "c.py", source))
@@ -55,14 +57,15 @@ def main() -> None:
     args = parser.parse_args()
     var = "KERNELMOSAIC_ISOLATION_CUDA" if args.device == "cuda" else "KERNELMOSAIC_ISOLATION_CPU"
     cache = Path(tempfile.mkdtemp(prefix="km-bench-iso-"))
-    results: dict[str, list[dict]] = {"on": [], "off": []}
-    for i in range(args.runs + 1):  # the first pair warms the build cache and is not counted
-        for mode in ("on", "off"):
+    results: dict[str, list[dict]] = {"on": [], "no-watch": [], "off": []}
+    for i in range(args.runs + 1):  # the first round warms the build cache and is not counted
+        for mode in results:
             env = {**os.environ}
             env.pop(var, None)
             if mode == "off":
                 env[var] = "none"
-            out = subprocess.run([sys.executable, "-c", ONE, str(ROOT), str(cache), args.device], env=env,
+            watch = "watch" if mode == "on" else "nowatch"
+            out = subprocess.run([sys.executable, "-c", ONE, str(ROOT), str(cache), args.device, watch], env=env,
                                  capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
             row = json.loads(out)
             print(f"run {i} {mode}: {row['wall_s']:.2f} s, accepted {row['accepted']}"
