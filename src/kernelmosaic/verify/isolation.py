@@ -170,13 +170,17 @@ def namespace_prefix(device: str) -> list[str]:
 
 
 def candidate_caches(root: str) -> dict[str, str]:
-    """The Triton, Inductor, CuPy and CUDA JIT caches of a process that runs candidate code: beneath `root`, its own
+    """The Triton, Inductor, CuPy, CUDA JIT and torch extension caches of a process that runs candidate code: beneath
+    `root`, its own
     scratch folder. Never this user's own, which the reference worker and the torch.compile baseline load compiled
     code from, and never a folder another candidate's process reads: a candidate that could write either could plant
     code the reference runs, or a kernel binary another candidate is judged on."""
     base = Path(root)
+    # torch's own extension builds too: a `load_inline` the candidate imports and calls after its import (in
+    # `__init__`, from a lazy loader) is the real one, whose default folder (~/.cache) the worker may not write
     return {"TRITON_CACHE_DIR": str(base / "triton"), "TORCHINDUCTOR_CACHE_DIR": str(base / "inductor"),
-            "CUDA_CACHE_PATH": str(base / "nv"), "CUPY_CACHE_DIR": str(base / "cupy")}
+            "CUDA_CACHE_PATH": str(base / "nv"), "CUPY_CACHE_DIR": str(base / "cupy"),
+            "TORCH_EXTENSIONS_DIR": str(base / "torch_extensions")}
 
 
 def writable_paths(extra: tuple[str, ...]) -> list[str]:

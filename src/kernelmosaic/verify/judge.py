@@ -6,6 +6,8 @@ A failure at any phase ends the flow through `Stop`, which carries the status; n
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kernelmosaic.contracts.verdict import Finding, MemoryUse, Status
 from kernelmosaic.verify.binary_check import first_reject, own_build_findings
 from kernelmosaic.verify.compare import compare_outputs, output_nbytes
@@ -32,6 +34,7 @@ from kernelmosaic.verify.run_replies import (
     candidate_reply_stop,
     census_reply,
 )
+from kernelmosaic.verify.static.sources import builds_after_import
 from kernelmosaic.verify.timed import time_candidate
 
 __all__ = ["judge_candidate"]
@@ -48,6 +51,11 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
         out.findings.append(Finding(rule="got-unwatched", severity="flag", evidence=got.error[:300],
                                     message="the candidate worker's memory could not be read from the verifier's "
                                             "process, so its libraries' GOT slots were not watched"))
+    # a build in `__init__` or a lazy loader runs in this worker, not ahead in the compile stage: its time is a build's
+    try:
+        lazy = config.compile_timeout_s if builds_after_import(Path(candidate_path).read_text(errors="replace")) else 0.0
+    except OSError:
+        lazy = 0.0
     with out.phase("load_init"):
         with out.phase("load"):
             loaded = candidate_reply(LoadReply, call(cand, "load", config.load_timeout_s, Status.load_error,
@@ -55,7 +63,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
                                                      cache_dir=str(config.cache_dir)), "load")
         integrity(loaded.integrity, "import")
         with out.phase("init"):
-            init = candidate_reply(InitReply, call(cand, "init", config.init_timeout_s, Status.init_error,
+            init = candidate_reply(InitReply, call(cand, "init", config.init_timeout_s + lazy, Status.init_error,
                                                    "constructing ModelNew", init_inputs=refdata.setup.init_inputs,
                                                    state_dict=refdata.setup.state_dict, seed=config.seed,
                                                    precision=config.precision), "init")
@@ -67,7 +75,7 @@ def judge_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, candidate
 
         ran, extra = judge_large_trials(cand, ref, refdata, config, out)
     else:
-        ran, extra = _judge_trials(cand, usable, config, out)
+        ran, extra = _judge_trials(cand, usable, config, out, lazy)
     if ran.extra_threads > 0:
         raise Stop(Status.timing_anomaly, f"{ran.extra_threads} thread(s) left running after forward",
                    [Finding(rule="background-threads", severity="reject",
@@ -113,12 +121,13 @@ def _got_intact(got: GotSnapshot, phase: str, seen: list[str] | None = None) -> 
                                     "candidate was rewritten: its clock, timer or reply would answer to the candidate")])
 
 
-def _judge_trials(cand: Worker, usable: list[RefTrial], config: VerifyConfig, out: Outcome) -> tuple[ForwardEnd, list[float]]:
+def _judge_trials(cand: Worker, usable: list[RefTrial], config: VerifyConfig, out: Outcome,
+                  lazy: float = 0.0) -> tuple[ForwardEnd, list[float]]:
     """Every trial's outputs sent here and compared here, then the refill check; returns the run's reply and, per
     output, the most budget any trial needed above atol + rtol·|r|."""
     atol, rtol = config.tolerances()
     with out.phase("correctness"):
-        ran = candidate_reply(RunReply, call(cand, "run", config.run_timeout_s, Status.runtime_error, "running forward",
+        ran = candidate_reply(RunReply, call(cand, "run", config.run_timeout_s + lazy, Status.runtime_error, "running forward",
                                              trials=[tr.inputs for tr in usable],
                                              poison_sizes=[(n + 3) // 4 for n in output_nbytes(usable[0].outputs)]),
                               "run")

@@ -182,6 +182,16 @@ def _enclosing_function(idx: ModuleIndex, node: ast.AST) -> ast.AST:
     return cur or idx.tree
 
 
+def builds_after_import(source: str) -> bool:
+    """Whether a `load_inline`/`load` call sits inside a function (a lazy loader, `__init__`): that build may run
+    while the candidate is constructed or first called, where the compile stage did not make it ahead."""
+    try:
+        idx = ModuleIndex.build(source, "candidate.py")
+    except (SyntaxError, ValueError):
+        return False
+    return any(not isinstance(e.scope, ast.Module) for e in find_extensions(idx))
+
+
 def resolve_source(idx: ModuleIndex, at: ast.AST, node: ast.AST) -> Text:
     """The literal text an expression evaluates to, names looked up from the function around `at`; raises Opaque."""
     return _Resolver(idx, _enclosing_function(idx, at)).text(node)

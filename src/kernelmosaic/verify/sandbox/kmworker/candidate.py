@@ -49,12 +49,15 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
     def __init__(self, device: str) -> None:
         self.device = device
         self.model = None
+        self.recorder: BuildRecorder | None = None
         quiet_compiler_threads()  # torch.compile's progress bars start no thread the count below would miss
         self.before = integrity.snapshot()
         self.threads = integrity.thread_count()
 
     def load(self, candidate: str, cache_dir: str) -> dict:
-        recorder = BuildRecorder(cache_dir)
+        # kept for construction and the first calls too: a `load_inline` in `__init__` or a lazy loader is built as
+        # the import's are (privately, with the precompiled header) and its functions are seen by the probes
+        self.recorder = recorder = BuildRecorder(cache_dir)
         if "cupy" in Path(candidate).read_text(errors="replace"):
             INTERCEPT.cupy = watch_cupy(INTERCEPT)  # before the candidate binds cupy.RawKernel
         with recorder:
@@ -66,7 +69,8 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
 
     def init(self, init_inputs: list, state_dict: dict, seed: int, precision: str) -> dict:
         seed_all(seed)
-        model = self.module.ModelNew(*init_inputs)
+        with self.recorder or contextlib.nullcontext():
+            model = self.module.ModelNew(*init_inputs)
         own = model.state_dict()
         copied, skipped = [], []
         for name, value in own.items():
@@ -118,7 +122,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
             before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             again = [x.clone() if isinstance(x, torch.Tensor) else x for x in before] if k == 0 and repeat_first else None
             self._poison(poison_sizes)  # last allocation before the call, so the outputs get the poisoned blocks
-            with self._uninitialised_reads_nan():
+            with self._uninitialised_reads_nan(), self.recorder or contextlib.nullcontext():
                 out = self.model(*inputs)
             if self.device.startswith("cuda"):
                 torch.cuda.synchronize()
