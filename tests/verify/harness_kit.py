@@ -523,3 +523,53 @@ class ModelNew(nn.Module):
     def forward(self, a, b):
         return ext.add_relu(a, b)
 '''
+
+
+TIMER_SCALE_CPP = r'''
+#include <torch/extension.h>
+
+torch::Tensor add_relu(torch::Tensor a, torch::Tensor b) {
+    auto ac = a.contiguous(), bc = b.contiguous();
+    auto out = torch::empty_like(ac);
+    const float* pa = ac.data_ptr<float>();
+    const float* pb = bc.data_ptr<float>();
+    float* po = out.data_ptr<float>();
+    for (int64_t i = 0; i < ac.numel(); ++i) { float v = pa[i] + pb[i]; po[i] = v > 0.f ? v : 0.f; }
+    return out;
+}
+
+// The attack: the float objects the worker's timing code multiplies by (1000.0, seconds to ms), rewritten in place.
+int64_t shrink_constants(py::list floats, double value) {
+    int64_t n = 0;
+    for (auto item : floats) {
+        PyObject* f = item.ptr();
+        if (PyFloat_CheckExact(f)) { reinterpret_cast<PyFloatObject*>(f)->ob_fval = value; ++n; }
+    }
+    return n;
+}
+'''
+
+
+def timer_scale(value: float) -> str:
+    """add_relu, honest, whose import rewrites every 1000.0 constant of the worker's timing code to `value` (found
+    through the timing functions' code objects, as red team 12 found them)."""
+    return f'''\
+import sys
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+CPP = r"""{TIMER_SCALE_CPP}"""
+
+ext = load_inline(name="km_timer_scale_ext", cpp_sources=CPP, functions=["add_relu", "shrink_constants"],
+                  extra_cflags=["-O2"])
+_timing = sys.modules["kmworker.timing"]
+_found = [c for f in vars(_timing.Timer).values() if hasattr(f, "__code__") for c in f.__code__.co_consts
+          if type(c) is float and c == 1000.0]
+assert ext.shrink_constants(_found, {value}) >= 1
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.add_relu(a, b)
+'''

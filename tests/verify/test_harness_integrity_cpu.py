@@ -155,3 +155,11 @@ def test_libc_clock_code_patched_in_place_is_caught(unguarded, problem, tmp_path
     v = unguarded.verify(problem, kit.write(tmp_path, "code_patch.py", hk.clock_code_patch(1.2)))
     assert v.status == Status.integrity_violation, v.message
     assert "harness-got" in {f.rule for f in v.rejected_by} and "machine code of libc" in v.message, v.message
+
+
+def test_the_timers_scale_constant_rewritten_in_place_is_seen_from_outside(unguarded, problem, tmp_path):
+    """Red team 12: the 1000.0 the timer multiplies seconds by, rewritten to 450.0 inside the float object (no Python
+    object changes identity): the worker named its timing code's constants at start, and the parent watches them."""
+    v = unguarded.verify(problem, kit.write(tmp_path, "timer_scale.py", hk.timer_scale(450.0)))
+    assert v.status == Status.integrity_violation, v.message
+    assert "harness-got" in {f.rule for f in v.rejected_by} and "kmworker.timing" in v.message, v.message

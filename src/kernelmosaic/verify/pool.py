@@ -339,8 +339,8 @@ class Worker:
         self.env = hello.get("env", {})
         self.isolation = sorted({*self.isolation, *(str(x) for x in hello.get("isolation", []))})
         watched = hello.get("watched")  # sent before any candidate code ran here: where the worker's C entry points are
-        self.watched = [(str(w[0])[:120], w[1], w[2]) for w in watched[:64] if isinstance(w, list) and len(w) == 3
-                        and isinstance(w[1], int) and isinstance(w[2], int) and 0 < w[2] <= 64] \
+        self.watched = [(str(w[0])[:160], w[1], w[2]) for w in watched[:512] if isinstance(w, list) and len(w) == 3
+                        and isinstance(w[1], int) and isinstance(w[2], int) and 0 < w[2] <= 4096] \
             if isinstance(watched, list) else []
         self.ready = True
         return self.env

@@ -36,9 +36,49 @@ def _targets(device: str) -> dict[str, object]:
     return out
 
 
+def _code_regions(label: str, code, out: list[list], depth: int = 0) -> None:
+    """A code object's constants: the tuple's item pointers, each float's value, nested code objects' the same."""
+    consts = code.co_consts
+    if consts:
+        out.append([f"{label} constants", id(consts) + _TUPLE_ITEMS, len(consts) * _PTR])
+    for c in consts:
+        if type(c) is float:
+            out.append([f"{label} constant {c!r}", id(c) + 2 * _PTR, 8])
+        elif hasattr(c, "co_consts") and depth < 3:
+            _code_regions(f"{label}.<{c.co_name}>", c, out, depth + 1)
+
+
+def _timer_code(out: list[list]) -> None:
+    """The worker's timing, fingerprint and burst code: the constants its arithmetic uses (the ms scale, the
+    bounds) and its functions' default arguments (red team 12 rewrote the timer's 1000.0 scale in place)."""
+    import importlib
+
+    for name in ("timing", "fingerprint", "burst_inputs"):
+        try:
+            module = importlib.import_module(f"{__package__}.{name}")
+        except Exception:  # noqa: BLE001 - a module that cannot import here is not watched
+            continue
+        functions = [v for v in vars(module).values() if hasattr(v, "__code__")
+                     and getattr(v, "__module__", "") == module.__name__]
+        for cls in [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == module.__name__]:
+            members = [getattr(f, "__func__", f) for f in vars(cls).values()]  # static and class methods too
+            functions += [f for f in members if hasattr(f, "__code__")]
+        for f in functions:
+            label = f"kmworker.{name}.{f.__qualname__}"
+            _code_regions(label, f.__code__, out)
+            if f.__defaults__:
+                out.append([f"{label} defaults", id(f.__defaults__) + _TUPLE_ITEMS, len(f.__defaults__) * _PTR])
+
+
+_TUPLE_ITEMS = 3 * _PTR
+"""PyTupleObject: refcount, type, size, then the item pointers."""
+
+
 def watched_regions(device: str) -> list[list]:
-    """[label, address, bytes] of each target's fields that lead to its C function, and of its method table entry."""
+    """[label, address, bytes] of each target's fields that lead to its C function, of its method table entry, and
+    of the worker's timer code's constants."""
     out: list[list] = []
+    _timer_code(out)
     for label, obj in _targets(device).items():
         kind = type(obj).__name__
         if kind == "builtin_function_or_method":  # head | m_ml, m_self, m_module | weakreflist | vectorcall
