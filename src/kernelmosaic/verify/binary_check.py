@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kernelmosaic.contracts.verdict import Finding
+from kernelmosaic.verify.got_watch import proc_maps
 from kernelmosaic.verify.static.policy import StaticPolicy
 from kernelmosaic.verify.static.rules import reject_message
 from kernelmosaic.verify.static.symbols import symbol_rule
@@ -146,17 +147,12 @@ def own_builds(pid: int, scratch: Path, cache: Path | None = None) -> tuple[list
     roots = own | ({str(cache), str(cache.resolve())} if cache is not None else set())
     mapped: dict[str, tuple[int, bool]] = {}
     try:
-        lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        maps = proc_maps(pid)
     except OSError:
         return [], []
-    for line in lines:
-        fields = line.split(None, 5)
-        if len(fields) < 6 or not fields[5].startswith("/"):
-            continue
-        path, deleted = fields[5], fields[5].endswith(" (deleted)")
-        path = path.removesuffix(" (deleted)")
-        if any(path.startswith(root + "/") for root in roots):
-            mapped[path] = (int(fields[4]), deleted or mapped.get(path, (0, False))[1])
+    for m in maps:
+        if any(m.path.startswith(root + "/") for root in roots):
+            mapped[m.path] = (m.inode, m.deleted or mapped.get(m.path, (0, False))[1])
     libs, replaced = [], []
     for path, (inode, deleted) in sorted(mapped.items()):
         try:

@@ -17,15 +17,12 @@ Standard library only: the parent reads ELF files and another process's memory; 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["GotPoller", "GotSnapshot", "got_snapshot", "got_changes"]
-
-log = logging.getLogger(__name__)
+__all__ = ["GotPoller", "GotSnapshot", "Mapping", "got_snapshot", "got_changes", "proc_maps"]
 
 _SHT_RELA, _SHT_DYNSYM = 4, 11
 _GOT_SECTIONS = (".got", ".got.plt")
@@ -54,10 +51,6 @@ class GotSnapshot:
     """The machine code the timer runs through (`_CODE`: the loader, libc, the interpreter, the CUDA runtime, the
     vDSO): name -> (its executable mappings, a digest of their bytes)."""
 
-    @property
-    def watched(self) -> int:
-        return sum(len(b) // 8 for o in self.objects for _, b in o.regions)
-
 
 _CODE = ("ld-linux", "libc.so", "libpython", "python3", "libcudart.so", "[vdso]")
 """Basename prefixes of the objects whose code is watched too: clocks, the interpreter's timer and event timing go
@@ -65,15 +58,30 @@ through them, and none of them rewrites its own code (no JIT). A patch in place 
 binary rules reject by name, but an inline `syscall` instruction names nothing."""
 
 
-def _maps(pid: int, special: bool = False) -> list[tuple[int, int, str, int, str]]:
+@dataclass(frozen=True)
+class Mapping:
+    """One line of /proc/<pid>/maps: the kernel's account of a mapping, not the process's."""
+
+    lo: int
+    hi: int
+    perms: str
+    offset: int
+    inode: int
+    path: str
+    """The file's path (without the kernel's ` (deleted)` mark), or a pseudo-file such as `[vdso]`."""
+    deleted: bool
+
+
+def proc_maps(pid: int) -> list[Mapping]:
+    """The named mappings of process `pid` (files and pseudo-files; anonymous ones left out); raises OSError."""
     out = []
     for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
         fields = line.split(None, 5)
-        if len(fields) < 6 or fields[5].endswith(" (deleted)") or not (
-                fields[5].startswith("/") or (special and fields[5] == "[vdso]")):
+        if len(fields) < 6:
             continue
         lo, hi = (int(x, 16) for x in fields[0].split("-"))
-        out.append((lo, hi, fields[1], int(fields[2], 16), fields[5]))
+        path = fields[5].removesuffix(" (deleted)")
+        out.append(Mapping(lo, hi, fields[1], int(fields[2], 16), int(fields[4]), path, path != fields[5]))
     return out
 
 
@@ -117,20 +125,20 @@ def got_snapshot(pid: int, named: list[tuple[str, int, int]] | None = None) -> G
     outside it."""
     snap = GotSnapshot(pid=pid)
     try:
-        maps = _maps(pid, special=True)
+        maps = [m for m in proc_maps(pid) if not m.deleted and (m.path.startswith("/") or m.path == "[vdso]")]
         fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
     except OSError as exc:
         snap.error = f"{type(exc).__name__}: {exc}"
         return snap
     try:
         firsts: dict[str, int] = {}
-        for lo, hi, perms, offset, path in maps:
-            if offset == 0:
-                firsts.setdefault(path, lo)
-            if "x" in perms:
-                snap.executable.append((lo, hi, path))
-                if os.path.basename(path).startswith(_CODE):
-                    snap.code.setdefault(os.path.basename(path), ([], b""))[0].append((lo, hi))
+        for m in maps:
+            if m.offset == 0:
+                firsts.setdefault(m.path, m.lo)
+            if "x" in m.perms:
+                snap.executable.append((m.lo, m.hi, m.path))
+                if os.path.basename(m.path).startswith(_CODE):
+                    snap.code.setdefault(os.path.basename(m.path), ([], b""))[0].append((m.lo, m.hi))
         for name, (ranges, _) in list(snap.code.items()):
             snap.code[name] = (ranges, _digest(fd, ranges))
         for label, addr, size in named or []:
