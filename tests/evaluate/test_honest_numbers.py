@@ -8,8 +8,8 @@ import json
 import pytest
 from test_metrics_by_hand import _episode, _verdict
 
-from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
-from kernelmosaic.contracts.verdict import Stat, Status
+from kernelmosaic.contracts.speedup import MAX_SPREAD, WALL_AGREEMENT, read_speedup, timing_speedups
+from kernelmosaic.contracts.verdict import Stat, Status, Timing
 from kernelmosaic.evaluate.baselines import BaselineCache
 from kernelmosaic.evaluate.config import EvalConfig
 from kernelmosaic.evaluate.report import plots
@@ -28,6 +28,33 @@ def test_read_speedup_reliable_only_within_the_spread():
     assert bad.value == pytest.approx(2.0) and not bad.reliable and bad.high / bad.low > MAX_SPREAD
     assert bad.describe() == "unreliable: 0.78x-5.10x between quartiles (median 2.00x)"
     assert read_speedup(tight, None).describe() == "not measured" and read_speedup(tight, None).value is None
+
+
+def _cpu_timing(cand_ms: float, eager_ms: float, wall: float | None, timer: str = "host") -> Timing:
+    cand = Stat(median_ms=cand_ms, q1_ms=0.98 * cand_ms, q3_ms=1.02 * cand_ms, samples=30)
+    eager = Stat(median_ms=eager_ms, q1_ms=0.98 * eager_ms, q3_ms=1.02 * eager_ms, samples=30)
+    comp = Stat(median_ms=eager_ms / 2, q1_ms=0.49 * eager_ms, q3_ms=0.51 * eager_ms, samples=30)
+    return Timing(candidate=cand, eager=eager, compile=comp, candidate_host=cand, eager_host=eager, compile_host=comp,
+                  speedup_vs_eager=eager_ms / cand_ms, timer=timer, speedup_vs_eager_wall=wall)
+
+
+def test_a_cpu_speedup_the_verifiers_own_clock_does_not_support_is_unreliable_at_its_clocks_figure():
+    """Red team 12's transient clock swap: the process claimed 1.39x where back-to-back calls timed from outside
+    showed 0.70x. Every speedup built on the candidate's own samples is marked, its slow end at the outside
+    figure (vs torch.compile: lowered by the same factor); within WALL_AGREEMENT it stands; on a GPU (CUDA events,
+    launches overlapped in the burst) it is not compared."""
+    forged = timing_speedups(_cpu_timing(0.40, 0.556, 0.70))
+    for key in ("eager_device", "eager_host"):
+        r = forged[key]
+        assert not r.reliable and r.wall == 0.70 and r.low == pytest.approx(0.70), r
+        assert "the verifier's own clock (0.70x" in r.describe()
+    comp = forged["compile_device"]
+    assert not comp.reliable and comp.low == pytest.approx(comp.value * 0.70 / 1.39, rel=1e-3)
+    close = timing_speedups(_cpu_timing(0.40, 0.556, 1.39 / (0.99 * WALL_AGREEMENT)))
+    assert all(r.reliable and r.wall is None for r in close.values()), close
+    gpu = timing_speedups(_cpu_timing(0.40, 0.556, 0.70, timer="cuda_events"))
+    assert all(r.reliable for r in gpu.values()), gpu
+    assert timing_speedups(_cpu_timing(0.40, 0.556, None))["eager_device"].reliable
 
 
 @pytest.fixture

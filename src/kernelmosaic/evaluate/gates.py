@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelmosaic.contracts.speedup import SpeedupReading, read_speedup
+from kernelmosaic.contracts.speedup import SpeedupReading, timing_speedups
 from kernelmosaic.contracts.verdict import Status, Timing, Verdict
 from kernelmosaic.contracts.verified import sanitizer_passed
 from kernelmosaic.evaluate.metrics import TaskRow
@@ -128,11 +128,8 @@ def flag_reason(record: EpisodeRecord) -> str:
 
 
 def speedup_readings(t: Timing) -> dict[str, SpeedupReading]:
-    """The four speedups of a verdict's timing (device and host time, vs eager and torch.compile), each with
-    whether its own spread supports it (`contracts.speedup`), keyed as `GateMetrics.speedup` is."""
-    return {"eager_device": read_speedup(t.candidate, t.eager), "compile_device": read_speedup(t.candidate, t.compile),
-            "eager_host": read_speedup(t.candidate_host, t.eager_host),
-            "compile_host": read_speedup(t.candidate_host, t.compile_host)}
+    """The four speedups of a verdict's timing, each with whether its measurement supports it (`contracts.speedup`)."""
+    return timing_speedups(t)
 
 
 def task_row(record: EpisodeRecord, drift: float = 0.0) -> TaskRow:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from kernelmosaic.contracts.speedup import read_speedup
+from kernelmosaic.contracts.speedup import timing_speedups
 from kernelmosaic.contracts.trajectory import Solution
 from kernelmosaic.contracts.verdict import Timing, Verdict
 from kernelmosaic.contracts.verified import Verification, check_candidate, task_flags_of
@@ -188,7 +188,7 @@ def speedup_caveat(row: VerdictRow) -> str:
         parsed = Timing.model_validate(timing)
     except ValidationError:
         return ""
-    return read_speedup(parsed.candidate, parsed.eager).caveat()
+    return timing_speedups(parsed)["eager_device"].caveat()
 
 
 def best_speedup(session: Session, episode: EpisodeRow) -> tuple[float, str]:

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
-from kernelmosaic.contracts.speedup import MAX_SPREAD, read_speedup
+from kernelmosaic.contracts.speedup import MAX_SPREAD, WALL_AGREEMENT, timing_speedups
 from kernelmosaic.contracts.verdict import Status, Verdict
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.pool import DeviceCrowded, WorkerDied, WorkerError, WorkerStartFailed
@@ -133,14 +133,20 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
                       f"max abs {c.max_abs_error:.3g}, max rel {c.max_rel_error:.3g} (atol {c.atol:g}, rtol {c.rtol:g})")
     if verdict.timing:
         t = verdict.timing
-        eager, compiled = read_speedup(t.candidate, t.eager), read_speedup(t.candidate, t.compile)
+        readings = timing_speedups(t)
+        eager, compiled = readings["eager_device"], readings["compile_device"]
         line = (f"timing ({t.timer}): candidate {t.candidate.median_ms:.4f} ms ({t.candidate.q1_ms:.4f}-"
                 f"{t.candidate.q3_ms:.4f} between quartiles, n={t.candidate.samples}), eager {t.eager.median_ms:.4f} ms "
                 f"-> {eager.describe()}")
         line += (f", torch.compile {t.compile.median_ms:.4f} ms -> {compiled.describe()}" if t.compile else
                  ", torch.compile not measured")
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-        if not (eager.reliable and (compiled.reliable or not compiled.measured)):
+        if eager.wall is not None:
+            console.print(f"[yellow]speedup unreliable[/]: the candidate's process measured {eager.value:.2f}x, more "
+                          f"than {WALL_AGREEMENT}x the verifier's own clock's {eager.wall:.2f}x on back-to-back calls "
+                          "(caches warm there, flushed in the timed calls; or a process that shortens its own timed "
+                          "calls)", highlight=False)
+        elif not (eager.reliable and (compiled.reliable or not compiled.measured)):
             console.print(f"[yellow]speedup unreliable[/]: the timings' own spread is wider than a factor "
                           f"{MAX_SPREAD} between quartiles (a busy host or a noisy clock); rerun on an idle machine "
                           "before quoting it", highlight=False)

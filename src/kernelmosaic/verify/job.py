@@ -87,10 +87,11 @@ def accepted_message(out: Outcome, verdict: Verdict) -> str:
     if verdict.custom is not None and verdict.custom.share is not None:
         text += f", custom kernels {100 * verdict.custom.share:.0f}% of {verdict.custom.share_basis.replace('_', ' ')}"
     if out.timing:
-        from kernelmosaic.contracts.speedup import read_speedup
+        from kernelmosaic.contracts.speedup import timing_speedups
 
         t = out.timing
-        eager, compiled = read_speedup(t.candidate, t.eager), read_speedup(t.candidate, t.compile)
+        readings = timing_speedups(t)
+        eager, compiled = readings["eager_device"], readings["compile_device"]
         text += f"; {t.candidate.median_ms:.3f} ms, {t.speedup_vs_eager:.2f}x vs eager"
         text += f" ({eager.caveat()})" if eager.caveat() else ""
         if compiled.measured:

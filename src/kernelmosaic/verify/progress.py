@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelmosaic.commands import Console
-from kernelmosaic.contracts.speedup import read_speedup
+from kernelmosaic.contracts.speedup import timing_speedups
 from kernelmosaic.contracts.verdict import Timing
 from kernelmosaic.verify.pool import calls_log
 
@@ -146,7 +146,7 @@ def speed_detail(timing: Timing | None) -> str:
     unreliable speedup says so after the number (`contracts.speedup`)."""
     if timing is None:
         return "untimed"
-    caveat = read_speedup(timing.candidate, timing.eager).caveat()  # the number stays first, for a reader and grep
+    caveat = timing_speedups(timing)["eager_device"].caveat()  # the number stays first, for a reader and grep
     on_host = timing.timer == "host"  # the CPU: one host time, no device time beside it
     text = (f"{timing.speedup_vs_eager:.2f}x vs eager{', ' + caveat if caveat else ''} ("
             f"{timing.candidate.median_ms:.4g} / {timing.eager.median_ms:.4g} ms{'' if on_host else ' device'}")
