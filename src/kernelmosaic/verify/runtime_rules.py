@@ -48,6 +48,11 @@ RUNTIME_RULES: dict[str, str] = {
                               "dispatcher saw it at run time (whatever name or indirection the source used)",
     "aten-compute-observed": "under strict, an extension function's host code ran ATen compute, as the dispatcher saw "
                              "it at run time (whatever name, macro or lookup the C++ used)",
+    "library-compute-observed": "under strict, the kernel's samples of the candidate's worker during its wall-clock "
+                                "burst put most of the computing time in PyTorch's or other libraries' code, however "
+                                "it was reached (ATen or BLAS found at run time, below the dispatcher)",
+    "cpu-census-unavailable": "under strict on the CPU, the kernel's sampler (perf_event_open) was not available, so "
+                              "library code reached below the dispatcher could not be seen (a flag)",
     "torch-op-unclassified": "under strict, forward (or an extension function's host code) ran a PyTorch operator "
                              "that is neither known compute nor known to allocate, view or copy (a flag naming it)",
     "kernel-output-unverified": "no call into the candidate's kernels could be observed, so nothing shows their output is used",

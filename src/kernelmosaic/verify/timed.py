@@ -21,6 +21,7 @@ import torch
 
 from kernelmosaic.contracts.verdict import Finding, Status, Timing
 from kernelmosaic.verify.baseline_run import ROUND_SEEDS, Hold, compile_baseline
+from kernelmosaic.verify.binary_check import own_builds
 from kernelmosaic.verify.call_checks import (
     Burst,
     WallRatios,
@@ -36,6 +37,7 @@ from kernelmosaic.verify.call_checks import (
     wall_clock_finding,
 )
 from kernelmosaic.verify.config import VerifyConfig
+from kernelmosaic.verify.cpu_samples import CpuSampler, library_time_finding
 from kernelmosaic.verify.custom_work import judge_torch_ops, records_ops
 from kernelmosaic.verify.freeze import Held, held_still
 from kernelmosaic.verify.judgement import (
@@ -138,7 +140,8 @@ def _picked(reply: BurstReply, seed: int, sets: int, calls: int) -> BurstCheck:
 
 def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float, fp_seed: int,
            resize: bool = False, prints: list[BurstCheck] | None = None, sets: int = BURST_SETS,
-           print_ms: float = 0.0, give_back: bool = False, **kind) -> tuple[Burst, bool]:
+           print_ms: float = 0.0, give_back: bool = False, sampled: list[Finding | None] | None = None,
+           **kind) -> tuple[Burst, bool]:
     """`resize`: run the burst again, longer, until it lasts `target_ms` on this process's clock (at most twice).
     `prints`: the candidate's; the calls of the burst that counts (the last run) picked for `_check_bursts` once its
     reply is in, and what it changed in the verifier checked in a request of its own (so the timed request holds
@@ -146,7 +149,9 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
     timed request (runclock.py). `sets`: draws the burst's positional arguments rotate through
     (`timing.LARGE_BURST_SETS` in large-output mode); the candidate lets its inputs go after its last burst
     (eager's go after each). `print_ms`: the reference's measure of one call's projection. `give_back`: the
-    reference's allocator returns its cached blocks after the burst (`_give_back`). Returns the burst and,
+    reference's allocator returns its cached blocks after the burst (`_give_back`). `sampled`: the kernel samples
+    the worker's threads through the burst that counts, and what they show is appended (`cpu_samples`). Returns
+    the burst and,
     from the reference only, whether its calls had inputs of their own (`BurstInputs.distinct`)."""
     status = Status.bad_problem if kind else Status.runtime_error
     what = "drawing the burst's inputs"
@@ -157,10 +162,11 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
     check: BurstCheck | None = None
     for _ in range(3 if resize else 1):
         before = snapshot(pid)
-        t0 = time.perf_counter()
-        res = call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls,
-                   fp_seed=fp_seed, **kind)
-        wall_ms = (time.perf_counter() - t0) * 1e3
+        with CpuSampler(pid) if sampled is not None else contextlib.nullcontext() as sampler:
+            t0 = time.perf_counter()
+            res = call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls,
+                       fp_seed=fp_seed, **kind)
+            wall_ms = (time.perf_counter() - t0) * 1e3
         run = run_clock(pid, before, snapshot(pid))
         reply = burst_reply(res, "the wall-clock burst", candidate=not kind)
         if prints is not None:
@@ -169,6 +175,9 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
                                                          "checking the burst left the verifier alone"), "burst_check")
             integrity(done.integrity, "timing")
         burst = Burst(wall_ms, reply.reported_ms, calls, host_median_ms, run, print_ms)
+        if sampled is not None and sampler is not None:
+            own = {str(p) for p in own_builds(pid, worker.scratch, config.cache_dir)[0]}
+            sampled[:] = [library_time_finding(sampler.census(own), sampler.error, calls, print_ms)]
         if not (calls := longer_burst(burst, target_ms)):
             break
     if prints is not None and check is not None:
@@ -226,12 +235,14 @@ class WallCheck(NamedTuple):
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
                 seed: int, prints: list[BurstCheck], fp_seed: int, hold: Hold, sets: int = BURST_SETS,
-                large: bool = False) -> WallCheck:
+                large: bool = False, findings: list[Finding] | None = None) -> WallCheck:
     """The candidate's and eager's wall ratios for one round; raises on a candidate beyond the bound, by both the
     parent's clock and the kernel's account of its worker, in three attempts (a disagreement that does not repeat is
     not a verdict). The calls picked from the candidate's bursts go to `prints`. `large`: large-output mode (eager's
-    memory goes back to the device after each of its bursts)."""
+    memory goes back to the device after each of its bursts). `findings`: where the candidate's bursts are sampled
+    (`strict` on the CPU: `cpu_samples`), a missing census is flagged there; library code doing the work raises."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
+    sampled: list[Finding | None] | None = [] if findings is not None and not cand.device.startswith("cuda") else None
     evidence: list[str] = []
     with hold():  # the candidate stopped, as for eager's bursts: its own work cannot stretch what is set aside
         print_ms = _print_cost(ref, config, seed + 3, sets, burst_calls(config.wall_check_ms, c_med), fp_seed)
@@ -242,7 +253,12 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
                                      sets=sets, print_ms=print_ms, give_back=large, kind="eager")
         # A slow request widens the slack (a fixed cost per request); the candidate's burst grows with it.
         subject, _ = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager, attempt),
-                            fp_seed, resize=True, prints=prints, sets=sets, print_ms=print_ms)
+                            fp_seed, resize=True, prints=prints, sets=sets, print_ms=print_ms, sampled=sampled)
+        if sampled and (seen := sampled[0]) is not None and findings is not None:
+            if seen.severity == "reject":
+                raise Stop(Status.no_custom_kernel, f"{seen.rule}: {seen.message}", [seen])
+            if not any(f.rule == seen.rule for f in findings):
+                findings.append(seen)
         # eager again after it: the bound's slack comes from the quieter of the two, so one request slowed by a
         # busy host cannot widen it for a candidate
         with hold():
@@ -344,7 +360,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             short["eager"] += theirs.lead_short
             with out.phase("timing_bursts"):
                 walls.append(_wall_check(cand, ref, config, mine.host_samples, theirs.host_samples,
-                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets, refdata.large))
+                                          seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets, refdata.large,
+                                          out.findings if record else None))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large)
                       for r, (res, fp_seed) in enumerate(timed))
