@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kernelmosaic.contracts.speedup import WALL_AGREEMENT, timing_speedups
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
 from kernelmosaic.verify.call_checks import Burst, fingerprint_mismatch, wall_clock_finding
 from kernelmosaic.verify.runclock import RunClock
@@ -97,13 +98,16 @@ def test_reusing_its_own_output_buffer_and_returning_a_copy_is_legitimate(unguar
     assert v.accepted, v.message
     assert v.timing.timed_calls_checked >= 3 * 3  # every round checked a subset, not only the first, and its burst
     assert v.timing.candidate_host is not None and v.timing.speedup_vs_eager_host is not None
-    # the wall-clock bound ran by the parent's own clock, and its figure over the same kind of work is a speedup of
-    # the same order as the reported one; the figure is withheld (None) where run-queue waits took a whole burst, as
-    # in a clean-clone CI beside three other test jobs on two cores (2026-12-06)
+    # the wall-clock bound ran by the parent's own clock, and its figure is a speedup over the same kind of work;
+    # where it and the reported one disagree by more than WALL_AGREEMENT, the reported one is not a measurement. The
+    # figure is withheld (None) where run-queue waits took a whole burst; at a load of 12-18 on two cores (a
+    # clean-clone CI beside other test jobs, 2026-12-07) it came out 0.05x against a reported 0.49x
     assert v.timing.wall_check_attempts >= 1 and v.timing.wall_ratio > 0, v.timing
     wall = v.timing.speedup_vs_eager_wall
     if wall is not None:
-        assert 0.25 < wall / v.timing.speedup_vs_eager < 4, (wall, v.timing.speedup_vs_eager)
+        assert 0.02 < wall / v.timing.speedup_vs_eager < 50, (wall, v.timing.speedup_vs_eager)
+        reading = timing_speedups(v.timing)["eager_device"]
+        assert v.timing.speedup_vs_eager <= WALL_AGREEMENT * wall or not reading.reliable, (wall, reading)
 
 
 def _prints(out: torch.Tensor, moments: bool = False) -> list[dict]:

@@ -142,10 +142,10 @@ def _summary(verdict: Verdict, explain: bool, console: Console) -> None:
                  ", torch.compile not measured")
         console.print(line, highlight=False, markup=False, soft_wrap=True)
         if eager.wall is not None:
-            console.print(f"[yellow]speedup unreliable[/]: the candidate's process measured {eager.value:.2f}x, more "
-                          f"than {WALL_AGREEMENT}x the verifier's own clock's {eager.wall:.2f}x on back-to-back calls "
-                          "(caches warm there, flushed in the timed calls; or a process that shortens its own timed "
-                          "calls)", highlight=False)
+            console.print(f"[yellow]speedup unreliable[/]: the timed calls give {eager.value:.2f}x and the verifier's "
+                          f"own clock {eager.wall:.2f}x on back-to-back calls, more than {WALL_AGREEMENT}x apart (a busy "
+                          "host, caches warm back to back and flushed before each timed call, or a candidate that "
+                          "shortens its own timed calls); metrics count it at its slow end", highlight=False)
         elif not (eager.reliable and (compiled.reliable or not compiled.measured)):
             console.print(f"[yellow]speedup unreliable[/]: the timings' own spread is wider than a factor "
                           f"{MAX_SPREAD} between quartiles (a busy host or a noisy clock); rerun on an idle machine "
