@@ -175,11 +175,12 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
                                                          "checking the burst left the verifier alone"), "burst_check")
             integrity(done.integrity, "timing")
         burst = Burst(wall_ms, reply.reported_ms, calls, host_median_ms, run, print_ms)
-        if sampled is not None and sampler is not None:
-            own = {str(p) for p in own_builds(pid, worker.scratch, config.cache_dir)[0]}
-            sampled[:] = [library_time_finding(sampler.census(own), sampler.error, calls, print_ms)]
+        counted = (sampler, calls)
         if not (calls := longer_burst(burst, target_ms)):
             break
+    if sampled is not None and counted[0] is not None:  # the census of the burst that counts, read once
+        own = {str(p) for p in own_builds(pid, worker.scratch, config.cache_dir)[0]}
+        sampled[:] = [library_time_finding(counted[0].census(own), counted[0].error, counted[1], print_ms)]
     if prints is not None and check is not None:
         prints.append(check)
     if not kind:
