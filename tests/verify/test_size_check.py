@@ -70,3 +70,31 @@ def test_the_verifier_derives_unless_given_or_turned_off(tmp_path):
     assert alternatives_to_judge(MATMUL, given, config) == (given, "1 alternative(s) given by the caller")
     off, note = alternatives_to_judge(MATMUL, (), config.model_copy(update={"derive_alt": False}))
     assert off == [] and "derive_alt is off" in note
+
+
+def test_threads_deriving_the_same_problem_at_once_all_get_it(tmp_path):
+    """`evaluate --concurrency` judges in threads of one process: two verdicts of one problem derive its file at once
+    (CI, 2026-12-07: one thread's rename found its part file already renamed by the other, an infrastructure error)."""
+    import threading
+
+    config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache")
+    for round_ in range(20):
+        source = MATMUL + f"# round {round_}\n"
+        start, got, errors = threading.Barrier(8), [], []
+
+        def derive(source=source, start=start, got=got, errors=errors):
+            start.wait()
+            try:
+                got.append(alternatives_to_judge(source, (), config)[0][0].problem)
+            except Exception as e:  # noqa: BLE001 - the failure is what the test reports
+                errors.append(e)
+
+        threads = [threading.Thread(target=derive) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, f"round {round_}: {errors[0]!r}"
+        assert len(set(got)) == 1 and got[0].read_text() == alternatives_to_judge(source, (), config)[0][0].problem.read_text()
+    derived = tmp_path / "cache-judge" / "derived"
+    assert sorted(p.suffix for p in derived.iterdir()) == [".py"] * 20  # no part file left behind

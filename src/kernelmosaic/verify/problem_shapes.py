@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,12 +92,14 @@ def alternatives_to_judge(problem_src: str, given: Sequence[Alternative], config
 def _judge_file(config: VerifyConfig, kind: str, source: str, suffix: str) -> Path:
     """`source` as a problem file beneath `<cache_dir>-judge/<kind>/`, named by its hash and `suffix`, written once
     per content: the reference imports it, so it lies out of candidates' reach. Written beside, then renamed: a
-    concurrent verdict never reads half a file."""
+    concurrent verdict never reads half a file, and each writer (threads of one process too: `evaluate --concurrency`)
+    has its own part file."""
     folder = judge_dir(config.cache_dir) / kind
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{problem_hash(source)[:24]}{suffix}"
     if not path.is_file():
-        part = path.with_suffix(f".{os.getpid()}.part")
-        part.write_text(source, encoding="utf-8")
-        part.replace(path)
+        fd, part = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".part", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(source)
+        os.replace(part, path)
     return path
