@@ -92,6 +92,10 @@ def test_a_header_is_made_only_from_a_build_file_whose_flags_are_all_known(tmp_p
     (tmp_path / "plain.ninja").write_text(plain)
     cxx, cflags, post = header_flags(tmp_path / "plain.ninja")
     assert cxx == ["c++"] and "-O3" in cflags and not any(f.startswith("-DTORCH_EXTENSION_NAME") for f in cflags)
+    # a model's usual flags (blind round 16's AVX2 answer built without a header: `-mavx2` was not in the set)
+    usual = "-O3 -march=native -mavx2 -mfma -ffast-math -funroll-loops -fopenmp -march=x86-64-v3 -msse4.2"
+    (tmp_path / "usual.ninja").write_text(plain.replace("-O3", usual))
+    assert header_flags(tmp_path / "usual.ninja")[1][-len(usual.split()):] == usual.split()
     poisoned = {
         "an include of its own": plain.replace("-O3", f"-O3 -include {tmp_path / 'evil.h'}"),
         "a compiler plugin": plain.replace("-O3", "-O3 -fplugin=/tmp/evil.so"),

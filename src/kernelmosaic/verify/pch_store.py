@@ -34,9 +34,19 @@ from kernelmosaic.verify.sandbox.kmworker import cxx_lean, lean_unit, pch
 __all__ = ["UnsafeFlags", "header_flags", "precompile"]
 
 _SIMPLE = re.compile(r"-(O[0-3sg]?|Ofast|fPIC|fpic|g|g[0-3]|w|Wall|Wextra|Wno-[a-z0-9-]+|std=(c|gnu)\+\+[0-9a-z]+|"
-                     r"fopenmp|ffast-math|funroll-loops|march=native|mtune=native|DNDEBUG|pthread|"
+                     r"fopenmp|fopenmp-simd|ffast-math|funroll-loops|ftree-vectorize|fomit-frame-pointer|"
+                     r"fno-math-errno|fno-trapping-math|ffp-contract=(fast|on|off)|f(no-)?strict-aliasing|"
+                     r"march=[a-z0-9-]+|mtune=[a-z0-9-]+|"
+                     r"m(avx|avx2|avx512[a-z0-9]*|fma|f16c|bmi2?|popcnt|lzcnt|sse[234]|sse4\.[12]|ssse3)|"
+                     r"DNDEBUG|pthread|"
                      r"D_GLIBCXX_USE_CXX11_ABI=[01]|DTORCH_API_INCLUDE_EXTENSION_H|DWITH_CUDA|"
                      r"DPYBIND11_[A-Z_]+=[\"\\A-Za-z0-9_]*)")
+
+
+# Code-generation flags only (optimisation, the target's instruction sets, OpenMP, the math model): models pass
+# `-O3 -march=native -mavx2 -mfma -ffast-math -fopenmp` as often as not, and none of these reads a file or defines a
+# macro of the candidate's choosing. A header is made per flag set, so its predefined macros (__AVX2__,
+# __FAST_MATH__) are the build's own.
 
 
 class UnsafeFlags(ValueError):
