@@ -25,6 +25,7 @@ import re
 import shlex
 import subprocess
 import sysconfig
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -130,7 +131,7 @@ def precompile(store: Path, key: str, ninja_file: Path, nice: int = 0) -> Path:
             subprocess.run(cmd, check=True, capture_output=True, timeout=900, cwd=folder)
             os.replace(tmp, folder / (name + ".gch"))
     index = private_dir(store / "index")
-    tmp = index / f".{key}.{os.getpid()}"
+    tmp = index / f".{key}.{os.getpid()}.{threading.get_ident()}"  # threads of one verifier may index one key at once
     tmp.write_text(str(header))
     os.replace(tmp, index / key)
     return header
