@@ -78,12 +78,27 @@ def test_a_unit_the_prelude_cannot_serve_is_built_as_written(tmp_path, monkeypat
 
 
 def test_a_lean_form_that_fails_falls_back_to_the_unit_as_written(tmp_path, monkeypatch):
-    # at::globalContext() is declared by ATen/Context.h, which the prelude does not include
+    # at::get_num_interop_threads() is declared by ATen/Parallel.h, which the prelude includes only for the names it
+    # maps (`parallel_for`, `get_num_threads`, ...)
     source = ("#include <torch/extension.h>\n"
-              "bool deterministic() { return at::globalContext().deterministicAlgorithms(); }\n")
-    ext, folder = _load(tmp_path, "km_cxx_lean_ctx", source, ["deterministic"], monkeypatch)
-    assert "globalContext" in (folder / "main.km-lean.log").read_text()
-    assert ext.deterministic() == torch.are_deterministic_algorithms_enabled()
+              "int64_t threads() { return at::get_num_interop_threads(); }\n")
+    ext, folder = _load(tmp_path, "km_cxx_lean_threads", source, ["threads"], monkeypatch)
+    assert "get_num_interop_threads" in (folder / "main.km-lean.log").read_text()
+    assert ext.threads() == torch.get_num_interop_threads()
+
+
+def test_tensor_arithmetic_in_host_code_builds_lean(tmp_path, monkeypatch):
+    """ATen's operators on tensors and scalars (`x - mean`, `var * 0.5`, a comparison) are in the lean prelude: a
+    batch-norm style host function builds lean (no fallback log) and computes what PyTorch does."""
+    source = ("#include <torch/extension.h>\n"
+              "torch::Tensor norm(torch::Tensor x) {\n"
+              "  auto mean = x.mean(0); auto var = (x - mean).pow(2).mean(0);\n"
+              "  auto unbiased = var * (static_cast<double>(x.size(0)) / (x.size(0) - 1));\n"
+              "  return ((x - mean) / (unbiased + 1e-5).sqrt()) * (x > -100.0);\n}\n")
+    ext, folder = _load(tmp_path, "km_cxx_lean_ops", source, ["norm"], monkeypatch)
+    assert not (folder / "main.km-lean.log").exists() and (folder / "main.km-lean.cpp").is_file()
+    x = torch.randn(16, 5)
+    torch.testing.assert_close(ext.norm(x), (x - x.mean(0)) / (x.var(0) + 1e-5).sqrt())
 
 
 def test_a_broken_unit_reports_the_compilers_own_diagnostics(tmp_path, monkeypatch):

@@ -107,6 +107,13 @@ def header_flags(ninja_file: Path) -> tuple[list[str], list[str], list[str]]:
     return cxx, cflags, post
 
 
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
 def precompile(store: Path, key: str, ninja_file: Path, nice: int = 0) -> Path:
     """The header precompiled with the flags of the build `ninja_file` describes (once per flag set, under a file
     lock, atomically) and indexed under `key`, and beside it the lean binding prelude's (`cxx_lean.BINDING_HEADER`,
@@ -122,8 +129,8 @@ def precompile(store: Path, key: str, ninja_file: Path, nice: int = 0) -> Path:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         for name, text in ((pch.HEADER, "#include <torch/extension.h>\n"),
                            (cxx_lean.BINDING_HEADER, lean_unit.binding_header())):
-            if (folder / (name + ".gch")).is_file():
-                continue
+            if (folder / (name + ".gch")).is_file() and _text(folder / name) == text:
+                continue  # (a header whose text changed with the verifier is made again)
             (folder / name).write_text(text)
             tmp = folder / f".{os.getpid()}.gch"
             cmd = [*(["nice", "-n", str(nice)] if nice > 0 else []), *cxx, *cflags, "-x", "c++-header",
