@@ -34,6 +34,10 @@ from kernelmosaic.verify.sandbox.kmworker import cxx_lean, lean_unit, pch
 
 __all__ = ["UnsafeFlags", "header_flags", "precompile"]
 
+# Code-generation flags only (optimisation, the target's instruction sets, OpenMP, the math model): models pass
+# `-O3 -march=native -mavx2 -mfma -ffast-math -fopenmp` as often as not, and none of these reads a file or defines a
+# macro of the candidate's choosing. A header is made per flag set, so its predefined macros (__AVX2__,
+# __FAST_MATH__) are the build's own.
 _SIMPLE = re.compile(r"-(O[0-3sg]?|Ofast|fPIC|fpic|g|g[0-3]|w|Wall|Wextra|Wno-[a-z0-9-]+|std=(c|gnu)\+\+[0-9a-z]+|"
                      r"fopenmp|fopenmp-simd|ffast-math|funroll-loops|ftree-vectorize|fomit-frame-pointer|"
                      r"fno-math-errno|fno-trapping-math|ffp-contract=(fast|on|off)|f(no-)?strict-aliasing|"
@@ -42,12 +46,6 @@ _SIMPLE = re.compile(r"-(O[0-3sg]?|Ofast|fPIC|fpic|g|g[0-3]|w|Wall|Wextra|Wno-[a
                      r"DNDEBUG|pthread|"
                      r"D_GLIBCXX_USE_CXX11_ABI=[01]|DTORCH_API_INCLUDE_EXTENSION_H|DWITH_CUDA|"
                      r"DPYBIND11_[A-Z_]+=[\"\\A-Za-z0-9_]*)")
-
-
-# Code-generation flags only (optimisation, the target's instruction sets, OpenMP, the math model): models pass
-# `-O3 -march=native -mavx2 -mfma -ffast-math -fopenmp` as often as not, and none of these reads a file or defines a
-# macro of the candidate's choosing. A header is made per flag set, so its predefined macros (__AVX2__,
-# __FAST_MATH__) are the build's own.
 
 
 class UnsafeFlags(ValueError):

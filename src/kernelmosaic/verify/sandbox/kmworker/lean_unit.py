@@ -91,7 +91,7 @@ _BINDING_OPERATORS = """#ifndef AT_PER_OPERATOR_HEADERS
 """Tensor arithmetic in host code (`x - mean`, `var * 0.5`, `a < b`): ATen's operator overloads, without the header of
 every operator it would include otherwise. Host code of a C++ extension does this often; without it such a unit
 compiled as written (~25 s on two cores instead of ~5). Binding units only: it costs ~3 s to parse, paid once in the
-binding unit's precompiled header."""
+binding unit's precompiled header where the verifier made one, and by every binding unit where it did not."""
 
 
 def binding_header() -> str:
