@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 __all__ = ["CONFIG_FILE", "PRIVATE_UMASK", "default_cache_dir", "judge_dir", "pch_dir", "private_dir", "runtime_dir", "socket_path",
-           "not_private", "service_dir"]
+           "not_private", "service_dir", "write_atomic"]
 
 PRIVATE_UMASK = 0o077
 """Every `kernelmosaic` command creates its files 0600 and folders 0700: stores, caches, exports and reports hold
@@ -118,4 +119,19 @@ def service_dir() -> Path:
     if problem:
         raise PermissionError(f"the verifier service's folder {problem}; remove it or make it yours alone "
                               f"(chmod 700), or set XDG_RUNTIME_DIR to a private folder")
+    return path
+
+
+def write_atomic(path: Path, text: str) -> Path:
+    """Write `text` to `path` so that no reader ever sees half of it: into a part file of this writer's own beside it
+    (mode 0600; threads and processes writing one path at once each get theirs), then renamed over `path`. The part
+    file is removed when the write fails."""
+    fd, part = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(part, path)
+    finally:
+        if os.path.exists(part):
+            os.unlink(part)
     return path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from kernelmosaic.contracts.trajectory import (
     Trajectory,
 )
 from kernelmosaic.contracts.verdict import Verdict
+from kernelmosaic.paths import write_atomic
 from kernelmosaic.scrub import scrub
 from kernelmosaic.store import Store
 from kernelmosaic.store.records import EpisodeInfo
@@ -108,9 +108,7 @@ class Recorder:
         """Checkpoint totals in the store and rewrite the trajectory file atomically."""
         self.store.save_totals(self.episode_id, self.totals())
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(scrub(self.trajectory(exit_reason).to_json()), encoding="utf-8")
-        os.replace(tmp, self.path)
+        write_atomic(self.path, scrub(self.trajectory(exit_reason).to_json()))
         if self.on_save is not None:
             self.on_save()
 

@@ -14,12 +14,11 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from kernelmosaic.paths import judge_dir
+from kernelmosaic.paths import judge_dir, write_atomic
 from kernelmosaic.verify.config import VerifyConfig
 
 __all__ = ["CompileBaseline", "baseline_key", "load_baseline", "save_baseline"]
@@ -61,14 +60,6 @@ def save_baseline(cache_dir: Path, key: str, baseline: CompileBaseline) -> None:
     path = _path(cache_dir, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # a name of its own per writer: two judgements of one problem in this process (two device slots) may save
-        # the same key at once, and with one shared `.PID.tmp` the first's rename takes the file from the second
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(baseline.model_dump_json())
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        write_atomic(path, baseline.model_dump_json())  # (two device slots may save one key at once)
     except OSError as exc:  # a cache that cannot be written costs time, never a verdict
         log.warning("could not keep the torch.compile baseline: %s", exc)

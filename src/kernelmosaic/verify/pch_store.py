@@ -25,11 +25,10 @@ import re
 import shlex
 import subprocess
 import sysconfig
-import threading
 from functools import cache
 from pathlib import Path
 
-from kernelmosaic.paths import private_dir
+from kernelmosaic.paths import private_dir, write_atomic
 from kernelmosaic.verify.sandbox.kmworker import cxx_lean, lean_unit, pch
 
 __all__ = ["UnsafeFlags", "header_flags", "precompile"]
@@ -136,7 +135,5 @@ def precompile(store: Path, key: str, ninja_file: Path, nice: int = 0) -> Path:
             subprocess.run(cmd, check=True, capture_output=True, timeout=900, cwd=folder)
             os.replace(tmp, folder / (name + ".gch"))
     index = private_dir(store / "index")
-    tmp = index / f".{key}.{os.getpid()}.{threading.get_ident()}"  # threads of one verifier may index one key at once
-    tmp.write_text(str(header))
-    os.replace(tmp, index / key)
+    write_atomic(index / key, str(header))  # (threads of one verifier may index one key at once)
     return header

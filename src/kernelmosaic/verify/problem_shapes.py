@@ -10,15 +10,13 @@ reference worker imports it.
 from __future__ import annotations
 
 import functools
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from kernelmosaic.contracts.hashing import problem_hash
-from kernelmosaic.paths import judge_dir
+from kernelmosaic.paths import judge_dir, write_atomic
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.requests import Alternative, InputError
 
@@ -98,8 +96,5 @@ def _judge_file(config: VerifyConfig, kind: str, source: str, suffix: str) -> Pa
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{problem_hash(source)[:24]}{suffix}"
     if not path.is_file():
-        fd, part = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".part", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(source)
-        os.replace(part, path)
+        write_atomic(path, source)
     return path

@@ -19,6 +19,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from kernelmosaic.paths import write_atomic
+
 __all__ = ["make_scratch", "record_worker", "sweep_stale_scratch", "forget_scratch", "remove_made_scratch", "OWNER_FILE"]
 
 OWNER_FILE = "km.owner"
@@ -42,9 +44,7 @@ def _started(pid: int) -> int | None:
 
 
 def _write(folder: Path, owners: list[dict]) -> None:
-    tmp = folder / f".{OWNER_FILE}.tmp"
-    tmp.write_text(json.dumps({"owners": owners}))
-    os.replace(tmp, folder / OWNER_FILE)
+    write_atomic(folder / OWNER_FILE, json.dumps({"owners": owners}))
 
 
 def make_scratch(role: str, root: Path | None, keep: bool) -> Path:

@@ -14,15 +14,13 @@ import functools
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernelmosaic.contracts.task_rules import TASK_RULES
-from kernelmosaic.paths import default_cache_dir
+from kernelmosaic.paths import default_cache_dir, write_atomic
 from kernelmosaic.tasks.audit.runner import AuditConfig, derived_shapes
 from kernelmosaic.tasks.schema import AuditReport, Task
 
@@ -98,14 +96,7 @@ def save_audit(task: Task, report: AuditReport, config: AuditConfig | None = Non
     folder = root or audit_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{key}.json"
-    fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(_Entry(key=key, report=report).model_dump_json(by_alias=True, indent=1))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomic(path, _Entry(key=key, report=report).model_dump_json(by_alias=True, indent=1))
     return path
 
 
