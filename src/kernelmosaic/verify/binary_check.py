@@ -8,7 +8,12 @@ candidate's code calls is read from those objects, and of the library's own list
 archive of the toolkit calls is added (a static library named in the candidate's flags still shows the calls its
 objects make); a library with no objects beside it is judged by its whole list. Triton's launchers (built by Triton
 from its own generated C into the candidate's Triton cache) open the CUDA driver with `dlopen`/`dlsym`: those two
-names are theirs.
+names are theirs. The CUDA toolkit's NVTX headers (which CUB and Thrust include) define a loader for an NVTX
+injection library in every unit that uses them: each of its versioned functions (`nvtxRangePushA_impl_init_v3`, ...)
+calls `dlopen`/`dlsym`/`dlclose`, and it is the only code in a candidate's object that may: those names are read per
+function (the relocation section each call lies in), and a `dl*` call counts as NVTX's only when every function
+that makes it is one of the loader functions the toolkit's NVTX header defines (all at once: a unit that includes
+it cannot define one of those names itself) and the object holds NVTX's own globals.
 
 Run by the verifier's own process on the builds it trusts: the extensions the compile stage's builders made (they run
 none of the candidate's code) and, after a judgement, the ones the candidate's worker built for itself in its scratch
@@ -83,6 +88,19 @@ _TRITON_OWN = frozenset({"dlopen", "dlsym", "dlerror", "dlclose"})
 def runtime_calls() -> frozenset[str]:
     """What the CUDA toolkit's static runtime archives call outside themselves (unversioned names): found beside the
     nvcc torch builds with (`CUDA_HOME`), else on PATH; empty without a toolkit (CPU builds link none of them)."""
+    calls: set[str] = set()
+    for home in _toolkit_homes():
+        for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
+            for name in _RUNTIME_ARCHIVES:
+                archive = Path(home) / sub / name
+                if archive.is_file():
+                    calls.update(_base(s) for s in _undefined_of(str(archive), *_version(archive), dynamic=False))
+    return frozenset(calls)
+
+
+@functools.lru_cache(maxsize=1)
+def _toolkit_homes() -> tuple[str, ...]:
+    """The CUDA toolkit folders: `CUDA_HOME`, `CUDA_PATH`, and the one nvcc on PATH belongs to."""
     homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
     nvcc = shutil.which("nvcc")
     if nvcc:
@@ -92,14 +110,22 @@ def runtime_calls() -> frozenset[str]:
         except OSError:
             text = ""
         homes += [str(Path(m).parent.parent) for m in re.findall(r"(/\S+/bin/nvcc)\b", text)]
-    calls: set[str] = set()
-    for home in dict.fromkeys(h for h in homes if h):
-        for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
-            for name in _RUNTIME_ARCHIVES:
-                archive = Path(home) / sub / name
-                if archive.is_file():
-                    calls.update(_base(s) for s in _undefined_of(str(archive), *_version(archive), dynamic=False))
-    return frozenset(calls)
+    return tuple(dict.fromkeys(h for h in homes if h))
+
+
+@functools.lru_cache(maxsize=1)
+def _nvtx_loader_names() -> frozenset[str]:
+    """The loader functions NVTX's header defines (`nvtxMarkA_impl_init`, ...; compiled with a `_v3` suffix), read
+    from the toolkit's own `nvtxInitDefs.h`; empty without a toolkit (nothing is then excused)."""
+    names: set[str] = set()
+    for home in _toolkit_homes():
+        for sub in ("include", "targets/x86_64-linux/include", "targets/sbsa-linux/include"):
+            try:
+                text = (Path(home) / sub / "nvtx3" / "nvtxDetail" / "nvtxInitDefs.h").read_text(errors="replace")
+            except OSError:
+                continue
+            names.update(re.findall(r"NVTX_VERSIONED_IDENTIFIER\((nvtx\w+_impl_init)\)", text))
+    return frozenset(names)
 
 
 def _version(path: Path) -> tuple[int, int, int]:
@@ -117,8 +143,69 @@ def build_calls(lib: Path) -> list[str]:
     if not objects:
         return calls
     runtime = runtime_calls()
-    own = [s for obj in objects for s in _undefined(obj, dynamic=False)]
+    own = [s for obj in objects for s in _object_calls(obj)]
     return list(dict.fromkeys(own + [s for s in calls if _base(s) not in runtime]))
+
+
+_NVTX_OWN = frozenset({"dlopen", "dlsym", "dlclose", "dlerror"})
+_NVTX_LOADER = re.compile(r"\.rela?\.text\.(nvtx\w+_impl_init)_v\d+")
+"""The relocation section of one of NVTX's versioned loader functions (a COMDAT section of its own per function)."""
+_NVTX_GLOBALS = re.compile(r"\bnvtxGlobals_v\d+$")
+
+
+def _object_calls(obj: Path) -> list[str]:
+    """`obj`'s undefined symbols, less the `dl*` calls that only NVTX's loader makes (module docstring)."""
+    names = _undefined(obj, dynamic=False)
+    if not any(_base(n) in _NVTX_OWN for n in names):
+        return names
+    callers = _callers(obj)
+    if not callers or not any(_NVTX_GLOBALS.search(d) for d in _defined(obj)):
+        return names
+
+    loaders = _nvtx_loader_names()
+
+    def loader(section: str) -> bool:
+        found = _NVTX_LOADER.fullmatch(section)
+        return found is not None and found.group(1) in loaders
+
+    def nvtx_only(name: str) -> bool:
+        sections = callers.get(_base(name), set())
+        return _base(name) in _NVTX_OWN and bool(sections) and all(loader(s) for s in sections)
+
+    return [n for n in names if not nvtx_only(n)]
+
+
+def _callers(obj: Path) -> dict[str, set[str]]:
+    """{symbol: the relocation sections that refer to it} of an object file (`readelf -r`); empty when unreadable."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        return {}
+    try:
+        done = subprocess.run([readelf, "-rW", str(obj)], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    out: dict[str, set[str]] = {}
+    section = ""
+    for line in done.stdout.splitlines():
+        head = re.match(r"Relocation section '([^']+)'", line)
+        if head:
+            section = head.group(1)
+            continue
+        fields = line.split()
+        if len(fields) >= 5 and re.fullmatch(r"[0-9a-f]+", fields[0]):
+            out.setdefault(_base(fields[4]), set()).add(section)
+    return out
+
+
+def _defined(obj: Path) -> list[str]:
+    nm = shutil.which("nm")
+    if nm is None:
+        return []
+    try:
+        done = subprocess.run([nm, "--defined-only", str(obj)], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.split()[-1] for line in done.stdout.splitlines() if line.strip()]
 
 
 def library_symbols(libraries: Iterable[Path]) -> dict[str, list[str]]:
