@@ -15,7 +15,7 @@ from kernelmosaic.contracts.verdict import Finding, Status
 from kernelmosaic.verify.judgement import Stop, reported_data_finding
 from kernelmosaic.verify.replies import CandidateTimingReply, Print
 from kernelmosaic.verify.runclock import RunClock
-from kernelmosaic.verify.sandbox.kmworker.burst_inputs import MAX_OUTPUTS
+from kernelmosaic.verify.sandbox.kmworker.burst_inputs import MAX_OUTPUTS, SPLIT
 from kernelmosaic.verify.sandbox.kmworker.fingerprint import CHUNK
 
 __all__ = ["check_reported", "FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
@@ -80,28 +80,56 @@ def fingerprint_mismatch(got: list[Print], want: list[Print], atol: float, rtol:
     return ""
 
 
-def projection_mismatch(got: list[float], want: list[Print], atol: float, rtol: float, extra: list[float]) -> str:
+def projection_mismatch(got: list[float], want: list[Print], atol: float, rtol: float, extra: list[float],
+                        split: bool = False) -> str:
     """Why a burst call's projections `got` (one per output, `kmworker/burst_inputs.CallPrinter`) cannot be an
     honest result whose reference fingerprint is `want` ("" when they can). A NaN or inf anywhere in an output
-    makes its projection non-finite; a column the call did not fill is NaN."""
+    makes its projection non-finite; a column the call did not fill is NaN. `split`: `SPLIT` columns per output,
+    its finite part's projection and its NaN, +inf and -inf counts, which must be the reference's exactly."""
     outs = want[1:]
+    if split:
+        if len(got) % SPLIT:
+            return f"{len(got)} split projection columns, not {SPLIT} per output"
+        parts = [got[k:k + SPLIT] for k in range(0, len(got), SPLIT)]
+        if len(parts) != max(min(len(outs), MAX_OUTPUTS), 1):
+            return f"returned {len(parts)} output(s), expected {len(outs)}"
+        for i, (g, w) in enumerate(zip(parts, outs, strict=False)):
+            if w.get("type") != "Tensor":
+                continue
+            counts = [w.get("nan", 0), w.get("posinf", 0), w.get("neginf", 0)]
+            if g[1:] != counts:
+                return f"output {i}: NaN/+inf/-inf counts {[_count(c) for c in g[1:]]}, the reference's {counts}"
+            if why := _projection_off(i, g[0], w, atol, rtol, extra):
+                return why
+        return ""
     if len(got) != max(min(len(outs), MAX_OUTPUTS), 1):
         return f"returned {len(got)} output(s), expected {len(outs)}"
     for i, (g, w) in enumerate(zip(got, outs, strict=False)):
-        if w.get("type") != "Tensor" or str(w.get("dtype", "")).startswith("complex"):
+        if w.get("type") != "Tensor":
             continue
         if w.get("nan") or w.get("posinf") or w.get("neginf"):
             if math.isfinite(g):
                 return f"output {i}: a finite projection ({g:.6g}) where the reference's output holds NaN or inf"
             continue
-        if not math.isfinite(g):
-            return f"output {i}: projection {g} (NaN or inf, or no output), the reference's {w['dot']:.6g}"
-        is_float = w["dtype"].startswith(("float", "bfloat"))
-        tol = _tolerance(w, atol, rtol, extra[i] if i < len(extra) else 0.0) if is_float else _tolerance(w, 0, 0, 0)
-        if is_float:  # the projection's own float32 rounding: each product and a running sum over up to CHUNK terms
-            tol += FINGERPRINT_Z * 2.0 ** -24 * math.sqrt(min(math.prod(w.get("shape") or [1]), CHUNK) * w["w2sq"])
-        if abs(g - w["dot"]) > tol:
-            return f"output {i}: projection {g:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
+        if why := _projection_off(i, g, w, atol, rtol, extra):
+            return why
+    return ""
+
+
+def _count(c: float) -> int | float:
+    return int(c) if math.isfinite(c) else c
+
+
+def _projection_off(i: int, g: float, w: Print, atol: float, rtol: float, extra: list[float]) -> str:
+    """Why projection `g` of output `i` cannot be an honest one of the reference's `w` ("" when it can)."""
+    if not math.isfinite(g):
+        return f"output {i}: projection {g} (NaN or inf, or no output), the reference's {w['dot']:.6g}"
+    is_float = w["dtype"].startswith(("float", "bfloat", "complex"))
+    tol = _tolerance(w, atol, rtol, extra[i] if i < len(extra) else 0.0) if is_float else _tolerance(w, 0, 0, 0)
+    if is_float:  # the projection's own float32 rounding: each product and a running sum over up to CHUNK terms
+        tol += FINGERPRINT_Z * 2.0 ** -24 * math.sqrt(min(math.prod(w.get("shape") or [1]), CHUNK) * w["w2sq"])
+    if abs(g - w["dot"]) > tol:
+        return f"output {i}: projection {g:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
     return ""
 
 

@@ -66,7 +66,7 @@ from kernelmosaic.verify.replies import (
 )
 from kernelmosaic.verify.run_replies import candidate_reply
 from kernelmosaic.verify.runclock import run_clock, snapshot
-from kernelmosaic.verify.sandbox.kmworker.burst_inputs import MAX_OUTPUTS
+from kernelmosaic.verify.sandbox.kmworker.burst_inputs import MAX_OUTPUTS, SPLIT
 from kernelmosaic.verify.sandbox.kmworker.timing import BURST_SETS, LARGE_BURST_SETS
 from kernelmosaic.verify.stats import summarize
 
@@ -123,25 +123,29 @@ class BurstCheck(NamedTuple):
     sets: int
     calls: int
     got: dict[int, list[float]]
+    split: bool = False
+    """Each output's projection split into its finite part and NaN/inf counts (`CallPrinter`)."""
 
 
-def _picked(reply: BurstReply, seed: int, sets: int, calls: int) -> BurstCheck:
+def _picked(reply: BurstReply, seed: int, sets: int, calls: int, split: bool = False) -> BurstCheck:
     """The calls of a candidate burst to check, and what it said of them; a reply whose projections are not one
     float64 row per call is a timing reply the worker's code never sends."""
     rows = reply.prints
+    per = SPLIT if split else 1
     if (not isinstance(rows, torch.Tensor) or rows.dtype != torch.float64 or rows.device.type != "cpu"
-            or rows.dim() != 2 or rows.shape[0] != calls or not 1 <= rows.shape[1] <= MAX_OUTPUTS):
+            or rows.dim() != 2 or rows.shape[0] != calls or not per <= rows.shape[1] <= per * MAX_OUTPUTS
+            or rows.shape[1] % per):
         shape = tuple(rows.shape) if isinstance(rows, torch.Tensor) else type(rows).__name__
         raise malformed(f"the wall-clock burst: prints: {calls} rows of float64 projections expected, got {shape}",
                         candidate=True)
     picked = set(pick_calls(calls, BURST_PICKS)) | {calls - 1}
-    return BurstCheck(seed, sets, calls, {k: rows[k].tolist() for k in sorted(picked)})
+    return BurstCheck(seed, sets, calls, {k: rows[k].tolist() for k in sorted(picked)}, split)
 
 
 def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: int, target_ms: float, fp_seed: int,
            resize: bool = False, prints: list[BurstCheck] | None = None, sets: int = BURST_SETS,
            print_ms: float = 0.0, give_back: bool = False, sampled: list[Finding | None] | None = None,
-           **kind) -> tuple[Burst, bool]:
+           split: bool = False, **kind) -> tuple[Burst, bool]:
     """`resize`: run the burst again, longer, until it lasts `target_ms` on this process's clock (at most twice).
     `prints`: the candidate's; the calls of the burst that counts (the last run) picked for `_check_bursts` once its
     reply is in, and what it changed in the verifier checked in a request of its own (so the timed request holds
@@ -165,12 +169,12 @@ def _burst(worker: Worker, config: VerifyConfig, host_median_ms: float, seed: in
         with CpuSampler(pid) if sampled is not None else contextlib.nullcontext() as sampler:
             t0 = time.perf_counter()
             res = call(worker, "burst", config.timing_timeout_s, status, "the wall-clock burst", calls=calls,
-                       fp_seed=fp_seed, **kind)
+                       fp_seed=fp_seed, split=split, **kind)
             wall_ms = (time.perf_counter() - t0) * 1e3
         run = run_clock(pid, before, snapshot(pid))
         reply = burst_reply(res, "the wall-clock burst", candidate=not kind)
         if prints is not None:
-            check = _picked(reply, seed, sets, calls)
+            check = _picked(reply, seed, sets, calls, split)
             done = candidate_reply(BurstCheckReply, call(worker, "burst_check", config.timing_timeout_s, status,
                                                          "checking the burst left the verifier alone"), "burst_check")
             integrity(done.integrity, "timing")
@@ -211,7 +215,7 @@ def _check_bursts(bursts: list[BurstCheck], ref: Worker, config: VerifyConfig, f
         if len(want) != len(picked):
             raise Stop(Status.bad_problem, f"the reference worker sent {len(want)} fingerprints for {len(picked)} calls ({what})")
         for k, w in zip(picked, want, strict=True):
-            if why := projection_mismatch(b.got[k], w, atol, rtol, extra):
+            if why := projection_mismatch(b.got[k], w, atol, rtol, extra, split=b.split):
                 detail = f"call {k + 1} of {b.calls} in wall-clock burst {n + 1} of {len(bursts)}: {why}"
                 raise Stop(Status.output_mismatch,
                            f"a burst call returned a wrong result (skipped, stale or cached work): {detail}",
@@ -236,25 +240,27 @@ class WallCheck(NamedTuple):
 
 def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list[float], eager_host: list[float],
                 seed: int, prints: list[BurstCheck], fp_seed: int, hold: Hold, sets: int = BURST_SETS,
-                large: bool = False, findings: list[Finding] | None = None) -> WallCheck:
+                large: bool = False, findings: list[Finding] | None = None, split: bool = False) -> WallCheck:
     """The candidate's and eager's wall ratios for one round; raises on a candidate beyond the bound, by both the
     parent's clock and the kernel's account of its worker, in three attempts (a disagreement that does not repeat is
     not a verdict). The calls picked from the candidate's bursts go to `prints`. `large`: large-output mode (eager's
     memory goes back to the device after each of its bursts). `findings`: where the candidate's bursts are sampled
-    (`strict` on the CPU: `cpu_samples`), a missing census is flagged there; library code doing the work raises."""
+    (`strict` on the CPU: `cpu_samples`), a missing census is flagged there; library code doing the work raises.
+    `split`: every subject's projections split into finite part and NaN/inf counts (`nonfinite_outputs`)."""
     c_med, e_med = statistics.median(cand_host), statistics.median(eager_host)
     sampled: list[Finding | None] | None = [] if findings is not None and not cand.device.startswith("cuda") else None
     evidence: list[str] = []
     with hold():  # the candidate stopped, as for eager's bursts: its own work cannot stretch what is set aside
-        print_ms = _print_cost(ref, config, seed + 3, sets, burst_calls(config.wall_check_ms, c_med), fp_seed)
+        print_ms = _print_cost(ref, config, seed + 3, sets, burst_calls(config.wall_check_ms, c_med), fp_seed, split)
     distinct = True
     for attempt in range(3):
         with hold():
             eager, distinct = _burst(ref, config, e_med, seed + 10 * attempt + 5, config.wall_check_ms, fp_seed,
-                                     sets=sets, print_ms=print_ms, give_back=large, kind="eager")
+                                     sets=sets, print_ms=print_ms, give_back=large, split=split, kind="eager")
         # A slow request widens the slack (a fixed cost per request); the candidate's burst grows with it.
         subject, _ = _burst(cand, config, c_med, seed + 10 * attempt, burst_target_ms(config.wall_check_ms, eager, attempt),
-                            fp_seed, resize=True, prints=prints, sets=sets, print_ms=print_ms, sampled=sampled)
+                            fp_seed, resize=True, prints=prints, sets=sets, print_ms=print_ms, sampled=sampled,
+                            split=split)
         if sampled and (seen := sampled[0]) is not None and findings is not None:
             if seen.severity == "reject":
                 raise Stop(Status.no_custom_kernel, f"{seen.rule}: {seen.message}", [seen])
@@ -264,7 +270,7 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
         # busy host cannot widen it for a candidate
         with hold():
             again, _ = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, fp_seed, sets=sets,
-                              print_ms=print_ms, give_back=large, kind="eager")
+                              print_ms=print_ms, give_back=large, split=split, kind="eager")
         outside = outside_wait_ms(eager, again)
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
         if (finding := wall_clock_finding(subject, eager, outside)) is None:
@@ -276,11 +282,25 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
     raise Stop(Status.timing_anomaly, f"the wall-clock bound failed in 3 of 3 attempts; {evidence[-1]}", [finding])
 
 
-def _print_cost(ref: Worker, config: VerifyConfig, seed: int, sets: int, calls: int, fp_seed: int) -> float:
+def nonfinite_outputs(refdata: ReferenceData, mine: CandidateTimingReply) -> bool:
+    """Whether the bursts' projections are split (`CallPrinter`): where the reference's trial outputs hold NaN or inf,
+    or the candidate's own fingerprints of this round's timed calls say its outputs do (a plain projection is then
+    non-finite whatever else the output holds). The second is the candidate's word, but its timed calls answer for
+    it: a fingerprint that hides the reference's NaN fails its check, and one that claims NaN only splits the burst."""
+    for trial in refdata.usable:
+        for t in trial.outputs["tensors"]:
+            if isinstance(t, torch.Tensor) and t.numel() and not t.is_meta and (t.is_floating_point() or t.is_complex()):
+                if not bool(torch.isfinite(t).all()):
+                    return True
+    return any(p.get("nan") or p.get("posinf") or p.get("neginf") for c in mine.calls for p in c.fp[1:])
+
+
+def _print_cost(ref: Worker, config: VerifyConfig, seed: int, sets: int, calls: int, fp_seed: int,
+                split: bool = False) -> float:
     """The reference's measure of what one burst call's projection adds (ms), on eager bursts of up to 2000 calls."""
     what = "measuring the burst's projections"
     got = call(ref, "burst_print_cost", config.timing_timeout_s, Status.bad_problem, what, seed=seed, sets=sets,
-               calls=max(3, min(calls, 2000)), fp_seed=fp_seed)
+               calls=max(3, min(calls, 2000)), fp_seed=fp_seed, split=split)
     return reference_reply(PrintCostReply, got, what).ms
 
 
@@ -362,7 +382,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             with out.phase("timing_bursts"):
                 walls.append(_wall_check(cand, ref, config, mine.host_samples, theirs.host_samples,
                                           seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets, refdata.large,
-                                          out.findings if record else None))
+                                          out.findings if record else None, nonfinite_outputs(refdata, mine)))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large)
                       for r, (res, fp_seed) in enumerate(timed))

@@ -104,6 +104,9 @@ ATEN_ALLOWED = {
     "check_size_nonnegative", "size", "numel", "is_available", "device_count", "nullopt", "make_optional",
     "optional", "opmath_type", "acc_type", "acc_type_device", "variable_list", "tensor_list", "parallel_for",
     "parallel_reduce", "get_num_threads", "in_parallel_region", "toUnderlying", "kCUDA", "kCPU",
+    # the free-function forms of the views allowed as methods (`torch::view_as_complex(out)`: no element computed)
+    "view_as_real", "view_as_complex", "reshape", "flatten", "unflatten", "unsqueeze", "squeeze", "permute",
+    "transpose", "narrow", "select", "as_strided", "movedim", "swapaxes", "expand",
 }
 # C++ tensor methods that describe, view or allocate (the rest of TENSOR_METHODS_COMPUTE is compute).
 CPP_METHODS_ALLOWED = TENSOR_METHODS_ALLOWED | {

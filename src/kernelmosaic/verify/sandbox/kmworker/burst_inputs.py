@@ -44,6 +44,8 @@ EXTRA_BYTES = 1 << 30
 """A buffer holds its input twice up to this much extra (windows overlap by a third of their length on average);
 beyond it, an eighth of the input or this much, whichever is more (KernelBench's largest inputs take gigabytes)."""
 MAX_OUTPUTS = 16
+SPLIT = 4
+"""Columns per output of a split projection (`CallPrinter`): finite part, NaN, +inf and -inf counts."""
 """Outputs per call fingerprinted in the loop (a problem with more returns a tuple checked elsewhere)."""
 
 
@@ -125,28 +127,50 @@ class CallPrinter:
     """Each call's outputs projected onto the fingerprint weights of `fp_seed`, written into a row of a device tensor
     without a host synchronisation (`dot(..., out=)` into preallocated rows): floating outputs in float32 (one
     `dot`, as cheap as a read of the output; the parent allows for its rounding, `call_checks.projection_mismatch`),
-    integer and bool ones in float64 (exact). A NaN or inf output gives a non-finite projection; an output missing,
-    not a tensor or on another device leaves NaN. `Fingerprinter(fp_seed)` of the same output has the same `dot`,
-    to that rounding, when it is finite."""
+    integer and bool ones in float64 (exact), complex ones as their real and imaginary parts (`view_as_real`). A NaN
+    or inf output gives a non-finite projection; an output missing, not a tensor or on another device leaves NaN.
+    `Fingerprinter(fp_seed)` of the same output has the same `dot`, to that rounding, when it is finite.
 
-    def __init__(self, fp_seed: int, device: str, calls: int) -> None:
+    `split` (where the reference's outputs hold NaN or inf, which make a plain projection non-finite whatever else
+    the output holds): each output takes `SPLIT` columns, the projection of its finite elements and its NaN, +inf
+    and -inf counts, as `Fingerprinter` gives them; a call that writes one NaN and skips the rest no longer passes."""
+
+    def __init__(self, fp_seed: int, device: str, calls: int, split: bool = False) -> None:
         self.fingerprint = Fingerprinter(fp_seed, device)
         self.device = torch.device(device)
         self.calls = calls
+        self.split = split
         self.width = 0
         self.rows32 = self.rows64 = None
         self.rows: torch.Tensor | None = None
         self._w64: dict[tuple[int, int], torch.Tensor] = {}
 
+    def _project_split(self, k: int, j: int, flat) -> None:
+        w = self.fingerprint._w(j, flat.numel())
+        col = SPLIT * j
+        acc = torch.zeros(SPLIT, dtype=torch.float64, device=self.device)
+        for i in range(0, flat.numel(), CHUNK):  # as `Fingerprinter`: float64, a chunk at a time, in the same order
+            v = flat[i:i + CHUNK].to(torch.float64)
+            finite = torch.isfinite(v)
+            acc[0] += torch.dot(w[i:i + CHUNK].double(), torch.where(finite, v, torch.zeros((), dtype=v.dtype,
+                                                                                             device=v.device)))
+            acc[1] += torch.isnan(v).sum()
+            acc[2] += (v == float("inf")).sum()
+            acc[3] += (v == float("-inf")).sum()
+        self.rows64[k, col:col + SPLIT] = acc
+
     def _project(self, k: int, j: int, x) -> None:
-        if type(x) is not torch.Tensor or x.device.type != self.device.type or x.is_complex():
+        if type(x) is not torch.Tensor or x.device.type != self.device.type:
             return
-        flat = x.detach().reshape(-1)
+        flat = (torch.view_as_real(x.detach()) if x.is_complex() else x.detach()).reshape(-1)
+        if self.split:
+            self._project_split(k, j, flat)
+            return
         n = flat.numel()
-        if x.is_floating_point() and n <= CHUNK:
+        if flat.is_floating_point() and n <= CHUNK:
             v = flat if flat.dtype == torch.float32 else flat.float()
             torch.dot(v, self.fingerprint._w(j, n), out=self.rows32[k, j])
-        elif x.is_floating_point():
+        elif flat.is_floating_point():
             w = self.fingerprint._w(j, n)
             acc = torch.zeros((), dtype=torch.float64, device=self.device)
             for i in range(0, n, CHUNK):
@@ -162,8 +186,9 @@ class CallPrinter:
         items = list(out) if isinstance(out, (tuple, list)) else [out]
         if not self.width:  # sized by the first call; another count later leaves NaN, which no reference matches
             self.width = min(max(len(items), 1), MAX_OUTPUTS)
-            self.rows32 = torch.full((self.calls, self.width), float("nan"), dtype=torch.float32, device=self.device)
-            self.rows64 = torch.full((self.calls, self.width), float("nan"), dtype=torch.float64, device=self.device)
+            cols = self.width * (SPLIT if self.split else 1)
+            self.rows32 = torch.full((self.calls, cols), float("nan"), dtype=torch.float32, device=self.device)
+            self.rows64 = torch.full((self.calls, cols), float("nan"), dtype=torch.float64, device=self.device)
         for j in range(min(self.width, len(items))):
             self._project(k, j, items[j])
 

@@ -254,11 +254,11 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
         return {}
 
     @torch.no_grad()
-    def burst(self, calls: int, fp_seed: int) -> dict:
+    def burst(self, calls: int, fp_seed: int, split: bool = False) -> dict:
         """The burst's calls, each output projected right after it, as eager's: the parent's clock around this
         request then holds the same work for both subjects. Every call's projection goes back (a host tensor,
         calls x outputs); the parent picks which to check only after it has them."""
-        printer = CallPrinter(fp_seed, self.device, calls)
+        printer = CallPrinter(fp_seed, self.device, calls, split)
         reported = burst(self.model, self.burst_in, calls, self.device, printer)
         rows = printer.rows
         return {"reported_ms": reported,

@@ -40,7 +40,7 @@ class Fingerprinter:
             if type(x) is not torch.Tensor:
                 prints.append({"type": type(x).__name__})
                 continue
-            flat = x.detach().reshape(-1)
+            flat = (torch.view_as_real(x.detach()) if x.is_complex() else x.detach()).reshape(-1)  # complex: both parts
             w = self._w(i, flat.numel())
             sums = torch.zeros(7, dtype=torch.float64, device=self.device)  # dot, nan, +inf, -inf, then moments
             for start in range(0, flat.numel(), CHUNK):

@@ -221,20 +221,20 @@ class ReferenceRole(HeldTrials):
         return {"distinct": self.burst_in.distinct}
 
     @torch.no_grad()
-    def burst(self, kind: str, calls: int, fp_seed: int) -> dict:
+    def burst(self, kind: str, calls: int, fp_seed: int, split: bool = False) -> dict:
         """One burst per `burst_inputs` (the reference's bursts are not run again longer), each output projected as
         the candidate's are; its inputs go afterwards, so they are not alive while the candidate's burst runs."""
         fn = self._compiled() if kind == "compile" else self.model
         inputs, self.burst_in = self.burst_in, None
-        return {"reported_ms": burst(fn, inputs, calls, self.device, CallPrinter(fp_seed, self.device, calls))}
+        return {"reported_ms": burst(fn, inputs, calls, self.device, CallPrinter(fp_seed, self.device, calls, split))}
 
     @torch.no_grad()
-    def burst_print_cost(self, seed: int, sets: int, calls: int, fp_seed: int) -> dict:
+    def burst_print_cost(self, seed: int, sets: int, calls: int, fp_seed: int, split: bool = False) -> dict:
         """Milliseconds one call's in-burst projection adds, measured here on a burst of this problem drawn from
         `seed` (the same shapes the candidate's outputs must have), over `calls` calls: the part of a burst that is
         the verifier's own work (`burst_inputs.print_cost`)."""
         inputs = BurstInputs(self.template, self.device, seed, sets)
-        ms = print_cost(self.model, inputs, CallPrinter(fp_seed, self.device, calls), calls, self.device)
+        ms = print_cost(self.model, inputs, CallPrinter(fp_seed, self.device, calls, split), calls, self.device)
         del inputs
         _give_back(self.device)
         return {"ms": ms}

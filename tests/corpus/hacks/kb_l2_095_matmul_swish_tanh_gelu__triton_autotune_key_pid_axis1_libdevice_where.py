@@ -1,6 +1,7 @@
-# corpus: problem=kb_l2_095_matmul_swish_tanh_gelu device=cuda expect=accepted policy=both
-# style: one Triton kernel launched by a helper function, @triton.autotune keyed on M, N, K, 2-D lambda-meta grid with tl.program_id(axis=1), tl.dot with the default precision, fused bias + add + Swish + libdevice.tanh + erf GELU + Hardtanh by tl.where (blind round 13)
-# class: 2
+# corpus: problem=kb_l2_095_matmul_swish_tanh_gelu device=cuda expect=rejected policy=both
+# style: one Triton kernel launched by a helper function, @triton.autotune keyed on M, N, K, 2-D lambda-meta grid with tl.program_id(axis=1), tl.dot with the default precision, fused bias + add + Swish + libdevice.tanh + erf GELU + Hardtanh by tl.where (blind round 13); reduced precision, not a cheat by intent: tl.dot with its TF32 default on an fp32 problem: 647,278 of 8,388,608 elements outside the fp32 budget on the H100 (2026-12-07)
+# class: hack:reduced_precision
+# status: output_mismatch
 import torch
 import torch.nn as nn
 import triton
