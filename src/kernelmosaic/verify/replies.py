@@ -90,6 +90,8 @@ class CandidateTimingReply(TimingReply):
     """Every call of the round, warm-up ones first, each with its seed and fingerprint (`judgement.check_reported`)."""
     checked_inputs: list[Any] | dict[str, int]
     """The inputs of the call copied in full, after forward; in large-output mode {"seed": s}."""
+    checked_seed: int = -1
+    """The seed that call drew its inputs from (the reference redraws them to see whether forward wrote into them)."""
     checked_outputs: dict[str, Any]
     """Its outputs as the worker packs them (in large-output mode, handed out in place)."""
     torch_ops: dict[str, int] = Field(default_factory=dict)
@@ -100,6 +102,12 @@ class CandidateTimingReply(TimingReply):
     """The round had a watched call (`record_at`)."""
     kernel_calls: dict[str, int] = Field(default_factory=dict)
     """The candidate's kernel calls in the watched call (entry point -> calls)."""
+
+
+class ChangedReply(Reply):
+    """The reference's `inputs_changed`: which of a timed call's reported inputs differ from their draw."""
+
+    changed: list[int]
 
 
 class BurstCheckReply(Reply):

@@ -45,6 +45,7 @@ from kernelmosaic.verify.judgement import (
     Outcome,
     Stop,
     call,
+    call_on_candidate_data,
     escaped_work,
     integrity,
 )
@@ -56,6 +57,7 @@ from kernelmosaic.verify.replies import (
     BurstInputsReply,
     BurstReply,
     CandidateTimingReply,
+    ChangedReply,
     ChecksReply,
     Print,
     PrintCostReply,
@@ -72,25 +74,38 @@ from kernelmosaic.verify.stats import summarize
 
 __all__ = ["time_candidate"]
 
-def _check_full(mine: CandidateTimingReply, ref: Worker, config: VerifyConfig, r: int, cand: Worker | None = None) -> None:
-    """The round's timed call copied in full, against the reference. `cand` (large-output mode, right after the
-    round's timing reply): the copy stayed on the candidate's device and is compared in the reference worker
-    (`large.compare_timed_call`)."""
+def _check_full(mine: CandidateTimingReply, ref: Worker, config: VerifyConfig, r: int, cand: Worker | None = None,
+                mutates: bool = False) -> None:
+    """The round's timed call copied in full, against the reference, and (unless the reference's forward `mutates`
+    its inputs) its inputs as forward left them against their draw from the call's seed: a forward that writes its
+    result into its input only in timed calls gives an idempotent op's right result there (red team 13). `cand`
+    (large-output mode, right after the round's timing reply): the copy stayed on the candidate's device and is
+    compared in the reference worker (`large.compare_timed_call`)."""
     cmp = compare_timed_call(ref, mine.checked_inputs, mine.checked_outputs, config, cand)  # large outputs: compared in the reference worker
     if not cmp.ok:
         raise Stop(cmp.status, f"a timed call of round {r} returned a wrong result (stale or cached output?): {cmp.detail}",
                    [Finding(rule="timed-output-check", severity="reject",
                             message="outputs of timed calls must be right too", evidence=cmp.detail)])
+    if not mutates and isinstance(mine.checked_inputs, list):  # large-output mode: named by seed, never sent back
+        what = "a timed call's inputs against their draw"
+        changed = reference_reply(ChangedReply, call_on_candidate_data(
+            ref, "inputs_changed", config.run_timeout_s, what, seed=mine.checked_seed, inputs=mine.checked_inputs),
+            what).changed
+        if changed:  # the correctness runs, which a candidate can tell from timed calls, saw none of it
+            detail = f"inputs {changed} of the timed call checked in full (round {r}) differ from what it was given"
+            raise Stop(Status.integrity_violation, f"forward modified its input(s) {changed} during timing; the "
+                       "reference does not", [Finding(rule="input-mutation", severity="reject",
+                                                      message="the candidate wrote into its inputs", evidence=detail)])
 
 
 def _check_round(mine: CandidateTimingReply, ref: Worker, config: VerifyConfig, fp_seed: int, extra: list[float], r: int,
-                 full: bool = True) -> int:
+                 full: bool = True, mutates: bool = False) -> int:
     """Check one round's timed calls: the one copied in full (unless `full` is False: large-output mode checked it
     right after the round), and a random subset by fingerprint. Returns how many calls were checked (the full one
     counted either way)."""
     atol, rtol = config.tolerances()
     if full:
-        _check_full(mine, ref, config, r)
+        _check_full(mine, ref, config, r, mutates=mutates)
     calls = mine.calls
     picked = pick_calls(len(calls), config.timed_checks)
     want = _reference_prints(ref, config, "reference on timed inputs", [calls[i].seed for i in picked], fp_seed)
@@ -384,7 +399,8 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
                                           seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets, refdata.large,
                                           out.findings if record else None, nonfinite_outputs(refdata, mine)))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
-        checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large)
+        mutates = any(t.mutates_inputs for t in refdata.usable)
+        checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large, mutates=mutates)
                       for r, (res, fp_seed) in enumerate(timed))
         checked += _check_bursts(bursts, ref, config, burst_fp, extra)
     if others := sorted({p for h in holds for p in h.others}):

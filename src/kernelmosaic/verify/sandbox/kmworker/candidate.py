@@ -219,7 +219,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
                 "flush_bytes": flush_bytes, "escaped_ms": result["escaped_ms"], "lead_us": result["lead_us"],
                 "lead_short": result["lead_short"],
                 "l2_reset": l2_reset, "calls": result["calls"],
-                "checked_inputs": inputs, "checked_outputs": out,
+                "checked_inputs": inputs, "checked_outputs": out, "checked_seed": result["checked_seed"],
                 **({"watched": True, "torch_ops": dict(INTERCEPT.torch_ops), "kernel_ops": dict(INTERCEPT.kernel_ops),
                     "kernel_calls": dict(INTERCEPT.calls)} if record_at >= 0 else {}),
                 "integrity": integrity.diff(self.before),

@@ -136,15 +136,18 @@ class ReferenceRole(HeldTrials):
             if dist != "given" and not _finite(out):
                 results.append({"distribution": dist, "skipped": True, "why": "non-finite reference outputs"})
                 continue
-            again = self.model(*before)
+            mutates = any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
+                          for b, a in zip(before, inputs, strict=True))
+            # the repeat runs on a copy: a forward that works in place would otherwise change `before`, the trial's
+            # inputs as given (and its oracle's), and hide that it mutates them
+            again = self.model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in before])
             results.append({"oracle": self._oracle(before),
                 "distribution": dist,
                 "skipped": False,
                 "inputs": [x.cpu() if isinstance(x, torch.Tensor) else x for x in before],
                 "outputs": package_outputs(out),
                 "repeat": package_outputs(again),
-                "mutates_inputs": any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
-                                      for b, a in zip(before, inputs, strict=True)),
+                "mutates_inputs": mutates,
             })
         _give_back(self.device)
         return {"trials": results, "large": False, "memory": memory}
@@ -250,6 +253,18 @@ class ReferenceRole(HeldTrials):
         return {"prints": prints}
 
     @torch.no_grad()
+    def inputs_changed(self, seed: int, inputs: list) -> dict:
+        """Which of `inputs` (a timed call's, as its worker copied them after forward) differ from the inputs drawn
+        from `seed`, as that call drew them: forward wrote into them."""
+        drawn = self.template.drawer(self.device)(seed)
+        given = to_device(inputs, self.device)
+        changed = [i for i, (d, g) in enumerate(zip(drawn, given, strict=False))
+                   if isinstance(d, torch.Tensor) and not _same_bits(d, g)]
+        del drawn, given
+        _give_back(self.device)
+        return {"changed": changed}
+
+    @torch.no_grad()
     def check_calls(self, seeds: list[int], fp_seed: int) -> dict:
         """Fingerprints (with their weighted moments) of the reference on the inputs drawn from `seeds`: what
         the candidate's timed calls with those seeds should have returned."""
@@ -257,6 +272,13 @@ class ReferenceRole(HeldTrials):
         prints = [fingerprint(self.model(*draw(s)), moments=True) for s in seeds]
         _give_back(self.device)
         return {"prints": prints}
+
+
+def _same_bits(a: torch.Tensor, b) -> bool:
+    """Whether `b` is a tensor holding exactly `a`'s bytes (NaN and -0.0 included: no arithmetic comparison)."""
+    if not isinstance(b, torch.Tensor) or b.shape != a.shape or b.dtype != a.dtype or b.device != a.device:
+        return False
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
 
 
 def measure_peaks(device: str) -> dict:
