@@ -35,7 +35,7 @@ PHASES = {
     "compare_held": "checking correctness", "release_held": "checking correctness", "large_trial": "running the reference",
     "plan_large": "running the reference", "hold_probe": "checking that the custom kernels' output is used",
     "compare_probe": "checking that the custom kernels' output is used",
-    "check_calls": "checking timed calls", "peaks": "measuring device peaks",
+    "check_calls": "checking timed calls", "inputs_changed": "checking timed calls", "peaks": "measuring device peaks",
     "pch": "precompiling the torch header for this compiler's flags (once; later builds reuse it)",
 }
 """What a worker request means to a person; a request not named here shows as its op."""
