@@ -146,17 +146,23 @@ class CallPrinter:
         self._w64: dict[tuple[int, int], torch.Tensor] = {}
 
     def _project_split(self, k: int, j: int, flat) -> None:
-        w = self.fingerprint._w(j, flat.numel())
+        """The finite part projected as a floating output's plain projection is (float32 products, float64 sum over
+        chunks), and the NaN, +inf and -inf counts: five passes over the output, no float64 copy of it."""
         col = SPLIT * j
+        w = self.fingerprint._w(j, flat.numel())
         acc = torch.zeros(SPLIT, dtype=torch.float64, device=self.device)
-        for i in range(0, flat.numel(), CHUNK):  # as `Fingerprinter`: float64, a chunk at a time, in the same order
-            v = flat[i:i + CHUNK].to(torch.float64)
-            finite = torch.isfinite(v)
-            acc[0] += torch.dot(w[i:i + CHUNK].double(), torch.where(finite, v, torch.zeros((), dtype=v.dtype,
-                                                                                             device=v.device)))
-            acc[1] += torch.isnan(v).sum()
-            acc[2] += (v == float("inf")).sum()
-            acc[3] += (v == float("-inf")).sum()
+        if not flat.is_floating_point():  # integers and bools are finite: exact in float64, counts 0
+            acc[0] = torch.dot(flat.to(torch.float64), w.double())
+            self.rows64[k, col:col + SPLIT] = acc
+            return
+        v = flat if flat.dtype == torch.float32 else flat.float()
+        finite = torch.isfinite(v)
+        vals = torch.where(finite, v, torch.zeros((), dtype=v.dtype, device=v.device))
+        for i in range(0, vals.numel(), CHUNK):
+            acc[0] += torch.dot(vals[i:i + CHUNK], w[i:i + CHUNK])
+        acc[1] = torch.isnan(v).sum()
+        acc[2] = (v == float("inf")).sum()
+        acc[3] = (v == float("-inf")).sum()
         self.rows64[k, col:col + SPLIT] = acc
 
     def _project(self, k: int, j: int, x) -> None:
