@@ -58,18 +58,24 @@ def _undefined_of(path: str, inode: int, mtime_ns: int, size: int, dynamic: bool
     return tuple(_read_undefined(Path(path), dynamic))
 
 
-def _read_undefined(path: Path, dynamic: bool) -> list[str]:
-    nm = shutil.which("nm")
-    if nm is None:  # binutils come with the compiler that built the extension; without them nothing is read
-        log.warning("no `nm` on PATH: the undefined symbols of %s are not checked", path)
-        return []
+def _binutils(tool: str, *args: str) -> str | None:
+    """What binutils' `tool` (`nm`, `readelf`) prints for `args`; None (with a warning) where it cannot run."""
+    exe = shutil.which(tool)
+    if exe is None:  # binutils come with the compiler that built the extension; without them nothing is read
+        log.warning("no `%s` on PATH: %s is not checked", tool, args[-1])
+        return None
     try:
-        done = subprocess.run([nm, *(["-D"] if dynamic else []), "--undefined-only", "--demangle", str(path)],
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120).stdout
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("reading the symbols of %s: %s", path, exc)
+        log.warning("reading %s with %s: %s", args[-1], tool, exc)
+        return None
+
+
+def _read_undefined(path: Path, dynamic: bool) -> list[str]:
+    out = _binutils("nm", *(["-D"] if dynamic else []), "--undefined-only", "--demangle", str(path))
+    if out is None:
         return []
-    lines = [line.strip() for line in done.stdout.splitlines()]  # an archive's `member.o:` headers end in a colon
+    lines = [line.strip() for line in out.splitlines()]  # an archive's `member.o:` headers end in a colon
     return [line.split(None, 1)[1] if line.split(None, 1)[0] in ("U", "w") and " " in line else line
             for line in lines if line and not line.endswith(":")]
 
@@ -81,7 +87,8 @@ def _base(symbol: str) -> str:
 _RUNTIME_ARCHIVES = ("libcudart_static.a", "libcudadevrt.a", "libculibos.a")
 _TRITON_LAUNCHERS = ("__triton_launcher", "cuda_utils")
 """Triton's module names (`__triton_launcher.so`, `cuda_utils.cpython-312-x86_64-linux-gnu.so`)."""
-_TRITON_OWN = frozenset({"dlopen", "dlsym", "dlerror", "dlclose"})
+_DL_CALLS = frozenset({"dlopen", "dlsym", "dlerror", "dlclose"})
+"""The dynamic loader's calls that Triton's launchers and NVTX's loader make themselves (module docstring)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,7 +145,7 @@ def build_calls(lib: Path) -> list[str]:
     library alone imports that no static CUDA runtime archive calls; else the library's whole list."""
     calls = _undefined(lib)
     if lib.name.split(".", 1)[0] in _TRITON_LAUNCHERS and lib.suffix == ".so" and "triton" in lib.parts:
-        calls = [s for s in calls if _base(s) not in _TRITON_OWN]
+        calls = [s for s in calls if _base(s) not in _DL_CALLS]
     objects = sorted(lib.parent.glob("*.o"))
     if not objects:
         return calls
@@ -147,19 +154,27 @@ def build_calls(lib: Path) -> list[str]:
     return list(dict.fromkeys(own + [s for s in calls if _base(s) not in runtime]))
 
 
-_NVTX_OWN = frozenset({"dlopen", "dlsym", "dlclose", "dlerror"})
 _NVTX_LOADER = re.compile(r"\.rela?\.text\.(nvtx\w+_impl_init)_v\d+")
 """The relocation section of one of NVTX's versioned loader functions (a COMDAT section of its own per function)."""
 _NVTX_GLOBALS = re.compile(r"\bnvtxGlobals_v\d+$")
 
 
 def _object_calls(obj: Path) -> list[str]:
-    """`obj`'s undefined symbols, less the `dl*` calls that only NVTX's loader makes (module docstring)."""
+    """`obj`'s undefined symbols, less the `dl*` calls that only NVTX's loader makes (module docstring); read once
+    per file version, as `_undefined` is."""
     names = _undefined(obj, dynamic=False)
-    if not any(_base(n) in _NVTX_OWN for n in names):
+    if not any(_base(n) in _DL_CALLS for n in names):
         return names
-    callers = _callers(obj)
-    if not callers or not any(_NVTX_GLOBALS.search(d) for d in _defined(obj)):
+    try:
+        return list(_nvtx_excused(str(obj), *_version(obj), names=tuple(names)))
+    except OSError:
+        return names
+
+
+@functools.lru_cache(maxsize=256)
+def _nvtx_excused(obj: str, inode: int, mtime_ns: int, size: int, names: tuple[str, ...]) -> tuple[str, ...]:
+    callers = _callers(Path(obj))
+    if not callers or not any(_NVTX_GLOBALS.search(d) for d in _defined(Path(obj))):
         return names
 
     loaders = _nvtx_loader_names()
@@ -170,23 +185,19 @@ def _object_calls(obj: Path) -> list[str]:
 
     def nvtx_only(name: str) -> bool:
         sections = callers.get(_base(name), set())
-        return _base(name) in _NVTX_OWN and bool(sections) and all(loader(s) for s in sections)
+        return _base(name) in _DL_CALLS and bool(sections) and all(loader(s) for s in sections)
 
-    return [n for n in names if not nvtx_only(n)]
+    return tuple(n for n in names if not nvtx_only(n))
 
 
 def _callers(obj: Path) -> dict[str, set[str]]:
     """{symbol: the relocation sections that refer to it} of an object file (`readelf -r`); empty when unreadable."""
-    readelf = shutil.which("readelf")
-    if readelf is None:
-        return {}
-    try:
-        done = subprocess.run([readelf, "-rW", str(obj)], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
+    text = _binutils("readelf", "-rW", str(obj))
+    if text is None:
         return {}
     out: dict[str, set[str]] = {}
     section = ""
-    for line in done.stdout.splitlines():
+    for line in text.splitlines():
         head = re.match(r"Relocation section '([^']+)'", line)
         if head:
             section = head.group(1)
@@ -198,14 +209,8 @@ def _callers(obj: Path) -> dict[str, set[str]]:
 
 
 def _defined(obj: Path) -> list[str]:
-    nm = shutil.which("nm")
-    if nm is None:
-        return []
-    try:
-        done = subprocess.run([nm, "--defined-only", str(obj)], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [line.split()[-1] for line in done.stdout.splitlines() if line.strip()]
+    text = _binutils("nm", "--defined-only", str(obj))
+    return [line.split()[-1] for line in (text or "").splitlines() if line.strip()]
 
 
 def library_symbols(libraries: Iterable[Path]) -> dict[str, list[str]]:

@@ -87,31 +87,24 @@ def projection_mismatch(got: list[float], want: list[Print], atol: float, rtol: 
     makes its projection non-finite; a column the call did not fill is NaN. `split`: `SPLIT` columns per output,
     its finite part's projection and its NaN, +inf and -inf counts, which must be the reference's exactly."""
     outs = want[1:]
-    if split:
-        if len(got) % SPLIT:
-            return f"{len(got)} split projection columns, not {SPLIT} per output"
-        parts = [got[k:k + SPLIT] for k in range(0, len(got), SPLIT)]
-        if len(parts) != max(min(len(outs), MAX_OUTPUTS), 1):
-            return f"returned {len(parts)} output(s), expected {len(outs)}"
-        for i, (g, w) in enumerate(zip(parts, outs, strict=False)):
-            if w.get("type") != "Tensor":
-                continue
+    per = SPLIT if split else 1
+    if len(got) % per:
+        return f"{len(got)} split projection columns, not {SPLIT} per output"
+    parts = [got[k:k + per] for k in range(0, len(got), per)]
+    if len(parts) != max(min(len(outs), MAX_OUTPUTS), 1):
+        return f"returned {len(parts)} output(s), expected {len(outs)}"
+    for i, (g, w) in enumerate(zip(parts, outs, strict=False)):
+        if w.get("type") != "Tensor":
+            continue
+        if split:
             counts = [w.get("nan", 0), w.get("posinf", 0), w.get("neginf", 0)]
             if g[1:] != counts:
                 return f"output {i}: NaN/+inf/-inf counts {[_count(c) for c in g[1:]]}, the reference's {counts}"
-            if why := _projection_off(i, g[0], w, atol, rtol, extra):
-                return why
-        return ""
-    if len(got) != max(min(len(outs), MAX_OUTPUTS), 1):
-        return f"returned {len(got)} output(s), expected {len(outs)}"
-    for i, (g, w) in enumerate(zip(got, outs, strict=False)):
-        if w.get("type") != "Tensor":
+        elif w.get("nan") or w.get("posinf") or w.get("neginf"):
+            if math.isfinite(g[0]):
+                return f"output {i}: a finite projection ({g[0]:.6g}) where the reference's output holds NaN or inf"
             continue
-        if w.get("nan") or w.get("posinf") or w.get("neginf"):
-            if math.isfinite(g):
-                return f"output {i}: a finite projection ({g:.6g}) where the reference's output holds NaN or inf"
-            continue
-        if why := _projection_off(i, g, w, atol, rtol, extra):
+        if why := _projection_off(i, g[0], w, atol, rtol, extra):
             return why
     return ""
 

@@ -297,17 +297,20 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
     raise Stop(Status.timing_anomaly, f"the wall-clock bound failed in 3 of 3 attempts; {evidence[-1]}", [finding])
 
 
-def nonfinite_outputs(refdata: ReferenceData, mine: CandidateTimingReply) -> bool:
-    """Whether the bursts' projections are split (`CallPrinter`): where the reference's trial outputs hold NaN or inf,
-    or the candidate's own fingerprints of this round's timed calls say its outputs do (a plain projection is then
-    non-finite whatever else the output holds). The second is the candidate's word, but its timed calls answer for
-    it: a fingerprint that hides the reference's NaN fails its check, and one that claims NaN only splits the burst."""
-    for trial in refdata.usable:
-        for t in trial.outputs["tensors"]:
-            if isinstance(t, torch.Tensor) and t.numel() and not t.is_meta and (t.is_floating_point() or t.is_complex()):
-                if not bool(torch.isfinite(t).all()):
-                    return True
-    return any(p.get("nan") or p.get("posinf") or p.get("neginf") for c in mine.calls for p in c.fp[1:])
+def reference_nonfinite(refdata: ReferenceData) -> bool:
+    """Whether the reference's trial outputs hold NaN or inf (large-output mode: its trials are described, not sent,
+    and this is False), read once per judgement: the bursts' projections are then split (`CallPrinter`)."""
+    return any(isinstance(t, torch.Tensor) and t.numel() and not t.is_meta and (t.is_floating_point() or t.is_complex())
+               and not bool(torch.isfinite(t).all()) for trial in refdata.usable for t in trial.outputs["tensors"])
+
+
+def nonfinite_outputs(reference: bool, mine: CandidateTimingReply) -> bool:
+    """Whether a round's bursts are projected split (`CallPrinter`): where the reference's outputs hold NaN or inf
+    (`reference_nonfinite`), or the candidate's own fingerprints of the round's timed calls say its outputs do (a
+    plain projection is then non-finite whatever else the output holds). The second is the candidate's word, but its
+    timed calls answer for it: a fingerprint that hides the reference's NaN fails its check, and one that claims NaN
+    only splits the burst."""
+    return reference or any(p.get("nan") or p.get("posinf") or p.get("neginf") for c in mine.calls for p in c.fp[1:])
 
 
 def _print_cost(ref: Worker, config: VerifyConfig, seed: int, sets: int, calls: int, fp_seed: int,
@@ -359,6 +362,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
     if comp_run.baseline is not None:
         dev["compile"], hosted["compile"] = list(comp_run.baseline.samples), list(comp_run.baseline.host_samples)
     given = refdata.usable[0].inputs
+    ref_nonfinite = reference_nonfinite(refdata)
     with exclusive() as waited, out.phase("timing_held"):
         out.phase_seconds["timing_lock_wait"] = waited
         for r in range(rounds):
@@ -397,7 +401,7 @@ def time_candidate(cand: Worker, ref: Worker, refdata: ReferenceData, config: Ve
             with out.phase("timing_bursts"):
                 walls.append(_wall_check(cand, ref, config, mine.host_samples, theirs.host_samples,
                                           seed + 4 * ROUND_SEEDS, bursts, burst_fp, hold, sets, refdata.large,
-                                          out.findings if record else None, nonfinite_outputs(refdata, mine)))
+                                          out.findings if record else None, nonfinite_outputs(ref_nonfinite, mine)))
     with out.phase("timing_checks"):  # every round's calls, after the last: the candidate committed to them all
         mutates = any(t.mutates_inputs for t in refdata.usable)
         checked = sum(_check_round(res, ref, config, fp_seed, extra, r, full=not refdata.large, mutates=mutates)

@@ -31,7 +31,7 @@ import time
 
 import torch
 
-from .fingerprint import CHUNK, Fingerprinter
+from .fingerprint import CHUNK, Fingerprinter, flat_view
 
 __all__ = ["BurstInputs", "CallPrinter", "burst_seed", "windowable"]
 
@@ -44,9 +44,9 @@ EXTRA_BYTES = 1 << 30
 """A buffer holds its input twice up to this much extra (windows overlap by a third of their length on average);
 beyond it, an eighth of the input or this much, whichever is more (KernelBench's largest inputs take gigabytes)."""
 MAX_OUTPUTS = 16
+"""Outputs per call fingerprinted in the loop (a problem with more returns a tuple checked elsewhere)."""
 SPLIT = 4
 """Columns per output of a split projection (`CallPrinter`): finite part, NaN, +inf and -inf counts."""
-"""Outputs per call fingerprinted in the loop (a problem with more returns a tuple checked elsewhere)."""
 
 
 def burst_seed(seed: int, call: int, sets: int) -> int:
@@ -149,12 +149,12 @@ class CallPrinter:
         """The finite part projected as a floating output's plain projection is (float32 products, float64 sum over
         chunks), and the NaN, +inf and -inf counts: five passes over the output, no float64 copy of it."""
         col = SPLIT * j
-        w = self.fingerprint._w(j, flat.numel())
         acc = torch.zeros(SPLIT, dtype=torch.float64, device=self.device)
         if not flat.is_floating_point():  # integers and bools are finite: exact in float64, counts 0
-            acc[0] = torch.dot(flat.to(torch.float64), w.double())
+            acc[0] = torch.dot(flat.to(torch.float64), self._weights64(j, flat.numel()))
             self.rows64[k, col:col + SPLIT] = acc
             return
+        w = self.fingerprint._w(j, flat.numel())
         v = flat if flat.dtype == torch.float32 else flat.float()
         finite = torch.isfinite(v)
         vals = torch.where(finite, v, torch.zeros((), dtype=v.dtype, device=v.device))
@@ -168,7 +168,7 @@ class CallPrinter:
     def _project(self, k: int, j: int, x) -> None:
         if type(x) is not torch.Tensor or x.device.type != self.device.type:
             return
-        flat = (torch.view_as_real(x.detach()) if x.is_complex() else x.detach()).reshape(-1)
+        flat = flat_view(x)
         if self.split:
             self._project_split(k, j, flat)
             return
@@ -183,10 +183,14 @@ class CallPrinter:
                 acc += torch.dot(flat[i:i + CHUNK].float(), w[i:i + CHUNK])
             self.rows64[k, j] = acc
         else:
-            key = (j, n)
-            if key not in self._w64:
-                self._w64[key] = self.fingerprint._w(j, n).double()
-            torch.dot(flat.to(torch.float64), self._w64[key], out=self.rows64[k, j])
+            torch.dot(flat.to(torch.float64), self._weights64(j, n), out=self.rows64[k, j])
+
+    def _weights64(self, j: int, n: int) -> torch.Tensor:
+        """Output `j`'s weights in float64 (integer and bool outputs are projected exactly), widened once."""
+        key = (j, n)
+        if key not in self._w64:
+            self._w64[key] = self.fingerprint._w(j, n).double()
+        return self._w64[key]
 
     def __call__(self, k: int, out) -> None:
         items = list(out) if isinstance(out, (tuple, list)) else [out]

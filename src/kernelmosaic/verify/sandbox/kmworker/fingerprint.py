@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["Fingerprinter"]
+__all__ = ["Fingerprinter", "flat_view"]
 
 
 CHUNK = 1 << 24
 """Elements per pass: the float64 temporaries of a pass take 128 MiB each, whatever the output's size (whole, a
 1G-element output's would take 8 GiB each, several at once, on every timed call)."""
+
+
+def flat_view(x: torch.Tensor) -> torch.Tensor:
+    """`x`'s elements as one flat tensor, a complex one's real and imaginary parts both (`view_as_real`): what the
+    fingerprint and the burst's projections weigh."""
+    return (torch.view_as_real(x.detach()) if x.is_complex() else x.detach()).reshape(-1)
 
 
 class Fingerprinter:
@@ -40,7 +46,7 @@ class Fingerprinter:
             if type(x) is not torch.Tensor:
                 prints.append({"type": type(x).__name__})
                 continue
-            flat = (torch.view_as_real(x.detach()) if x.is_complex() else x.detach()).reshape(-1)  # complex: both parts
+            flat = flat_view(x)
             w = self._w(i, flat.numel())
             sums = torch.zeros(7, dtype=torch.float64, device=self.device)  # dot, nan, +inf, -inf, then moments
             for start in range(0, flat.numel(), CHUNK):
