@@ -1,5 +1,5 @@
-"""The precompiled torch header (`kmworker.pch`, `verify/pch_store.py`): made by the verifier's own process after the
-first plain C++ build of a flag set, into a store no worker can write, used by later builds with those flags, and on a
+"""The precompiled torch header (`kmworker.pch`, `verify/pch_store.py`): made by the verifier's own process after a
+plain C++ build of a flag set (on the CPU device its second), into a store no worker can write, used by later builds with those flags, and on a
 GPU made in the background so no judgement waits for it. A build file whose flags are outside the known set (the
 candidate's process can rewrite it first) gets no header."""
 
@@ -42,25 +42,31 @@ def store(tmp_path, monkeypatch):
     return tmp_path / "pch"
 
 
-def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flags_uses(tmp_path, store):
-    """On the CPU device the header is made before the compile stage returns (no compiler beside a timed candidate);
-    with GPU settings (on any machine: the precompile itself runs on the CPU) the call returns at once and the header
-    is indexed later, by a thread of the verifier's process."""
+def test_the_second_plain_build_of_a_flag_set_leaves_a_header_that_the_next_build_with_its_flags_uses(tmp_path, store):
+    """On the CPU device the header is made before the compile stage returns (no compiler beside a timed candidate),
+    once a flag set's second plain build shows it is used again; with GPU settings (on any machine: the precompile
+    itself runs on the CPU) the first asks for it, the call returns at once and the header is indexed later, by a
+    thread of the verifier's process."""
     config = VerifyConfig(device="cpu", cache_dir=tmp_path / "cache", trials=2, timing=False, compile_baseline=False)
     prob = write(tmp_path, "problem.py", problem("x * 2.0"))
-    first, second = write(tmp_path, "c1.py", _candidate(1)), write(tmp_path, "c2.py", _candidate(2))
+    first, second, third = (write(tmp_path, f"c{k}.py", _candidate(k)) for k in (1, 2, 3))
     phases = io.StringIO()  # `verify`'s progress lines where the console is not a terminal
     with Verifier(config) as verifier:
         with phase_progress(Console(file=phases, force_terminal=False, width=200), "c1"):
             built = verifier.compile(first)
         assert built.ok, built.message
-        assert "c1: precompiling the torch header" in phases.getvalue(), phases.getvalue()
+        assert "precompiling" not in phases.getvalue() and not list(store.glob("*/km_torch_extension.h.gch"))
+        assert len(list((store / "seen").iterdir())) == 1  # a flag set used once has cost no header
+        with phase_progress(Console(file=phases, force_terminal=False, width=200), "c2"):
+            built = verifier.compile(second)
+        assert built.ok, built.message
+        assert "c2: precompiling the torch header" in phases.getvalue(), phases.getvalue()
         assert len(list(store.glob("*/km_torch_extension.h.gch"))) == 1
         assert len(list((store / "index").iterdir())) == 1
         assert not (config.cache_dir / "pch").exists()  # nothing of it where workers write
-        assert "km_torch_extension.h" not in built.info.log  # the first build was plain
-        # a flag set with no header yet: with GPU settings its header is compiled in the background, here beside the
-        # second candidate's judgement, which uses the first flag set's header
+        assert "km_torch_extension.h" not in built.info.log  # the second build was plain too
+        # a flag set with no header yet: with GPU settings its header is compiled in the background at its first
+        # build, here beside the third candidate's judgement, which uses the first flag set's header
         [built_dir] = [d for d in config.cache_dir.iterdir() if d.name.startswith("km_pch_twice_1")]
         other = config.cache_dir / "km_pch_other_flags"
         other.mkdir()
@@ -71,7 +77,7 @@ def test_the_first_plain_build_leaves_a_header_that_the_next_build_with_its_flag
         assert time.perf_counter() - started < 0.5  # the compiler alone takes longer than this
         index = store / "index" / ("a" * 24)
         assert not index.exists()
-        verdict = verifier.verify(prob, second)
+        verdict = verifier.verify(prob, third)
     assert verdict.accepted, verdict.message
     assert "-include" in verdict.compile.log and "km_torch_extension.h" in verdict.compile.log
     for _ in range(6000):  # a header compile takes ~30 s here alone, minutes on a loaded CI machine

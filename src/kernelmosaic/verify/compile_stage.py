@@ -27,7 +27,7 @@ from kernelmosaic.verify.binary_check import extension_symbols
 from kernelmosaic.verify.build_replies import BuildRecord, CompileReply, build_reply, compile_reply
 from kernelmosaic.verify.config import VerifyConfig
 from kernelmosaic.verify.judgement import Stop, status_of_death
-from kernelmosaic.verify.pch_store import UnsafeFlags, precompile
+from kernelmosaic.verify.pch_store import UnsafeFlags, precompile, second_sighting
 from kernelmosaic.verify.pool import Worker, WorkerDied, WorkerError, WorkerStartFailed, calls_log
 from kernelmosaic.verify.sandbox.kmworker import pch
 from kernelmosaic.verify.sandbox.kmworker.published import PUBLISHED
@@ -241,15 +241,22 @@ def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
     for later C++ builds with those flags, in this process (`verify/pch_store.py`: no worker runs candidate code near
     it); once per flag set per process. On a GPU in the background: no judgement waits for it (on the H200 it cost
     the first candidate of a flag set tens of seconds when made before the compile stage replied). On the CPU device
-    before returning: a compiler running beside a candidate timed on host timers would skew its numbers."""
+    before returning: a compiler running beside a candidate timed on host timers would skew its numbers. There a flag
+    set earns its header on its second plain build (`pch_store.second_sighting`): the header costs about four builds
+    (~55 s against ~13 s on two cores), which a flag set used once never pays back."""
     with _PCH_LOCK:
         if (str(config.cache_dir), key) in _PCH_ASKED:
             return
-        _PCH_ASKED.add((str(config.cache_dir), key))
     folder = config.cache_dir / build_dir
     if folder.parent != config.cache_dir or not pch.is_index_key(key):  # named from the candidate's process
         log.warning("no torch header for %r: not a build folder of the cache", build_dir[:80])
         return
+    if config.device == "cpu" and not second_sighting(pch_dir(config.cache_dir), key):
+        return
+    with _PCH_LOCK:
+        if (str(config.cache_dir), key) in _PCH_ASKED:
+            return
+        _PCH_ASKED.add((str(config.cache_dir), key))
 
     def run() -> None:
         try:

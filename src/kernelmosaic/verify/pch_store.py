@@ -1,7 +1,8 @@
 """The precompiled torch headers, made by the verifier's own process (never a worker: workers run candidate code).
 
-After the first plain C++ build of a flag set, the compile stage asks for the torch header precompiled with that
-build's flags (`kmworker.pch`: later builds with the same flags get `-include <header>`). The flags are read from the
+After a plain C++ build of a flag set (on the CPU device its second, `second_sighting`: there the header is made
+before the verdict returns and costs about four builds), the compile stage asks for the torch header precompiled
+with that build's flags (`kmworker.pch`: later builds with the same flags get `-include <header>`). The flags are read from the
 build's `build.ninja`, a file in the build cache, which the candidate's process could rewrite first: so every flag
 must be one that `load_inline` itself writes or a plain optimisation or language choice (`_safe`), the compiler must
 be the one torch would call (or the verifier's own wrapper of it, `kmworker/km-cxx`), and the header holds one line,
@@ -31,7 +32,7 @@ from pathlib import Path
 from kernelmosaic.paths import private_dir, write_atomic
 from kernelmosaic.verify.sandbox.kmworker import cxx_lean, lean_unit, pch
 
-__all__ = ["UnsafeFlags", "header_flags", "precompile"]
+__all__ = ["UnsafeFlags", "header_flags", "precompile", "second_sighting"]
 
 # Code-generation flags only (optimisation, the target's instruction sets, OpenMP, the math model): models pass
 # `-O3 -march=native -mavx2 -mfma -ffast-math -fopenmp` as often as not, and none of these reads a file or defines a
@@ -109,6 +110,22 @@ def _text(path: Path) -> str:
         return path.read_text()
     except OSError:
         return ""
+
+
+def second_sighting(store: Path, key: str) -> bool:
+    """Whether a plain build with the flags indexed as `key` was reported here before (by any process of this user:
+    the record lies in the store); records this one when it was not. A header already indexed under `key` counts as
+    seen."""
+    if not pch.is_index_key(key):
+        raise UnsafeFlags(f"{key[:40]!r} is no header index key")
+    if (store / "index" / key).is_file():
+        return True
+    seen = private_dir(store / "seen") / key
+    try:
+        with open(seen, "x"):
+            return False
+    except FileExistsError:
+        return True
 
 
 def precompile(store: Path, key: str, ninja_file: Path, nice: int = 0) -> Path:
