@@ -6,10 +6,18 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from kernelmosaic.verify.call_checks import projection_mismatch
-from kernelmosaic.verify.sandbox.kmworker.burst_inputs import STEP_BYTES, BurstInputs, CallPrinter, windowable
+from kernelmosaic.verify.sandbox.kmworker.burst_inputs import (
+    MAX_OUTPUTS,
+    SPLIT,
+    STEP_BYTES,
+    BurstInputs,
+    CallPrinter,
+    windowable,
+)
 from kernelmosaic.verify.sandbox.kmworker.fingerprint import Fingerprinter
 from kernelmosaic.verify.sandbox.kmworker.inputs import InputTemplate
 
@@ -120,3 +128,25 @@ def test_nan_outputs_tuples_and_missing_outputs_are_projected_as_such():
     assert math.isnan(rows[2][1]) and projection_mismatch(rows[2], want, 1e-5, 1e-5, [0.0, 0.0])
     nan_ref = Fingerprinter(3, "cpu")((torch.tensor([1.0, float("nan")]), torch.arange(6)), moments=True)
     assert projection_mismatch(rows[1], nan_ref, 1e-5, 1e-5, [0.0, 0.0]) == ""  # NaN where the reference has NaN
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_outputs_past_the_rows_width_are_summed_into_its_last_column(split):
+    """A call with more than `MAX_OUTPUTS` outputs: every one of them answers in its row (the last column sums the
+    rest), an integer and a NaN-holding output among them; one left zero, or one output fewer, does not pass."""
+    n = MAX_OUTPUTS + 4
+    outs = [torch.randn(50) * (k + 1) for k in range(n)]
+    outs[MAX_OUTPUTS + 1] = torch.arange(7)
+    if split:
+        outs[MAX_OUTPUTS + 2][3] = float("nan")
+    printer = CallPrinter(fp_seed=5, device="cpu", calls=3, split=split)
+    printer(0, tuple(outs))
+    printer(1, tuple(o if k != n - 1 else torch.zeros_like(o) for k, o in enumerate(outs)))
+    printer(2, tuple(outs[:-1]))
+    rows = printer.values()
+    assert len(rows[0]) == MAX_OUTPUTS * (SPLIT if split else 1)
+    want = Fingerprinter(5, "cpu")(tuple(outs), moments=True)
+    extra = [0.0] * n
+    assert projection_mismatch(rows[0], want, 1e-5, 1e-5, extra, split=split) == ""
+    assert f"output {MAX_OUTPUTS - 1}" in projection_mismatch(rows[1], want, 1e-5, 1e-5, extra, split=split)
+    assert projection_mismatch(rows[2], want, 1e-5, 1e-5, extra, split=split)

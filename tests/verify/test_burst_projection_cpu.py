@@ -8,6 +8,9 @@
 - **Complex outputs.** The burst skipped them, and the timed calls' fingerprints cast them to float64, which keeps
   the real part: an imaginary part left unwritten passed both. Both parts are projected now (`view_as_real`).
 
+- **More than 16 outputs.** A burst row held the first 16 outputs' projections and nothing of the rest, so a call
+  could skip every output after the 16th. The last column now sums the projections of the outputs from its own on.
+
 The cheats tell the burst's calls from the rest the way a model would: its inputs are windows of a buffer larger
 than the view. Real extension (one build for all four candidates), real verifier, timing on."""
 
@@ -58,6 +61,24 @@ def get_init_inputs():
     return []
 '''
 
+MANY = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return tuple(x * float(k + 1) + float(k) for k in range(20))
+
+
+def get_inputs():
+    return [torch.randn(1 << 12)]
+
+
+def get_init_inputs():
+    return []
+'''
+
 CPP = r"""
 #include <torch/extension.h>
 #include <cmath>
@@ -95,6 +116,23 @@ torch::Tensor complex_square(torch::Tensor re, torch::Tensor im, bool skip_imag)
     return torch::view_as_complex(out).view(re.sizes());
 }
 
+std::vector<torch::Tensor> affine_copies(torch::Tensor x, bool skip_tail) {
+    auto xc = x.contiguous();
+    const float* src = xc.data_ptr<float>();
+    std::vector<torch::Tensor> outs;
+    for (int k = 0; k < 20; ++k) {
+        auto y = torch::zeros_like(xc);
+        if (skip_tail && k >= 17) { outs.push_back(y); continue; }  // outputs 18-20 left zero
+        float* dst = y.data_ptr<float>();
+        for (int64_t i = 0; i < xc.numel(); ++i) dst[i] = src[i] * float(k + 1) + float(k);
+        outs.push_back(y);
+    }
+    return outs;
+}
+
+std::vector<torch::Tensor> twenty(torch::Tensor x) { return affine_copies(x, false); }
+std::vector<torch::Tensor> twenty_fast(torch::Tensor x) { return affine_copies(x, in_a_window(x)); }
+
 torch::Tensor csquare(torch::Tensor re, torch::Tensor im) { return complex_square(re, im, false); }
 torch::Tensor csquare_fast(torch::Tensor re, torch::Tensor im) { return complex_square(re, im, in_a_window(re)); }
 """
@@ -109,12 +147,14 @@ from torch.utils.cpp_extension import load_inline
 SOURCE = r"""{CPP}"""
 
 ops = load_inline(name="km_burst_projection", cpp_sources=SOURCE, extra_cflags=["-O2"],
-                  functions=["elementwise_sqrt", "elementwise_sqrt_fast", "csquare", "csquare_fast"])
+                  functions=["elementwise_sqrt", "elementwise_sqrt_fast", "csquare", "csquare_fast", "twenty",
+                             "twenty_fast"])
 
 
 class ModelNew(nn.Module):
     def forward(self, {args}):
-        return ops.{forward}({args})
+        out = ops.{forward}({args})
+        return tuple(out) if isinstance(out, list) else out
 '''
 
 
@@ -132,6 +172,8 @@ def verifier(tmp_path_factory):
     (SQRT, "elementwise_sqrt_fast", "x", False),
     (CSQUARE, "csquare", "re, im", True),
     (CSQUARE, "csquare_fast", "re, im", False),
+    (MANY, "twenty", "x", True),
+    (MANY, "twenty_fast", "x", False),
 ])
 def test_every_burst_call_answers_for_its_whole_result(verifier, tmp_path, problem, forward, args, honest):
     v = verifier.verify(write(tmp_path, "problem.py", problem), write(tmp_path, f"{forward}.py", _candidate(forward, args)),

@@ -44,7 +44,9 @@ EXTRA_BYTES = 1 << 30
 """A buffer holds its input twice up to this much extra (windows overlap by a third of their length on average);
 beyond it, an eighth of the input or this much, whichever is more (KernelBench's largest inputs take gigabytes)."""
 MAX_OUTPUTS = 16
-"""Outputs per call fingerprinted in the loop (a problem with more returns a tuple checked elsewhere)."""
+"""Columns (outputs) per call a burst row holds: a call with more outputs has the projections of its outputs from
+the last column's on summed into that column (every output answers for itself in every call; a row stays bounded,
+and a reply holds up to `call_checks.MAX_BURST_CALLS` of them)."""
 SPLIT = 4
 """Columns per output of a split projection (`CallPrinter`): finite part, NaN, +inf and -inf counts."""
 
@@ -141,17 +143,22 @@ class CallPrinter:
         self.calls = calls
         self.split = split
         self.width = 0
+        self.count = 0
         self.rows32 = self.rows64 = None
         self.rows: torch.Tensor | None = None
         self._w64: dict[tuple[int, int], torch.Tensor] = {}
 
-    def _project_split(self, k: int, j: int, flat) -> None:
+    def _project_split(self, k: int, j: int, flat, into: torch.Tensor | None = None) -> None:
         """The finite part projected as a floating output's plain projection is (float32 products, float64 sum over
-        chunks), and the NaN, +inf and -inf counts: five passes over the output, no float64 copy of it."""
+        chunks), and the NaN, +inf and -inf counts: five passes over the output, no float64 copy of it. `into`: a
+        float64 tensor of `SPLIT` sums to add them to instead of writing row `k`."""
         col = SPLIT * j
         acc = torch.zeros(SPLIT, dtype=torch.float64, device=self.device)
         if not flat.is_floating_point():  # integers and bools are finite: exact in float64, counts 0
             acc[0] = torch.dot(flat.to(torch.float64), self._weights64(j, flat.numel()))
+            if into is not None:
+                into += acc
+                return
             self.rows64[k, col:col + SPLIT] = acc
             return
         w = self.fingerprint._w(j, flat.numel())
@@ -163,6 +170,9 @@ class CallPrinter:
         acc[1] = torch.isnan(v).sum()
         acc[2] = (v == float("inf")).sum()
         acc[3] = (v == float("-inf")).sum()
+        if into is not None:
+            into += acc
+            return
         self.rows64[k, col:col + SPLIT] = acc
 
     def _project(self, k: int, j: int, x) -> None:
@@ -192,13 +202,44 @@ class CallPrinter:
             self._w64[key] = self.fingerprint._w(j, n).double()
         return self._w64[key]
 
+    def _folded(self, k: int, items: list) -> None:
+        """Outputs `MAX_OUTPUTS - 1` on, summed into the last column(s): each projected as a column of its own would be
+        (a value that is no tensor on this device adds nothing, as the parent skips it; a call with another output
+        count than the first leaves NaN)."""
+        last, per = self.width - 1, SPLIT if self.split else 1
+        acc = torch.zeros(per, dtype=torch.float64, device=self.device)
+        if len(items) != self.count:
+            acc.fill_(float("nan"))
+        for j in range(last, len(items)):
+            x = items[j]
+            if type(x) is not torch.Tensor or x.device.type != self.device.type:
+                continue
+            flat = flat_view(x)
+            if self.split:
+                self._project_split(k, j, flat, into=acc)
+                continue
+            n = flat.numel()
+            if not flat.is_floating_point():
+                acc[0] += torch.dot(flat.to(torch.float64), self._weights64(j, n))
+                continue
+            w = self.fingerprint._w(j, n)
+            for i in range(0, n, CHUNK):
+                acc[0] += torch.dot(flat[i:i + CHUNK].float(), w[i:i + CHUNK])
+        self.rows64[k, last * per:(last + 1) * per] = acc
+
     def __call__(self, k: int, out) -> None:
         items = list(out) if isinstance(out, (tuple, list)) else [out]
         if not self.width:  # sized by the first call; another count later leaves NaN, which no reference matches
+            self.count = len(items)
             self.width = min(max(len(items), 1), MAX_OUTPUTS)
             cols = self.width * (SPLIT if self.split else 1)
             self.rows32 = torch.full((self.calls, cols), float("nan"), dtype=torch.float32, device=self.device)
             self.rows64 = torch.full((self.calls, cols), float("nan"), dtype=torch.float64, device=self.device)
+        if self.count > MAX_OUTPUTS:
+            for j in range(min(self.width - 1, len(items))):
+                self._project(k, j, items[j])
+            self._folded(k, items)
+            return
         for j in range(min(self.width, len(items))):
             self._project(k, j, items[j])
 
