@@ -16,6 +16,7 @@ Standard library only: the parent reads ELF files and another process's memory; 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import struct
@@ -50,7 +51,21 @@ class GotSnapshot:
     code: dict[str, tuple[list[tuple[int, int]], bytes]] = field(default_factory=dict)
     """The machine code the timer runs through (`_CODE`: the loader, libc, the interpreter, the CUDA runtime, the
     vDSO): name -> (its executable mappings, a digest of their bytes)."""
+    hot: list[tuple[str, int, bytes]] = field(default_factory=list)
+    """(label, address, bytes at the snapshot) of the GOT slots bound to `_HOT` symbols: read every few
+    milliseconds while calls are timed (`GotPoller`), the whole tables less often."""
 
+
+_HOT = frozenset({
+    "clock_gettime", "__clock_gettime", "gettimeofday", "time", "clock", "timespec_get", "clock_getres",
+    "cudaEventElapsedTime", "cudaEventRecord", "cudaEventRecordWithFlags", "cudaEventSynchronize", "cudaEventQuery",
+    "cuEventElapsedTime", "cuEventRecord", "cuEventSynchronize", "cuEventQuery", "cudaDeviceSynchronize",
+    "cudaStreamSynchronize", "cuCtxSynchronize", "cuStreamSynchronize",
+    "send", "sendto", "sendmsg", "write", "writev", "pwrite64",
+})
+"""Symbols whose GOT slots decide what the worker measures and what it tells the parent (its clocks, CUDA event
+timing and synchronisation, the calls its reply goes out through): a rewrite that lasts only inside each timed call
+is a few milliseconds long, so these few slots are read far more often than the whole tables."""
 
 _CODE = ("ld-linux", "libc.so", "libpython", "python3", "libcudart.so", "[vdso]")
 """Basename prefixes of the objects whose code is watched too: clocks, the interpreter's timer and event timing go
@@ -160,6 +175,9 @@ def got_snapshot(pid: int, named: list[tuple[str, int, int]] | None = None) -> G
             plt = [(base + s[1], base + s[1] + s[3]) for n in _PLT_SECTIONS if (s := sections.get(n))]
             if regions:
                 snap.objects.append(_Object(path=path, base=base, regions=regions, plt=plt))
+                for offset, symbol in _hot_slots(path):
+                    snap.hot.append((f"{symbol} in {os.path.basename(path)}", base + offset,
+                                     os.pread(fd, 8, base + offset)))
     except OSError as exc:
         snap.error, snap.objects = f"{type(exc).__name__}: {exc}", []
     finally:
@@ -212,6 +230,64 @@ def got_changes(snap: GotSnapshot, limit: int = 8, code: bool = True) -> list[st
     return changed
 
 
+def _hot_slots(path: str) -> tuple[tuple[int, str], ...]:
+    """(slot's offset from the object's base, symbol) of the object's GOT slots bound to `_HOT` symbols, read from
+    its file once per version of it (libtorch's tables hold ~10^5 relocations)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return _hot_slots_of(path, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _hot_slots_of(path: str, _inode: int, _mtime_ns: int, _size: int) -> tuple[tuple[int, str], ...]:
+    parsed = _sections(path)
+    if parsed is None:
+        return ()
+    ordered = parsed[3]
+    out: list[tuple[int, str]] = []
+    try:
+        with open(path, "rb") as f:
+            hot_of_table: dict[int, dict[int, str]] = {}
+            for sh_type, _addr, offset, size, link in ordered:
+                if sh_type != _SHT_RELA or link >= len(ordered) or ordered[link][0] != _SHT_DYNSYM:
+                    continue
+                if link not in hot_of_table:
+                    hot_of_table[link] = _hot_symbols(f, ordered, link)
+                hot = hot_of_table[link]
+                if not hot:
+                    continue
+                f.seek(offset)
+                for r_offset, r_info, _addend in struct.iter_unpack("<QQq", f.read(size - size % 24)):
+                    if (name := hot.get(r_info >> 32)) is not None:
+                        out.append((r_offset, name))
+    except (OSError, struct.error):
+        return ()
+    return tuple(out)
+
+
+def _hot_symbols(f, ordered: list[_Section], link: int) -> dict[int, str]:
+    """Index -> name of the `_HOT` symbols in the dynamic symbol table `ordered[link]`."""
+    _, _, sym_off, sym_size, str_link = ordered[link]
+    if str_link >= len(ordered):
+        return {}
+    f.seek(ordered[str_link][2])
+    strings = f.read(ordered[str_link][3])
+    at = {}
+    for name in _HOT:  # every place the name ends a string: the linker shares tails ("write" inside "fwrite")
+        needle = name.encode() + b"\0"
+        pos = strings.find(needle)
+        while pos >= 0:
+            at[pos] = name
+            pos = strings.find(needle, pos + 1)
+    if not at:
+        return {}
+    f.seek(sym_off)
+    table = f.read(sym_size - sym_size % 24)
+    return {i: at[st_name] for i, (st_name,) in enumerate(struct.iter_unpack("<I20x", table)) if st_name in at}
+
+
 def _lazy_bound(snap: GotSnapshot, obj: _Object, old: int, new: int) -> bool:
     """A lazily bound slot resolved after the snapshot: it pointed into its object's own PLT, and now points into
     the code of a library mapped at the snapshot (never into memory mapped since, the candidate's)."""
@@ -247,26 +323,52 @@ def _slot_symbol(obj: _Object, slot: int) -> str | None:
 
 
 class GotPoller:
-    """Reads the snapshot's slots again at random moments (every 10-60 ms) from a thread of the verifier's process
-    while the candidate's calls are timed: a slot rewritten for the timed calls and put back before the phase ends
-    is seen too, since the candidate cannot tell when it is read. `changed` holds the first rewrite seen."""
+    """Reads the snapshot again from a thread of the verifier's process while the candidate's calls are timed: the
+    `hot` slots (clocks, event timing, the reply's calls) at random moments every 1-4 ms, a few preads; the whole
+    tables every 10-60 ms (a millisecond of reads), the machine code every tenth time. A slot rewritten for each
+    timed call and put back when the call returns is seen too: the candidate cannot tell when it is read, and on a
+    loaded host, where this thread runs less often, the short reads still come many times per round. `changed`
+    holds the first rewrite seen; `polls` and `hot_polls` count the reads."""
 
-    def __init__(self, snap: GotSnapshot, low_s: float = 0.01, high_s: float = 0.06):
+    def __init__(self, snap: GotSnapshot, low_s: float = 0.01, high_s: float = 0.06, hot_low_s: float = 0.001,
+                 hot_high_s: float = 0.004):
         import random
         import threading
 
-        self.snap, self.changed, self.polls = snap, [], 0
+        self.snap, self.changed, self.polls, self.hot_polls = snap, [], 0, 0
         self._stop = threading.Event()
         self._wait = lambda: random.uniform(low_s, high_s)
+        self._hot_wait = lambda: random.uniform(hot_low_s, hot_high_s)
         self._thread = threading.Thread(target=self._run, name="km-got-poller", daemon=True)
 
     def _run(self) -> None:
-        while not self._stop.wait(self._wait()):
-            found = got_changes(self.snap, code=self.polls % 10 == 0)  # code: megabytes to read, every tenth time
-            self.polls += 1
-            if found:
-                self.changed = found
-                return
+        import time
+
+        try:
+            fd = os.open(f"/proc/{self.snap.pid}/mem", os.O_RDONLY) if self.snap.hot else -1
+        except OSError:
+            fd = -1
+        try:
+            due = time.monotonic() + self._wait()
+            while not self._stop.wait(self._hot_wait() if fd >= 0 else self._wait()):
+                hot_changed = fd >= 0 and self._hot_changed(fd)
+                if hot_changed or time.monotonic() >= due:  # a hot slot moved: the full read names it (or a lazy bind)
+                    found = got_changes(self.snap, code=self.polls % 10 == 0)  # code: megabytes, every tenth time
+                    self.polls += 1
+                    due = time.monotonic() + self._wait()
+                    if found:
+                        self.changed = found
+                        return
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _hot_changed(self, fd: int) -> bool:
+        self.hot_polls += 1
+        try:
+            return any(os.pread(fd, len(before), addr) != before for _label, addr, before in self.snap.hot)
+        except OSError:
+            return False
 
     def __enter__(self) -> GotPoller:
         if not self.snap.error and (self.snap.objects or self.snap.data):
