@@ -16,7 +16,7 @@ from .inputs import InputTemplate, apply_distribution, cast_model, cast_precisio
 from .loader import load_module
 from .memory import forward_peak_bytes, peak_into
 from .oracle import Oracle
-from .shared import nbytes_of
+from .shared import changed_inputs, nbytes_of, same_bits
 from .timing import BURST_SETS, Timer, burst
 
 __all__ = ["ReferenceRole"]
@@ -136,8 +136,7 @@ class ReferenceRole(HeldTrials):
             if dist != "given" and not _finite(out):
                 results.append({"distribution": dist, "skipped": True, "why": "non-finite reference outputs"})
                 continue
-            mutates = any(isinstance(b, torch.Tensor) and not torch.equal(b, a)
-                          for b, a in zip(before, inputs, strict=True))
+            mutates = changed_inputs(before, inputs)
             # the repeat runs on a copy: a forward that works in place would otherwise change `before`, the trial's
             # inputs as given (and its oracle's), and hide that it mutates them
             again = self.model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in before])
@@ -259,7 +258,7 @@ class ReferenceRole(HeldTrials):
         drawn = self.template.drawer(self.device)(seed)
         given = to_device(inputs, self.device)
         changed = [i for i, (d, g) in enumerate(zip(drawn, given, strict=False))
-                   if isinstance(d, torch.Tensor) and not _same_bits(d, g)]
+                   if isinstance(d, torch.Tensor) and not same_bits(d, g)]
         del drawn, given
         _give_back(self.device)
         return {"changed": changed}
@@ -272,13 +271,6 @@ class ReferenceRole(HeldTrials):
         prints = [fingerprint(self.model(*draw(s)), moments=True) for s in seeds]
         _give_back(self.device)
         return {"prints": prints}
-
-
-def _same_bits(a: torch.Tensor, b) -> bool:
-    """Whether `b` is a tensor holding exactly `a`'s bytes (NaN and -0.0 included: no arithmetic comparison)."""
-    if not isinstance(b, torch.Tensor) or b.shape != a.shape or b.dtype != a.dtype or b.device != a.device:
-        return False
-    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
 
 
 def measure_peaks(device: str) -> dict:

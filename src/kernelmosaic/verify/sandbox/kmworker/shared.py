@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["MAILBOX", "Mailbox", "export_tensors", "import_tensors", "package_in_place", "release", "nbytes_of", "SEALS"]
+__all__ = ["MAILBOX", "Mailbox", "export_tensors", "import_tensors", "package_in_place", "release", "nbytes_of", "SEALS",
+           "same_bits", "changed_inputs"]
 
 SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 """What a memfd must be sealed against before its reader maps it."""
@@ -56,6 +57,19 @@ def _dtype(name: str) -> torch.dtype:
 
 
 _PLAIN = (int, float, bool, str, type(None))
+
+
+def same_bits(a: torch.Tensor, b) -> bool:
+    """Whether `b` is a tensor holding exactly `a`'s bytes (NaN and -0.0 included: no arithmetic comparison)."""
+    if not isinstance(b, torch.Tensor) or b.shape != a.shape or b.dtype != a.dtype or b.device != a.device:
+        return False
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
+
+
+def changed_inputs(before: list, after: list) -> bool:
+    """Whether forward wrote into any tensor input: `after` (the inputs it was given) no longer holds `before`'s
+    bytes (a NaN input left as it was is unchanged; `torch.equal` calls it changed)."""
+    return any(isinstance(b, torch.Tensor) and not same_bits(b, a) for b, a in zip(before, after, strict=True))
 
 
 def nbytes_of(items) -> int:

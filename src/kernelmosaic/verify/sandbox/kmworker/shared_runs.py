@@ -14,7 +14,7 @@ import torch
 
 from . import integrity
 from .inputs import InputTemplate
-from .shared import MAILBOX, export_tensors, import_tensors, package_in_place, release
+from .shared import MAILBOX, export_tensors, import_tensors, package_in_place, release, same_bits
 
 __all__ = ["SharedRuns"]
 
@@ -24,15 +24,15 @@ def _copy(items: list, device: str) -> list:
 
 
 def _unchanged(given: torch.Tensor, now) -> bool:
-    """`now` (forward's input, on its device) still equals `given` (the host copy it was made from), compared in
-    passes of 64M elements so no device copy of the whole input is made."""
+    """`now` (forward's input, on its device) still holds `given`'s bytes (the host copy it was made from; a NaN
+    left as it was is unchanged), compared in passes of 64M elements so no device copy of the whole input is made."""
     if not isinstance(now, torch.Tensor) or now.shape != given.shape or now.dtype != given.dtype:
         return False
     if now.device == given.device:
-        return torch.equal(given, now)
+        return same_bits(given, now)
     flat_given, flat_now = given.reshape(-1), now.reshape(-1)
     step = 1 << 26
-    return all(torch.equal(flat_given[k:k + step].to(now.device), flat_now[k:k + step])
+    return all(same_bits(flat_given[k:k + step].to(now.device), flat_now[k:k + step])
                for k in range(0, flat_given.numel(), step))
 
 
