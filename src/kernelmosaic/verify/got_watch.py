@@ -351,24 +351,32 @@ class GotPoller:
         try:
             due = time.monotonic() + self._wait()
             while not self._stop.wait(self._hot_wait() if fd >= 0 else self._wait()):
-                hot_changed = fd >= 0 and self._hot_changed(fd)
-                if hot_changed or time.monotonic() >= due:  # a hot slot moved: the full read names it (or a lazy bind)
+                moved = self._hot_moved(fd) if fd >= 0 else {}
+                if moved or time.monotonic() >= due:  # a hot slot moved: the full read names it (or a lazy bind)
                     found = got_changes(self.snap, code=self.polls % 10 == 0)  # code: megabytes, every tenth time
                     self.polls += 1
                     due = time.monotonic() + self._wait()
                     if found:
                         self.changed = found
                         return
+                    for i, now in moved.items():  # a lazy bind the full read allowed: the new value is the one to keep
+                        label, addr, _ = self.snap.hot[i]
+                        self.snap.hot[i] = (label, addr, now)
         finally:
             if fd >= 0:
                 os.close(fd)
 
-    def _hot_changed(self, fd: int) -> bool:
+    def _hot_moved(self, fd: int) -> dict[int, bytes]:
+        """The hot slots whose bytes differ from the snapshot's: index -> the bytes now."""
         self.hot_polls += 1
+        moved = {}
         try:
-            return any(os.pread(fd, len(before), addr) != before for _label, addr, before in self.snap.hot)
+            for i, (_label, addr, before) in enumerate(self.snap.hot):
+                if (now := os.pread(fd, len(before), addr)) != before:
+                    moved[i] = now
         except OSError:
-            return False
+            return {}
+        return moved
 
     def __enter__(self) -> GotPoller:
         if not self.snap.error and (self.snap.objects or self.snap.data):
