@@ -95,21 +95,23 @@ def projection_mismatch(got: list[float], want: list[Print], atol: float, rtol: 
         return f"returned {len(parts)} output(s), expected {len(outs)}"
     tols = [_off_tolerance(w, atol, rtol, extra[i] if i < len(extra) else 0.0) if w.get("type") == "Tensor" else 0.0
             for i, w in enumerate(outs)]
+    names = [f"output {i}" for i in range(len(outs))]
     if len(outs) > MAX_OUTPUTS:  # the last column sums the projections of the outputs from its own on
         last = MAX_OUTPUTS - 1
         outs, tols = [*outs[:last], _folded_print(outs[last:])], [*tols[:last], sum(tols[last:])]
-    for i, (g, w) in enumerate(zip(parts, outs, strict=False)):
+        names = [*names[:last], f"outputs {last}-{len(names) - 1} (summed)"]
+    for name, g, w, tol in zip(names, parts, outs, tols, strict=False):
         if w.get("type") != "Tensor":
             continue
         if split:
             counts = [w.get("nan", 0), w.get("posinf", 0), w.get("neginf", 0)]
             if g[1:] != counts:
-                return f"output {i}: NaN/+inf/-inf counts {[_count(c) for c in g[1:]]}, the reference's {counts}"
+                return f"{name}: NaN/+inf/-inf counts {[_count(c) for c in g[1:]]}, the reference's {counts}"
         elif w.get("nan") or w.get("posinf") or w.get("neginf"):
             if math.isfinite(g[0]):
-                return f"output {i}: a finite projection ({g[0]:.6g}) where the reference's output holds NaN or inf"
+                return f"{name}: a finite projection ({g[0]:.6g}) where the reference's output holds NaN or inf"
             continue
-        if why := _projection_off(i, g[0], w, tols[i]):
+        if why := _projection_off(name, g[0], w, tol):
             return why
     return ""
 
@@ -139,13 +141,12 @@ def _count(c: float) -> int | float:
     return int(c) if math.isfinite(c) else c
 
 
-def _projection_off(i: int, g: float, w: Print, tol: float) -> str:
-    """Why projection `g` of output `i` cannot be an honest one of the reference's `w` within `tol` ("" when it
-    can)."""
+def _projection_off(name: str, g: float, w: Print, tol: float) -> str:
+    """Why projection `g` of `name` cannot be an honest one of the reference's `w` within `tol` ("" when it can)."""
     if not math.isfinite(g):
-        return f"output {i}: projection {g} (NaN or inf, or no output), the reference's {w['dot']:.6g}"
+        return f"{name}: projection {g} (NaN or inf, or no output), the reference's {w['dot']:.6g}"
     if abs(g - w["dot"]) > tol:
-        return f"output {i}: projection {g:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
+        return f"{name}: projection {g:.6g}, the reference's {w['dot']:.6g} (honest rounding moves it ≤ {tol:.3g})"
     return ""
 
 
