@@ -20,9 +20,18 @@ def test_a_slow_kernel_is_bounded_by_its_own_time_and_a_fast_one_by_wall_time():
 
 
 def test_quick_bounds_wall_time_by_its_budget_and_full_by_four_times_it(tmp_path):
-    full = VerifyConfig(device="cpu", cache_dir=tmp_path, timing_budget_ms=400.0)
+    full = VerifyConfig(device="cpu", cache_dir=tmp_path, timing_budget_ms=400.0, timing_rounds=3)
     quick = full.model_copy(update={"timing_profile": "quick", "quick_budget_ms": 150.0})
     assert (full.timing_plan(), full.timing_wall_ms()) == ((3, 400.0), 1600.0)
     assert (quick.timing_plan(), quick.timing_wall_ms()) == ((1, 150.0), 150.0)
     env = {"hostname": "h", "torch": "t"}
     assert baseline_key("sha", env, "cpu", full) != baseline_key("sha", env, "cpu", quick)
+
+
+def test_the_cpu_device_gets_its_short_plan_where_the_settings_give_none(tmp_path):
+    """Host timing on the CPU is indicative: `verify`, the agent, `evaluate` and the Python API all start from
+    `CPU_TIMING` there; what the settings give wins; CUDA keeps the full plan."""
+    assert VerifyConfig(device="cpu", cache_dir=tmp_path).timing_plan() == (2, 25.0)
+    assert VerifyConfig.model_validate({"device": "cpu", "timing_rounds": 4}).timing_plan() == (4, 25.0)
+    assert VerifyConfig(device="cpu", timing_budget_ms=100.0).timing_plan() == (2, 100.0)
+    assert VerifyConfig(device="cuda").timing_plan() == (3, 400.0)

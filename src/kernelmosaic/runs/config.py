@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kernelmosaic.runs.task_meta import TaskMeta
-from kernelmosaic.verify.config import VerifyConfig, run_timing
+from kernelmosaic.verify.config import VerifyConfig
 
 __all__ = ["RunConfig", "owned_setting", "without_secrets"]
 
@@ -71,11 +71,11 @@ class RunConfig(BaseModel):
         return {}
 
     def verify_config(self) -> VerifyConfig:
-        """The verifier's settings, one rule for every run: the defaults, then the device's timing budget (host
-        timing on the CPU is only indicative, so it gets a short one), then `verify`'s overrides, then what the run
-        itself owns (its device, `compile_baseline`, `owned_verify_settings`)."""
+        """The verifier's settings, one rule for every run: the defaults (the device's timing plan among them,
+        `verify.config.CPU_TIMING`), then `verify`'s overrides, then what the run itself owns (its device,
+        `compile_baseline`, `owned_verify_settings`)."""
         device = self.judged_on()
-        return VerifyConfig.model_validate({**run_timing(device), **self.verify, "device": device,
+        return VerifyConfig.model_validate({**self.verify, "device": device,
                                             "compile_baseline": self.compile_baseline, **self.owned_verify_settings()})
 
 

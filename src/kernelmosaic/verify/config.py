@@ -7,28 +7,37 @@ import secrets
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernelmosaic.contracts.precision import TOLERANCES, Precision
 from kernelmosaic.host import host_memory_gib
 from kernelmosaic.paths import default_cache_dir
 from kernelmosaic.verify.static.policy import StaticPolicy
 
-__all__ = ["VerifyConfig", "Policy", "TimingProfile", "run_timing"]
+__all__ = ["CPU_TIMING", "VerifyConfig", "Policy", "TimingProfile"]
 
 Policy = Literal["strict", "kernelbench"]
 TimingProfile = Literal["quick", "full"]
 """`strict`: every operation of forward runs in the candidate's own kernels. `kernelbench`: some operators may
 stay in PyTorch (as KernelBench allows), but a custom kernel must run and its output must reach the result."""
 
-def run_timing(device: str) -> dict[str, float | int]:
-    """Timing settings a generate or evaluate run starts from: host timing on the CPU is only indicative, so a run
-    there gets a short budget (its `[verify]` section may still set one); on CUDA the defaults."""
-    return {"timing_budget_ms": 25.0, "timing_rounds": 2} if device == "cpu" else {}
+CPU_TIMING = {"timing_budget_ms": 25.0, "timing_rounds": 2}
+"""The timing plan of the CPU device where the settings give none, for `verify`, `verify-batch`, the agent,
+`evaluate` and the Python API alike: host timing there is only indicative (the verdict's speedups are checked
+against the verifier's own clock and marked unreliable where their spread is wide), and a round of 400 ms per subject
+costs a CPU verdict ~10 s of a two-core machine for numbers no more trustworthy."""
 
 
 class VerifyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _device_timing(cls, data: object) -> object:
+        """The CPU device's timing plan (`CPU_TIMING`) under whatever the settings give."""
+        if isinstance(data, dict) and data.get("device") == "cpu":
+            return {**CPU_TIMING, **data}
+        return data
 
     device: Literal["cuda", "cpu"] = "cuda"
     """Where the candidate runs. `cpu` judges C++ `load_inline` candidates with host timers."""
@@ -55,9 +64,11 @@ class VerifyConfig(BaseModel):
     """Also time a `torch.compile` build of the reference. The commands default it to on for CUDA only: on the CPU,
     Inductor's build of a problem takes tens of seconds and its times vary widely under load."""
     timing_budget_ms: float = 400.0
-    """Target measured time per timed subject per round; repetitions are chosen from it."""
+    """Target measured time per timed subject per round; repetitions are chosen from it. On the CPU device 25 where
+    the settings give none (`CPU_TIMING`)."""
     timing_rounds: int = 3
-    """Rounds of interleaved timing (candidate, eager, compile) under the `full` profile."""
+    """Rounds of interleaved timing (candidate, eager, compile) under the `full` profile. On the CPU device 2 where
+    the settings give none (`CPU_TIMING`)."""
     timing_profile: TimingProfile = "full"
     """`full`: `timing_rounds` rounds of `timing_budget_ms` per subject (final solutions, evaluation). `quick`: one
     round of `quick_budget_ms` per subject (agent iterations), with the same checks of the timed calls and the same
