@@ -170,7 +170,9 @@ def test_closing_a_worker_that_is_still_loading_kills_it_without_waiting_on_an_e
     worker.spawn(defer_device=True)  # importing torch: it would read an `exit` request only after that
     sent = _sent_ops(worker)
     worker.close()  # before: `exit` sent, and the parent waited for the imports (about 4 s here, at most 5 s)
-    assert sent == [] and worker.proc.returncode == -signal.SIGKILL and not worker.scratch.exists()
+    # killed, never asked: the process group's SIGKILL, or (in a PID namespace) `unshare` exiting with status 1
+    # once kill_tree had killed the worker beneath it (a race CI lost once); an exit on request would be 0
+    assert sent == [] and worker.proc.returncode in (-signal.SIGKILL, 1) and not worker.scratch.exists()
 
 
 def test_closing_a_ready_worker_asks_it_to_exit(tmp_path):
