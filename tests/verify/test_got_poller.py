@@ -37,10 +37,16 @@ sys.stdin.readline()
 """
 
 
-def _child() -> subprocess.Popen:
+@pytest.fixture
+def child():
+    """The flipping process, ready for its orders, and a snapshot of it; killed after the test."""
     p = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    return p
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        yield p, got_snapshot(p.pid)
+    finally:
+        p.kill()
+        p.wait()
 
 
 def _slots(snap) -> tuple[int, int]:
@@ -51,34 +57,27 @@ def _slots(snap) -> tuple[int, int]:
     return hot[f"clock_gettime in {lib}"], hot[f"clock_getres in {lib}"]
 
 
-def test_a_clock_slot_rewritten_for_milliseconds_at_a_time_is_seen():
-    p = _child()
-    try:
-        snap = got_snapshot(p.pid)
-        slot, other = _slots(snap)
-        with GotPoller(snap) as poller:
-            p.stdin.write(f"{slot} {other} 400\n")
-            p.stdin.flush()
-            deadline = time.monotonic() + 30
-            while not poller.changed and time.monotonic() < deadline and p.poll() is None:
-                time.sleep(0.01)
-        assert poller.changed and "clock_gettime" in poller.changed[0], (poller.changed, poller.hot_polls)
-        assert poller.hot_polls > poller.polls  # the few hot slots were read more often than the whole tables
-    finally:
-        p.kill()
-        p.wait()
+def _order(p: subprocess.Popen, slot: int, value_of: int, flips: int) -> None:
+    p.stdin.write(f"{slot} {value_of} {flips}\n")
+    p.stdin.flush()
 
 
-def test_a_process_that_rewrites_nothing_gives_no_finding():
-    p = _child()
-    try:
-        snap = got_snapshot(p.pid)
-        slot, _ = _slots(snap)
-        with GotPoller(snap) as poller:
-            p.stdin.write(f"{slot} {slot} 20\n")  # "rewritten" with its own value: nothing changes
-            p.stdin.flush()
-            assert p.stdout.readline().strip() == "done"
-        assert poller.changed == [] and poller.hot_polls > 10
-    finally:
-        p.kill()
-        p.wait()
+def test_a_clock_slot_rewritten_for_milliseconds_at_a_time_is_seen(child):
+    p, snap = child
+    slot, other = _slots(snap)
+    with GotPoller(snap) as poller:
+        _order(p, slot, other, 400)
+        deadline = time.monotonic() + 30
+        while not poller.changed and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.01)
+    assert poller.changed and "clock_gettime" in poller.changed[0], (poller.changed, poller.hot_polls)
+    assert poller.hot_polls > poller.polls  # the few hot slots were read more often than the whole tables
+
+
+def test_a_process_that_rewrites_nothing_gives_no_finding(child):
+    p, snap = child
+    slot, _ = _slots(snap)
+    with GotPoller(snap) as poller:
+        _order(p, slot, slot, 20)  # "rewritten" with its own value: nothing changes
+        assert p.stdout.readline().strip() == "done"
+    assert poller.changed == [] and poller.hot_polls > 10

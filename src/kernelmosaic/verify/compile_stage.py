@@ -244,17 +244,14 @@ def precompile_header(key: str, build_dir: str, config: VerifyConfig) -> None:
     before returning: a compiler running beside a candidate timed on host timers would skew its numbers. There a flag
     set earns its header on its second plain build (`pch_store.second_sighting`): the header costs about four builds
     (~55 s against ~13 s on two cores), which a flag set used once never pays back."""
-    with _PCH_LOCK:
-        if (str(config.cache_dir), key) in _PCH_ASKED:
-            return
     folder = config.cache_dir / build_dir
     if folder.parent != config.cache_dir or not pch.is_index_key(key):  # named from the candidate's process
         log.warning("no torch header for %r: not a build folder of the cache", build_dir[:80])
         return
-    if config.device == "cpu" and not second_sighting(pch_dir(config.cache_dir), key):
-        return
     with _PCH_LOCK:
         if (str(config.cache_dir), key) in _PCH_ASKED:
+            return
+        if config.device == "cpu" and not second_sighting(pch_dir(config.cache_dir), key):
             return
         _PCH_ASKED.add((str(config.cache_dir), key))
 

@@ -246,25 +246,29 @@ def _hot_slots_of(path: str, _inode: int, _mtime_ns: int, _size: int) -> tuple[t
     if parsed is None:
         return ()
     ordered = parsed[3]
-    out: list[tuple[int, str]] = []
     try:
         with open(path, "rb") as f:
             hot_of_table: dict[int, dict[int, str]] = {}
-            for sh_type, _addr, offset, size, link in ordered:
-                if sh_type != _SHT_RELA or link >= len(ordered) or ordered[link][0] != _SHT_DYNSYM:
-                    continue
-                if link not in hot_of_table:
-                    hot_of_table[link] = _hot_symbols(f, ordered, link)
-                hot = hot_of_table[link]
-                if not hot:
-                    continue
-                f.seek(offset)
-                for r_offset, r_info, _addend in struct.iter_unpack("<QQq", f.read(size - size % 24)):
-                    if (name := hot.get(r_info >> 32)) is not None:
-                        out.append((r_offset, name))
+            out = []
+            for table, r_offset, sym_index in _relocations(f, ordered):
+                if table not in hot_of_table:
+                    hot_of_table[table] = _hot_symbols(f, ordered, table)
+                if (name := hot_of_table[table].get(sym_index)) is not None:
+                    out.append((r_offset, name))
+            return tuple(out)
     except (OSError, struct.error):
         return ()
-    return tuple(out)
+
+
+def _relocations(f, ordered: list[_Section]):
+    """(dynamic symbol table's section index, slot offset, symbol index) of every RELA entry of the ELF file `f`
+    bound to a dynamic symbol table; each section is read whole before its first entry is given."""
+    for sh_type, _addr, offset, size, link in ordered:
+        if sh_type != _SHT_RELA or link >= len(ordered) or ordered[link][0] != _SHT_DYNSYM:
+            continue
+        f.seek(offset)
+        for r_offset, r_info, _addend in struct.iter_unpack("<QQq", f.read(size - size % 24)):
+            yield link, r_offset, r_info >> 32
 
 
 def _hot_symbols(f, ordered: list[_Section], link: int) -> dict[int, str]:
@@ -302,21 +306,14 @@ def _slot_symbol(obj: _Object, slot: int) -> str | None:
     ordered = parsed[3]
     try:
         with open(obj.path, "rb") as f:
-            for sh_type, _addr, offset, size, link in ordered:
-                if sh_type != _SHT_RELA or link >= len(ordered) or ordered[link][0] != _SHT_DYNSYM:
+            for table, r_offset, sym_index in _relocations(f, ordered):
+                if obj.base + r_offset != slot:
                     continue
-                f.seek(offset)
-                rela = f.read(size)
-                for i in range(0, len(rela) - 23, 24):
-                    r_offset, r_info = struct.unpack_from("<QQ", rela, i)
-                    if obj.base + r_offset != slot:
-                        continue
-                    sym_index = r_info >> 32
-                    _, _, sym_off, _, str_link = ordered[link]
-                    f.seek(sym_off + sym_index * 24)
-                    name_at = struct.unpack("<I", f.read(4))[0]
-                    f.seek(ordered[str_link][2] + name_at)
-                    return f.read(256).split(b"\0", 1)[0].decode(errors="replace")
+                _, _, sym_off, _, str_link = ordered[table]
+                f.seek(sym_off + sym_index * 24)
+                name_at = struct.unpack("<I", f.read(4))[0]
+                f.seek(ordered[str_link][2] + name_at)
+                return f.read(256).split(b"\0", 1)[0].decode(errors="replace")
     except (OSError, struct.error):
         return None
     return None

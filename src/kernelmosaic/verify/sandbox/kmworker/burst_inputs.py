@@ -148,19 +148,14 @@ class CallPrinter:
         self.rows: torch.Tensor | None = None
         self._w64: dict[tuple[int, int], torch.Tensor] = {}
 
-    def _project_split(self, k: int, j: int, flat, into: torch.Tensor | None = None) -> None:
-        """The finite part projected as a floating output's plain projection is (float32 products, float64 sum over
-        chunks), and the NaN, +inf and -inf counts: five passes over the output, no float64 copy of it. `into`: a
-        float64 tensor of `SPLIT` sums to add them to instead of writing row `k`."""
-        col = SPLIT * j
+    def _split_sums(self, j: int, flat) -> torch.Tensor:
+        """Output `j`'s split projection, `SPLIT` float64 sums: the finite part projected as a floating output's plain
+        projection is (float32 products, float64 sum over chunks), and the NaN, +inf and -inf counts; five passes
+        over the output, no float64 copy of it."""
         acc = torch.zeros(SPLIT, dtype=torch.float64, device=self.device)
         if not flat.is_floating_point():  # integers and bools are finite: exact in float64, counts 0
             acc[0] = torch.dot(flat.to(torch.float64), self._weights64(j, flat.numel()))
-            if into is not None:
-                into += acc
-                return
-            self.rows64[k, col:col + SPLIT] = acc
-            return
+            return acc
         w = self.fingerprint._w(j, flat.numel())
         v = flat if flat.dtype == torch.float32 else flat.float()
         finite = torch.isfinite(v)
@@ -170,30 +165,32 @@ class CallPrinter:
         acc[1] = torch.isnan(v).sum()
         acc[2] = (v == float("inf")).sum()
         acc[3] = (v == float("-inf")).sum()
-        if into is not None:
-            into += acc
-            return
-        self.rows64[k, col:col + SPLIT] = acc
+        return acc
+
+    def _sums(self, j: int, flat) -> torch.Tensor:
+        """Output `j`'s projection as float64 sums, one per column it takes: split (`_split_sums`), or one: float32
+        products summed in float64 a chunk at a time (a floating output), exact in float64 (integers and bools)."""
+        if self.split:
+            return self._split_sums(j, flat)
+        n = flat.numel()
+        if not flat.is_floating_point():
+            return torch.dot(flat.to(torch.float64), self._weights64(j, n)).reshape(1)
+        w = self.fingerprint._w(j, n)
+        acc = torch.zeros(1, dtype=torch.float64, device=self.device)
+        for i in range(0, n, CHUNK):
+            acc += torch.dot(flat[i:i + CHUNK].float(), w[i:i + CHUNK])
+        return acc
 
     def _project(self, k: int, j: int, x) -> None:
         if type(x) is not torch.Tensor or x.device.type != self.device.type:
             return
         flat = flat_view(x)
-        if self.split:
-            self._project_split(k, j, flat)
-            return
-        n = flat.numel()
-        if flat.is_floating_point() and n <= CHUNK:
+        per, n = SPLIT if self.split else 1, flat.numel()
+        if not self.split and flat.is_floating_point() and n <= CHUNK:  # one dot, written in place
             v = flat if flat.dtype == torch.float32 else flat.float()
             torch.dot(v, self.fingerprint._w(j, n), out=self.rows32[k, j])
-        elif flat.is_floating_point():
-            w = self.fingerprint._w(j, n)
-            acc = torch.zeros((), dtype=torch.float64, device=self.device)
-            for i in range(0, n, CHUNK):
-                acc += torch.dot(flat[i:i + CHUNK].float(), w[i:i + CHUNK])
-            self.rows64[k, j] = acc
         else:
-            torch.dot(flat.to(torch.float64), self._weights64(j, n), out=self.rows64[k, j])
+            self.rows64[k, per * j:per * (j + 1)] = self._sums(j, flat)
 
     def _weights64(self, j: int, n: int) -> torch.Tensor:
         """Output `j`'s weights in float64 (integer and bool outputs are projected exactly), widened once."""
@@ -212,19 +209,8 @@ class CallPrinter:
             acc.fill_(float("nan"))
         for j in range(last, len(items)):
             x = items[j]
-            if type(x) is not torch.Tensor or x.device.type != self.device.type:
-                continue
-            flat = flat_view(x)
-            if self.split:
-                self._project_split(k, j, flat, into=acc)
-                continue
-            n = flat.numel()
-            if not flat.is_floating_point():
-                acc[0] += torch.dot(flat.to(torch.float64), self._weights64(j, n))
-                continue
-            w = self.fingerprint._w(j, n)
-            for i in range(0, n, CHUNK):
-                acc[0] += torch.dot(flat[i:i + CHUNK].float(), w[i:i + CHUNK])
+            if type(x) is torch.Tensor and x.device.type == self.device.type:
+                acc += self._sums(j, flat_view(x))
         self.rows64[k, last * per:(last + 1) * per] = acc
 
     def __call__(self, k: int, out) -> None:

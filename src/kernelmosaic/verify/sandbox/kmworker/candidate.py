@@ -21,7 +21,7 @@ from .inputs import InputTemplate, cast_model, to_device
 from .intercept import INTERCEPT
 from .loader import BuildRecorder, load_module
 from .memory import forward_peak_bytes
-from .shared import export_tensors, package_in_place, release, same_bits
+from .shared import export_tensors, package_in_place, release, written_inputs
 from .shared_runs import SharedRuns
 from .timing import BURST_SETS, Timer, burst
 
@@ -130,9 +130,7 @@ class CandidateRole(SharedRuns):  # run_shared, refill_shared: the large-output 
             if mine & last:
                 aliased.append(k)
             held, last = out, mine  # noqa: F841 - alive until the next trial, as a caller's result would be
-            item = {"outputs": package_outputs(out),
-                    "mutated": [i for i, (b, a) in enumerate(zip(before, inputs, strict=True))
-                                if isinstance(b, torch.Tensor) and not same_bits(b, a)]}
+            item = {"outputs": package_outputs(out), "mutated": written_inputs(before, inputs)}
             if again is not None:
                 del out
                 self._poison(poison_sizes)

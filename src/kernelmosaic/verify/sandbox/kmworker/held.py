@@ -20,7 +20,7 @@ import torch
 
 from .compare_core import compare_packaged
 from .inputs import apply_distribution, to_device
-from .shared import MAILBOX, changed_inputs, export_tensors, import_tensors, nbytes_of, package_in_place
+from .shared import MAILBOX, export_tensors, import_tensors, nbytes_of, package_in_place, written_inputs
 
 __all__ = ["HeldTrials", "Held", "describe_inputs"]
 
@@ -92,7 +92,7 @@ class HeldTrials:
             results.append({"distribution": dist, "skipped": False, "large": True, "seed": seed,
                             "inputs": describe_inputs(before),
                             "outputs": {**packed, "tensors": describe_inputs(packed["tensors"])},
-                            "mutates_inputs": changed_inputs(before, inputs)})
+                            "mutates_inputs": bool(written_inputs(before, inputs))})
             del out, before, inputs, packed
         self._drop_held()
         return results

@@ -16,7 +16,7 @@ from .inputs import InputTemplate, apply_distribution, cast_model, cast_precisio
 from .loader import load_module
 from .memory import forward_peak_bytes, peak_into
 from .oracle import Oracle
-from .shared import changed_inputs, nbytes_of, same_bits
+from .shared import nbytes_of, same_bits, written_inputs
 from .timing import BURST_SETS, Timer, burst
 
 __all__ = ["ReferenceRole"]
@@ -136,7 +136,7 @@ class ReferenceRole(HeldTrials):
             if dist != "given" and not _finite(out):
                 results.append({"distribution": dist, "skipped": True, "why": "non-finite reference outputs"})
                 continue
-            mutates = changed_inputs(before, inputs)
+            mutates = bool(written_inputs(before, inputs))
             # the repeat runs on a copy: a forward that works in place would otherwise change `before`, the trial's
             # inputs as given (and its oracle's), and hide that it mutates them
             again = self.model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in before])

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 __all__ = ["MAILBOX", "Mailbox", "export_tensors", "import_tensors", "package_in_place", "release", "nbytes_of", "SEALS",
-           "same_bits", "changed_inputs"]
+           "same_bits", "written_inputs"]
 
 SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 """What a memfd must be sealed against before its reader maps it."""
@@ -66,10 +66,11 @@ def same_bits(a: torch.Tensor, b) -> bool:
     return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
 
 
-def changed_inputs(before: list, after: list) -> bool:
-    """Whether forward wrote into any tensor input: `after` (the inputs it was given) no longer holds `before`'s
-    bytes (a NaN input left as it was is unchanged; `torch.equal` calls it changed)."""
-    return any(isinstance(b, torch.Tensor) and not same_bits(b, a) for b, a in zip(before, after, strict=True))
+def written_inputs(before: list, after: list) -> list[int]:
+    """Which tensor inputs forward wrote into: those of `after` (the inputs it was given) that no longer hold
+    `before`'s bytes (a NaN input left as it was is unchanged; `torch.equal` calls it changed)."""
+    return [i for i, (b, a) in enumerate(zip(before, after, strict=True))
+            if isinstance(b, torch.Tensor) and not same_bits(b, a)]
 
 
 def nbytes_of(items) -> int:
