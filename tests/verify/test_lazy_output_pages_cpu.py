@@ -166,15 +166,18 @@ def test_a_gemm_computed_on_its_outputs_first_read_is_timed_with_that_work(build
     config = VerifyConfig(device="cpu", trials=2, cache_dir=build_cache, static_checks=False, timing_budget_ms=60,
                           timing_rounds=2, compile_baseline=False, run_timeout_s=120)
     problem = kit.write(tmp_path, "problem.py", PROBLEM)
-    verdicts = {}
+    honest, deferred = [], []
     with Verifier(config) as verifier:
-        for name, defer in (("whole", "False"), ("deferred", "True"), ("whole-again", "False")):
-            cand = kit.write(tmp_path, f"{name}.py", f"DEFER = {defer}\n" + CANDIDATE)
-            verdicts[name] = verifier.verify(problem, cand)
-    for name, v in verdicts.items():
-        assert v.accepted, (name, v.status, v.message)
-    honest = min(verdicts["whole"].timing.candidate.median_ms, verdicts["whole-again"].timing.candidate.median_ms)
-    deferred = verdicts["deferred"].timing.candidate.median_ms
-    # timed whole, the deferred form costs what the honest one does (plus its faults); half its work timed
-    # measured 0.31x (2026-12-06, a loaded 2-core VM; 0.74x with the page reads)
-    assert deferred >= 0.6 * honest, (deferred, honest)
+        # load from other processes only slows a verdict, so each form's fastest verdict is its own cost; another
+        # round runs only while the honest form's fastest still looks inflated next to the deferred one
+        for _ in range(3):
+            for times, defer in ((honest, "False"), (deferred, "True")):
+                cand = kit.write(tmp_path, f"defer-{defer}.py", f"DEFER = {defer}\n" + CANDIDATE)
+                v = verifier.verify(problem, cand)
+                assert v.accepted, (defer, v.status, v.message)
+                times.append(v.timing.candidate.median_ms)
+            if min(deferred) >= 0.6 * min(honest):
+                break
+    # timed whole, the deferred form costs what the honest one does (plus its faults): 1.0x on an idle 2-core VM
+    # (2026-12-07); half its work timed, as before the page reads, measured 0.31x
+    assert min(deferred) >= 0.6 * min(honest), (deferred, honest)
