@@ -10,7 +10,14 @@ import torch
 
 from kernelmosaic.contracts.speedup import WALL_AGREEMENT, timing_speedups
 from kernelmosaic.verify import Status, Verifier, VerifyConfig
-from kernelmosaic.verify.call_checks import Burst, fingerprint_mismatch, wall_clock_finding
+from kernelmosaic.verify.call_checks import (
+    Burst,
+    fingerprint_mismatch,
+    outside_wait_ms,
+    request_allowance_ms,
+    wall_bounds,
+    wall_clock_finding,
+)
 from kernelmosaic.verify.runclock import RunClock
 from kernelmosaic.verify.sandbox.kmworker.fingerprint import Fingerprinter
 
@@ -189,21 +196,45 @@ def _run(runnable: float, run: float, main_wait: float, parent_wait: float, thre
 
 
 def test_a_loaded_machine_is_told_apart_from_a_slowed_clock_by_the_kernels_account():
-    """Issue 35: on two loaded cores an honest ReLU's burst took 560.6 ms on the parent's clock and 126.1 ms on the
-    worker's. The wall time alone cannot tell load from a slowed clock; the kernel's account of the threads can."""
+    """On loaded cores the worker waits for a CPU inside its calls, which its own clock holds as the parent's does;
+    a slowed clock's report falls short of both. The bounds that must hold without the kernel's account (2x the
+    report plus the slack) let a 1.5x lie through; the account catches it three ways: the wall time less load, the
+    busiest thread's run + wait, and the wall time less the parent's own waits for a CPU."""
     eager = Burst(wall_ms=40.0, reported_ms=30.0, calls=500, host_median_ms=0.1,
                   run=_run(runnable=31.0, run=20.0, main_wait=8.0, parent_wait=3.0))
-    # honest, loaded: the worker and the parent waited for a CPU around the calls; no thread wanted a CPU for longer
-    # than the calls took, and the wall time less those waits is within the bound
-    loaded = Burst(wall_ms=560.6, reported_ms=126.1, calls=1000, host_median_ms=0.12,
-                   run=_run(runnable=130.0, run=70.0, main_wait=330.0, parent_wait=110.0))
-    assert wall_clock_finding(loaded._replace(run=None), eager).rule == "timing-wall-clock"  # the wall alone
+    loaded = Burst(wall_ms=560.6, reported_ms=548.0, calls=1000, host_median_ms=0.5,
+                   run=_run(runnable=552.0, run=70.0, main_wait=482.0, parent_wait=9.0))
     assert wall_clock_finding(loaded, eager) is None
     # a clock slowed 4x on the same loaded machine: its calls' thread wanted a CPU for the whole burst
-    slowed = Burst(wall_ms=560.6, reported_ms=126.1, calls=1000, host_median_ms=0.12,
-                   run=_run(runnable=505.0, run=250.0, main_wait=255.0, parent_wait=40.0))
+    slowed = loaded._replace(reported_ms=548.0 / 4, host_median_ms=0.5 / 4)
     finding = wall_clock_finding(slowed, eager)
-    assert finding.rule == "timing-wall-clock" and "busiest worker thread runnable 505.0 ms" in finding.evidence
+    assert finding.rule == "timing-wall-clock" and "busiest worker thread runnable 552.0 ms" in finding.evidence
+    lying = loaded._replace(reported_ms=548.0 / 1.5, host_median_ms=0.5 / 1.5)
+    assert wall_clock_finding(lying._replace(run=None), eager._replace(run=None)) is None  # the loose bounds alone
+    assert wall_clock_finding(lying, eager).rule == "timing-wall-clock"
+
+
+def test_a_mild_lie_with_the_work_on_several_threads_is_caught_by_the_wall_less_the_parents_waits():
+    """Measured (2026-12-07, two cores, two busy loops per core): with a clock slowed 1.5x, the busiest worker thread
+    wanted a CPU only 1.2-1.3x the report, since the main thread sleeps while helpers it waits for are held up; with
+    eager's busiest thread held up 60 ms around its own request that is inside the runnable bound. The parent's clock
+    runs the full 1.5x over the report, less only the parent's own waits, which are all outside the calls."""
+    eager = Burst(wall_ms=40.0, reported_ms=30.0, calls=500, host_median_ms=0.1,
+                  run=_run(runnable=90.0, run=20.0, main_wait=8.0, parent_wait=3.0))  # 60 ms runnable beyond its report
+    lying = Burst(wall_ms=560.6, reported_ms=548.0 / 1.5, calls=1000, host_median_ms=0.5 / 1.5,
+                  run=_run(runnable=1.22 * 548.0 / 1.5, run=70.0, main_wait=482.0, parent_wait=9.0))
+    bounds = wall_bounds(lying, eager, outside_wait_ms(eager))
+    assert lying.run.busiest_runnable_ms <= bounds.runnable_ms and lying.free_wall_ms <= bounds.report_ms
+    finding = wall_clock_finding(lying, eager)
+    assert finding is not None and "wall less the parent's waits 551.6 ms" in finding.evidence
+    # eager's requests themselves 60 ms beyond their reports (a slow wake): the bound widens by that, the lie stays out
+    slow_wake = eager._replace(wall_ms=93.0)
+    assert request_allowance_ms(slow_wake) == 60.0
+    assert wall_clock_finding(lying, eager, eager_request_ms=request_allowance_ms(slow_wake)) is not None
+    honest = lying._replace(reported_ms=548.0, host_median_ms=0.5, run=lying.run._replace(busiest_runnable_ms=552.0))
+    assert wall_clock_finding(honest, eager) is None
+    # an honest request whose worker woke 12 ms late beside eager's 7 ms: within the wake allowance
+    assert wall_clock_finding(honest._replace(wall_ms=560.6 + 12.0), eager) is None
 
 
 def test_work_the_account_cannot_see_is_judged_by_the_wall_less_load():
@@ -212,8 +243,8 @@ def test_work_the_account_cannot_see_is_judged_by_the_wall_less_load():
     eager = Burst(wall_ms=40.0, reported_ms=30.0, calls=500, host_median_ms=0.1, run=_run(31.0, 20.0, 8.0, 3.0))
     hidden = Burst(wall_ms=600.0, reported_ms=60.0, calls=1000, host_median_ms=0.06, run=_run(62.0, 1.0, 2.0, 3.0))
     assert wall_clock_finding(hidden, eager).rule == "timing-wall-clock"
-    # the same quiet threads, but the machine's load held the request up: honest
-    waited = hidden._replace(run=_run(62.0, 1.0, 470.0, 66.0))
+    # the same quiet threads, the machine's load holding the calls up (the worker's clock holds it too): honest
+    waited = hidden._replace(reported_ms=585.0, host_median_ms=0.585, run=_run(62.0, 1.0, 470.0, 6.0))
     assert wall_clock_finding(waited, eager) is None
 
 
@@ -235,8 +266,9 @@ def test_a_mild_lie_in_the_workers_clock_is_caught_where_the_kernel_accounts_for
     # bound) is impossible on one monotonic clock
     inflated = honest._replace(reported_ms=honest.wall_ms + 1.0)
     assert "reported its burst taking longer" in wall_clock_finding(inflated, eager).message
-    # load is taken out before the bound: the same honest burst with 300 ms of waits around it passes
-    loaded = honest._replace(wall_ms=361.6, run=_run(runnable=61.7, run=60.8, main_wait=250.0, parent_wait=50.0))
+    # load is taken out before the bound: the same honest calls held up 290 ms by load (in both clocks) pass
+    loaded = honest._replace(wall_ms=361.6, reported_ms=352.0,
+                             run=_run(runnable=353.0, run=60.8, main_wait=290.0, parent_wait=5.0))
     assert wall_clock_finding(loaded, eager) is None
 
 
@@ -244,9 +276,9 @@ def test_a_parallel_loops_helpers_held_up_by_load_clear_the_call_time_bound():
     """A ReLU over at::parallel_for on loaded cores: each call ends when its last helper got a CPU, so calls × the
     timed calls' median underestimates the burst; the helpers' waits are that difference."""
     eager = Burst(wall_ms=40.0, reported_ms=30.0, calls=300, host_median_ms=0.1, run=_run(31.0, 20.0, 2.0, 3.0))
-    burst = Burst(wall_ms=812.2, reported_ms=538.3, calls=62, host_median_ms=1.52,
-                  run=_run(runnable=540.0, run=150.0, main_wait=200.0, parent_wait=60.0, threads_wait=700.0))
-    assert wall_clock_finding(burst._replace(run=_run(540.0, 150.0, 200.0, 60.0)), eager).rule == "timing-wall-clock"
+    burst = Burst(wall_ms=812.2, reported_ms=800.0, calls=62, host_median_ms=1.52,
+                  run=_run(runnable=540.0, run=150.0, main_wait=200.0, parent_wait=5.0, threads_wait=700.0))
+    assert wall_clock_finding(burst._replace(run=_run(540.0, 150.0, 200.0, 5.0)), eager).rule == "timing-wall-clock"
     assert wall_clock_finding(burst, eager) is None
 
 

@@ -19,7 +19,8 @@ from kernelmosaic.verify.sandbox.kmworker.burst_inputs import MAX_OUTPUTS, SPLIT
 from kernelmosaic.verify.sandbox.kmworker.fingerprint import CHUNK
 
 __all__ = ["check_reported", "FINGERPRINT_Z", "WALL_RATIO_LIMIT", "CLOCK_RATIO_LIMIT", "MAX_BURST_CALLS", "Burst", "WallRatios",
-           "WallBounds", "SELF_REPORT_LIMIT", "outside_wait_ms", "pick_calls", "fingerprint_mismatch", "projection_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
+           "WallBounds", "SELF_REPORT_LIMIT", "WAKE_MS", "outside_wait_ms", "request_allowance_ms", "request_excess_ms",
+           "request_within", "pick_calls", "fingerprint_mismatch", "projection_mismatch", "burst_calls", "longer_burst", "ratios", "wall_bounds",
            "load_explains", "describe", "wall_clock_finding", "slack_ms", "burst_target_ms"]
 
 FINGERPRINT_Z = 8.0
@@ -43,6 +44,11 @@ the worker's own measurement of the same calls by this factor, plus eager's fixe
 SELF_REPORT_SLACK_MS. Both clocks run over the same calls, so contention slows them alike and waits for a CPU are
 taken out: on two cores, honest bursts of 50 ms ran 0.5-1.6 ms over their report, eager's 0.3-1.0 ms."""
 SELF_REPORT_SLACK_MS = 3.0
+WAKE_MS = 10.0
+"""Allowance for the worker's wait for a CPU as a request arrives, beyond the most eager's own requests took in the
+same attempt (`request_bound`). Load waits inside the calls are in both clocks; this one is in the parent's alone.
+Measured on two cores with two and three busy loops per core (50 bursts of five honest candidates): requests ran
+1.8-15.8 ms beyond their report; less the parent's own wait for a CPU (up to 13.5 ms, set aside), at most 6.6 ms."""
 REPORT_GRAIN_MS = 0.05
 """The parent's clock starts before the worker's and stops after it, on the same monotonic clock: a burst reported
 longer than that by more than this rounding was not measured by an honest clock."""
@@ -251,6 +257,10 @@ class WallBounds(NamedTuple):
     runnable_ms: float | None = None
     """SELF_REPORT_LIMIT × the worker's report plus eager's own runnable time beyond its report and
     SELF_REPORT_SLACK_MS: the bound on the busiest worker thread's run + wait (None without the kernel's account)."""
+    request_ms: float | None = None
+    """SELF_REPORT_LIMIT × the worker's report plus the most any of eager's requests in the attempt took beyond its
+    own report (the parent's own waits for a CPU set aside) and WAKE_MS: the bound on the burst's wall time less the
+    parent's waits (None without the kernel's account)."""
     cold_run_ms: float = math.inf
     """The call-time bound on the busiest thread's time on a CPU: the cold limit, or eager's own on-CPU time over
     what its cold calls predict when larger (threads of a parallel loop spin on a CPU while they wait for one
@@ -264,16 +274,34 @@ def outside_wait_ms(*eager: Burst) -> float | None:
     return max(max(excess), 0.0) if excess and len(excess) == len(eager) else None
 
 
-def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None) -> WallBounds:
+def request_excess_ms(b: Burst) -> float | None:
+    """How long the parent's clock ran beyond the worker's report of a burst, less the parent's own waits for a CPU
+    (all outside the calls: it sleeps while they run): the request's cost around the calls, which load stretches
+    only by the worker's wait to wake. A clock slowed k times adds (k - 1) × the report here at any load, since the
+    worker's waits inside the calls are in both clocks (None without the kernel's account)."""
+    return b.wall_ms - b.reported_ms - b.run.parent_wait_ms if b.run is not None else None
+
+
+def request_allowance_ms(*eager: Burst) -> float | None:
+    """The most eager's requests took beyond their reports (`request_excess_ms`), at least 0; None where the
+    kernel's account of any of them is missing."""
+    excess = [request_excess_ms(b) for b in eager]
+    return max(max(e for e in excess if e is not None), 0.0) if excess and None not in excess else None
+
+
+def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None,
+                eager_request_ms: float | None = None) -> WallBounds:
     slack = slack_ms(baseline)
     warm_over_cold = max(baseline.reported_ms - baseline.prints_ms, 0.0) / max(baseline.calls * baseline.host_median_ms, 1e-6)
     cold_limit = WALL_RATIO_LIMIT * max(warm_over_cold, 1.0)
-    report = runnable = None
+    report = runnable = request = None
     if subject.run is not None and baseline.run is not None:
         overhead = max(baseline.free_wall_ms - baseline.reported_ms, 0.0)
         report = SELF_REPORT_LIMIT * subject.reported_ms + overhead + SELF_REPORT_SLACK_MS
         outside = outside_ms if outside_ms is not None else outside_wait_ms(baseline)
         runnable = SELF_REPORT_LIMIT * subject.reported_ms + (outside or 0.0) + SELF_REPORT_SLACK_MS
+        allowance = eager_request_ms if eager_request_ms is not None else request_allowance_ms(baseline)
+        request = SELF_REPORT_LIMIT * subject.reported_ms + (allowance or 0.0) + WAKE_MS
     cold_run_limit = cold_limit
     if baseline.run is not None:
         eager_run = max(baseline.run.busiest_run_ms - baseline.prints_ms, 0.0) / max(baseline.calls * baseline.host_median_ms, 1e-6)
@@ -281,7 +309,14 @@ def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None
     predicted = subject.calls * subject.host_median_ms
     prints = subject.prints_ms  # the verifier's own work in the burst, by the reference's measure: set aside
     return WallBounds(CLOCK_RATIO_LIMIT * subject.reported_ms + slack, cold_limit * predicted + prints + slack,
-                      cold_limit, slack, report, runnable, cold_run_limit * predicted + prints + slack)
+                      cold_limit, slack, report, runnable, request, cold_run_limit * predicted + prints + slack)
+
+
+def request_within(subject: Burst, bounds: WallBounds) -> bool:
+    """The burst's wall time less the parent's waits for a CPU within `WallBounds.request_ms` (True where either
+    is missing)."""
+    excess = request_excess_ms(subject)
+    return excess is None or bounds.request_ms is None or subject.reported_ms + excess <= bounds.request_ms
 
 
 def load_explains(subject: Burst, bounds: WallBounds) -> bool:
@@ -312,29 +347,38 @@ def describe(subject: Burst, bounds: WallBounds) -> str:
                  f"{subject.run.busiest_runnable_ms:.1f} ms against the report's bounds {bounds.report_ms:.1f} ms and "
                  f"{bounds.runnable_ms:.1f} ms ({SELF_REPORT_LIMIT}x the report + eager's request cost, or eager's "
                  f"runnable time beyond its report, + {SELF_REPORT_SLACK_MS:.0f} ms)")
+    if bounds.request_ms is not None and (excess := request_excess_ms(subject)) is not None:
+        text += (f"; wall less the parent's waits {subject.reported_ms + excess:.1f} ms against "
+                 f"{bounds.request_ms:.1f} ms ({SELF_REPORT_LIMIT}x the report + eager's requests beyond theirs + "
+                 f"{WAKE_MS:.0f} ms)")
     return (text + f"; kernel's account: busiest worker thread runnable {run.busiest_runnable_ms:.1f} ms (on a CPU "
             f"{run.busiest_run_ms:.1f} ms), load held the request {run.load_ms:.1f} ms (worker "
             f"{run.main_wait_ms:.1f}, parent {run.parent_wait_ms:.1f}, all worker threads {run.threads_wait_ms:.1f}), wall less "
             f"load {subject.free_wall_ms:.1f} ms ({subject.free_wall_all_ms:.1f} ms less every thread's wait)")
 
 
-def wall_clock_finding(subject: Burst, baseline: Burst, outside_ms: float | None = None) -> Finding | None:
+def wall_clock_finding(subject: Burst, baseline: Burst, outside_ms: float | None = None,
+                       eager_request_ms: float | None = None) -> Finding | None:
     """A finding when the candidate's burst took far longer on the parent's clock than its worker reported, or than
     its reported single-call time predicts beyond what the eager baseline's own clock shows for the same ratio, and
     the kernel's account of the worker's threads does not put the difference down to load (`load_explains`); and,
     where the kernel accounts for both workers, whenever the wall time less load exceeds the report by more than
     SELF_REPORT_LIMIT and eager's own request cost (a clock slowed 1.3x is caught there, one slowed 3x only by
-    the bounds above with bursts of 50 ms)."""
+    the bounds above with bursts of 50 ms), the busiest thread's run + wait exceeds it by more than eager's runnable
+    time beyond its report, or the wall time less the parent's waits exceeds it by more than eager's requests took
+    beyond theirs and WAKE_MS (`request_bound`: the check that holds at any load, where a slowed clock's report
+    can match the wall time less load and, with the work on several threads, the busiest thread's)."""
     if subject.reported_ms > subject.wall_ms + REPORT_GRAIN_MS:
         return Finding(rule="timing-wall-clock", severity="reject",
                        message="the candidate's worker reported its burst taking longer than the verifier's own clock "
                                "saw pass around the whole request: the worker's clock or its reply was tampered with",
                        evidence=f"burst of {subject.calls} calls: {subject.reported_ms:.3f} ms reported, "
                                 f"{subject.wall_ms:.3f} ms on the parent's clock")
-    bounds = wall_bounds(subject, baseline, outside_ms)
+    bounds = wall_bounds(subject, baseline, outside_ms, eager_request_ms)
     close = bounds.report_ms is None or (subject.free_wall_ms <= bounds.report_ms
                                          and subject.run is not None and bounds.runnable_ms is not None
-                                         and subject.run.busiest_runnable_ms <= bounds.runnable_ms)
+                                         and subject.run.busiest_runnable_ms <= bounds.runnable_ms
+                                         and request_within(subject, bounds))
     if close and subject.wall_ms <= bounds.clock_ms and subject.wall_ms <= bounds.cold_ms:
         return None
     if close and load_explains(subject, bounds):

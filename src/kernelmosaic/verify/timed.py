@@ -34,6 +34,7 @@ from kernelmosaic.verify.call_checks import (
     pick_calls,
     projection_mismatch,
     ratios,
+    request_allowance_ms,
     wall_clock_finding,
 )
 from kernelmosaic.verify.config import VerifyConfig
@@ -286,9 +287,9 @@ def _wall_check(cand: Worker, ref: Worker, config: VerifyConfig, cand_host: list
         with hold():
             again, _ = _burst(ref, config, e_med, seed + 10 * attempt + 7, config.wall_check_ms, fp_seed, sets=sets,
                               print_ms=print_ms, give_back=large, split=split, kind="eager")
-        outside = outside_wait_ms(eager, again)
+        outside, requests = outside_wait_ms(eager, again), request_allowance_ms(eager, again)
         eager = min(eager, again, key=lambda b: b.free_wall_ms - b.reported_ms)
-        if (finding := wall_clock_finding(subject, eager, outside)) is None:
+        if (finding := wall_clock_finding(subject, eager, outside, requests)) is None:
             per_call = (eager.per_call_ms, subject.per_call_ms)
             return WallCheck(ratios(subject), ratios(eager), attempt + 1, distinct,
                              per_call[0] / per_call[1] if min(per_call) > 0 else None)
