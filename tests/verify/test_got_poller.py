@@ -71,7 +71,6 @@ def test_a_clock_slot_rewritten_for_milliseconds_at_a_time_is_seen(child):
         while not poller.changed and time.monotonic() < deadline and p.poll() is None:
             time.sleep(0.01)
     assert poller.changed and "clock_gettime" in poller.changed[0], (poller.changed, poller.hot_polls)
-    assert poller.hot_polls > poller.polls  # the few hot slots were read more often than the whole tables
 
 
 def test_a_process_that_rewrites_nothing_gives_no_finding(child):
@@ -81,3 +80,6 @@ def test_a_process_that_rewrites_nothing_gives_no_finding(child):
         _order(p, slot, slot, 20)  # "rewritten" with its own value: nothing changes
         assert p.stdout.readline().strip() == "done"
     assert poller.changed == [] and poller.hot_polls > 10
+    # over the same half second or more the few hot slots were read more often than the whole tables (the test above
+    # cannot say: on a loaded machine its first poll, of both, already saw the rewrite)
+    assert poller.hot_polls > poller.polls, (poller.hot_polls, poller.polls)
