@@ -46,7 +46,7 @@ taken out: on two cores, honest bursts of 50 ms ran 0.5-1.6 ms over their report
 SELF_REPORT_SLACK_MS = 3.0
 WAKE_MS = 10.0
 """Allowance for the worker's wait for a CPU as a request arrives, beyond the most eager's own requests took in the
-same attempt (`request_bound`). Load waits inside the calls are in both clocks; this one is in the parent's alone.
+same attempt (`WallBounds.request_ms`). Load waits inside the calls are in both clocks; this one is in the parent's alone.
 Measured on two cores with two and three busy loops per core (50 bursts of five honest candidates): requests ran
 1.8-15.8 ms beyond their report; less the parent's own wait for a CPU (up to 13.5 ms, set aside), at most 6.6 ms."""
 REPORT_GRAIN_MS = 0.05
@@ -285,8 +285,8 @@ def request_excess_ms(b: Burst) -> float | None:
 def request_allowance_ms(*eager: Burst) -> float | None:
     """The most eager's requests took beyond their reports (`request_excess_ms`), at least 0; None where the
     kernel's account of any of them is missing."""
-    excess = [request_excess_ms(b) for b in eager]
-    return max(max(e for e in excess if e is not None), 0.0) if excess and None not in excess else None
+    excess = [e for b in eager if (e := request_excess_ms(b)) is not None]
+    return max(max(excess), 0.0) if excess and len(excess) == len(eager) else None
 
 
 def wall_bounds(subject: Burst, baseline: Burst, outside_ms: float | None = None,
@@ -366,7 +366,7 @@ def wall_clock_finding(subject: Burst, baseline: Burst, outside_ms: float | None
     SELF_REPORT_LIMIT and eager's own request cost (a clock slowed 1.3x is caught there, one slowed 3x only by
     the bounds above with bursts of 50 ms), the busiest thread's run + wait exceeds it by more than eager's runnable
     time beyond its report, or the wall time less the parent's waits exceeds it by more than eager's requests took
-    beyond theirs and WAKE_MS (`request_bound`: the check that holds at any load, where a slowed clock's report
+    beyond theirs and WAKE_MS (`request_within`: the check that holds at any load, where a slowed clock's report
     can match the wall time less load and, with the work on several threads, the busiest thread's)."""
     if subject.reported_ms > subject.wall_ms + REPORT_GRAIN_MS:
         return Finding(rule="timing-wall-clock", severity="reject",
