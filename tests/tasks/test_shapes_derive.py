@@ -145,3 +145,44 @@ def test_chained_and_unpacked_sizes_are_constants_and_rewrite_on_their_own_line(
         namespace: dict = {}
         exec(compile(moved, "problem", "exec"), namespace)
         assert namespace["get_inputs"]()[0].shape == (16, 3, 9, 9)
+
+
+SHADOWED = '''import torch
+import torch.nn as nn
+
+batch_size = 4096
+dim = 393216
+scale = 8
+
+
+class Model(nn.Module):
+    bias_rows = scale
+
+    def __init__(self, dim: int = 1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        def width():
+            return x.shape[dim]
+        return torch.log_softmax(x, dim=self.dim) * width()
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_parameter_named_like_a_constant_is_not_a_read_of_it_but_a_nested_global_read_is():
+    # `__init__`'s own `dim` shadows the module's: only the nested function's `dim` reaches the constant.
+    assert input_size_constants(SHADOWED) == ["batch_size"]
+    # Without that nested read, `dim` sizes only the inputs and shrinks with the batch; the class body's read of
+    # `scale` keeps it (it is not an input size in any case: get_inputs does not read it).
+    plain = SHADOWED.replace("x.shape[dim]", "x.shape[1]")
+    assert input_size_constants(plain) == ["batch_size", "dim"]
+    assert small_shapes(plain) == {"batch_size": 257, "dim": 24577}
+    assert "scale" not in input_size_constants(plain.replace("randn(batch_size, dim)", "randn(batch_size, dim, scale)"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import symtable
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -125,14 +126,52 @@ def input_size_constants(source: str) -> list[str]:
                 todo.extend(uses[n])
         return out
 
+    reads = _module_reads(source, tree)
     inputs: set[str] = set()
     elsewhere: set[str] = set()
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_inputs":
-            inputs |= closure(_names(stmt))
+            inputs |= closure(reads(stmt))
         elif not _constant_assignment(stmt):
-            elsewhere |= closure(_names(stmt))  # the Model, get_init_inputs, helpers: anything but get_inputs
+            elsewhere |= closure(reads(stmt))  # the Model, get_init_inputs, helpers: anything but get_inputs
     return [n for n in nodes if n in inputs and n not in elsewhere and _sizes_something(_literal_size(nodes[n]))]
+
+
+def _module_reads(source: str, tree: ast.Module) -> Callable[[ast.stmt], set[str]]:
+    """For a top-level statement, the module-level names it reads. A function or class counts only the names its
+    scopes resolve to the module (Python's own symbol tables): a parameter or local that shares a constant's name
+    (`def __init__(self, dim: int = 1)` beside `dim = 393216`) is not a read of the constant. Other statements, and
+    what a definition evaluates at module level (decorators, defaults, bases), count every name they load."""
+    scopes: dict[tuple[str, int], symtable.SymbolTable] = {}
+    try:
+        for child in symtable.symtable(source, "<reference>", "exec").get_children():
+            scopes.setdefault((child.get_name(), child.get_lineno()), child)
+    except SyntaxError:
+        pass
+
+    def global_reads(table: symtable.SymbolTable) -> set[str]:
+        out = {s.get_name() for s in table.get_symbols() if s.is_referenced() and s.is_global()}
+        for child in table.get_children():
+            out |= global_reads(child)
+        return out
+
+    def reads(stmt: ast.stmt) -> set[str]:
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return _names(stmt)
+        table = scopes.get((stmt.name, stmt.lineno))
+        if table is None:
+            return _names(stmt)
+        if isinstance(stmt, ast.ClassDef):
+            outer: list[ast.AST] = [*stmt.decorator_list, *stmt.bases, *stmt.keywords]
+        else:
+            outer = [*stmt.decorator_list, *stmt.args.defaults, *(d for d in stmt.args.kw_defaults if d is not None)]
+            if stmt.returns is not None:
+                outer.append(stmt.returns)
+            outer.extend(a.annotation for a in (*stmt.args.posonlyargs, *stmt.args.args, *stmt.args.kwonlyargs)
+                         if a.annotation is not None)
+        return global_reads(table) | {n for node in outer for n in _names(node)}
+
+    return reads
 
 
 def _sizes_something(value: Size | None) -> bool:
