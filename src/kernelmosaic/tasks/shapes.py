@@ -126,7 +126,7 @@ def input_size_constants(source: str) -> list[str]:
                 todo.extend(uses[n])
         return out
 
-    reads = _module_reads(source, tree)
+    reads = _module_reads(source)
     inputs: set[str] = set()
     elsewhere: set[str] = set()
     for stmt in tree.body:
@@ -137,7 +137,7 @@ def input_size_constants(source: str) -> list[str]:
     return [n for n in nodes if n in inputs and n not in elsewhere and _sizes_something(_literal_size(nodes[n]))]
 
 
-def _module_reads(source: str, tree: ast.Module) -> Callable[[ast.stmt], set[str]]:
+def _module_reads(source: str) -> Callable[[ast.stmt], set[str]]:
     """For a top-level statement, the module-level names it reads. A function or class counts only the names its
     scopes resolve to the module (Python's own symbol tables): a parameter or local that shares a constant's name
     (`def __init__(self, dim: int = 1)` beside `dim = 393216`) is not a read of the constant. Other statements, and
