@@ -22,7 +22,7 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelmosaic.verify import isolation, runclock
+from kernelmosaic.verify import forkserver, isolation, runclock
 from kernelmosaic.verify.clean_env import clean_env
 from kernelmosaic.verify.scratch import forget_scratch, make_scratch, record_worker, remove_made_scratch
 from kernelmosaic.verify.stopping import on_stop, stop_requested
@@ -231,6 +231,7 @@ def kill_stray_workers() -> int:
 
 on_stop(kill_all_workers)
 on_stop(kill_stray_workers)
+on_stop(forkserver.close_all)
 on_stop(remove_made_scratch)  # after the kills: also the folders of workers made but never spawned
 
 
@@ -242,7 +243,7 @@ class Worker:
         self.scratch = make_scratch(role, scratch_root, keep_scratch)
         self._tail = ""  # the end of the output log, kept when the scratch directory is removed
         self.log_path = self.scratch / "output.log"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | forkserver.ForkedProcess | None = None
         self.channel = None
         self.env: dict = {}
         self.poisoned = False
@@ -280,7 +281,7 @@ class Worker:
         if device.startswith("cuda:"):
             env["CUDA_VISIBLE_DEVICES"] = device.split(":", 1)[1]
             device = "cuda"
-        args = ["--fd", str(child_sock.fileno()), "--role", self.role, "--device", device,
+        args = ["--role", self.role, "--device", device,
                 *(["--defer-device"] if defer_device else []), *limit_args(self.limits)]
         if not self.keep_scratch:  # a worker whose parent died (nobody left to remove it) removes it itself
             args.append("--own-scratch")  # its working directory at start: no variable or argument names the path
@@ -299,12 +300,22 @@ class Worker:
             if self.role == "candidate":  # every GOT slot bound at load: the parent watches them (got_watch.py)
                 env.update(LD_BIND_NOW="1")
         self._pid = 0
+        self.proc = None
         with open(self.log_path, "wb") as out:
-            self.proc = subprocess.Popen(
-                [*prefix, sys.executable, *SAFE_PATH, "-m", "kmworker", *args],
-                pass_fds=(child_sock.fileno(),), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            )
+            server = forkserver.server_for([sys.executable, *SAFE_PATH, "-m", "kmworker.zygote"], env,
+                                           self.plan.namespaces if prefix else ()) \
+                if forkserver.enabled(self.plan.device_type) else None
+            if server is not None:  # a fork of a process that has imported torch: the same worker, ~15 ms to start
+                try:
+                    self.proc = server.spawn(args, env, self.scratch, child_sock.fileno(), out.fileno())
+                except forkserver.ForkServerError as exc:
+                    log.warning("%s worker started without the fork server: %s", self.role, exc)
+            if self.proc is None:
+                self.proc = subprocess.Popen(
+                    [*prefix, sys.executable, *SAFE_PATH, "-m", "kmworker", "--fd", str(child_sock.fileno()), *args],
+                    pass_fds=(child_sock.fileno(),), cwd=self.scratch, env=env, stdin=subprocess.DEVNULL,
+                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                )
         self.isolation = list(self.plan.namespaces) if prefix else []
         child_sock.close()
         record_worker(self.scratch, self.proc.pid)

@@ -24,7 +24,7 @@ from kernelmosaic.paths import write_atomic
 __all__ = ["make_scratch", "record_worker", "sweep_stale_scratch", "forget_scratch", "remove_made_scratch", "OWNER_FILE"]
 
 OWNER_FILE = "km.owner"
-_NAME = re.compile(r"^km-(candidate|reference|compile)-[A-Za-z0-9_]+$")
+_NAME = re.compile(r"^km-(candidate|reference|compile|forkserver)-[A-Za-z0-9_]+$")
 _SWEPT: set[str] = set()
 _SWEPT_LOCK = threading.Lock()
 _MADE: set[Path] = set()

@@ -77,8 +77,20 @@ def _limit(address_space: int, nice: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if address_space:
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+        mapped = _mapped_bytes()  # a worker forked with torch loaded (kmworker/zygote.py) has it mapped already
+        if mapped > address_space:
+            raise SystemExit(f"kmworker: the address-space limit of {address_space >> 20} MiB is below what Python "
+                             f"and torch have mapped at the worker's start ({mapped >> 20} MiB)")
     if nice:
         os.nice(nice)
+
+
+def _mapped_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _end() -> None:
