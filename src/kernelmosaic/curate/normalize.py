@@ -15,6 +15,7 @@ import io
 import re
 import tokenize
 
+from kernelmosaic import pysource
 from kernelmosaic.tasks.spec import SpecError, parse_spec
 from kernelmosaic.tasks.spec.compiler import forward_source
 
@@ -116,7 +117,7 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
 def normalized_tree(source: str, problem_only: bool = False) -> ast.Module:
     """The normalized AST; `problem_only` keeps just the classes and helpers that define the computation
     (no module constants, no `get_inputs` / `get_init_inputs`, no `super().__init__()`). Raises SyntaxError."""
-    tree = ast.parse(source)
+    tree = pysource.parse(source)
     aliases = _aliases(tree)
     if problem_only:
         tree.body = [n for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)

@@ -17,6 +17,7 @@ import re
 from datasketch import MinHash, MinHashLSH
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic import pysource
 from kernelmosaic.tasks.schema import Task
 
 __all__ = ["DecontamConfig", "Match", "DecontamReport", "fingerprint", "decontaminate"]
@@ -127,7 +128,7 @@ def fingerprint(source: str, config: DecontamConfig | None = None) -> tuple[set[
     """(normalized-AST n-grams, token n-grams) of the problem-defining part of a reference."""
     config = config or DecontamConfig()
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
         nodes = _problem_nodes(tree) or tree.body
         _strip_boilerplate(nodes)
         stream: list[str] = []

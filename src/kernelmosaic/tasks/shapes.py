@@ -7,6 +7,8 @@ import symtable
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from kernelmosaic import pysource
+
 __all__ = ["module_constants", "apply_shape_overrides", "ShapeOverrideError", "input_size_constants",
            "derive_alternatives", "small_size", "small_shapes", "small_model_shapes", "size_check_sizes", "SizeCheck",
            "Size"]
@@ -44,7 +46,7 @@ def _constant_nodes(tree: ast.Module) -> dict[str, ast.expr]:
 
 def module_constants(source: str) -> dict[str, int | float | bool | str]:
     """Module-level `NAME = literal` assignments (literals and simple arithmetic of earlier constants)."""
-    tree = ast.parse(source)
+    tree = pysource.parse(source)
     values: dict[str, int | float | bool | str] = {}
     for name, node in _constant_nodes(tree).items():
         try:
@@ -78,7 +80,7 @@ def apply_shape_overrides(source: str, overrides: Mapping[str, int | float | boo
     """Rewrite the right-hand side of each overridden module-level constant; other text is kept byte for byte."""
     if not overrides:
         return source
-    tree = ast.parse(source)
+    tree = pysource.parse(source)
     statements = _constant_statements(tree)
     missing = sorted(set(overrides) - set(statements))
     if missing:
@@ -111,7 +113,7 @@ def input_size_constants(source: str) -> list[str]:
     """Integer constants, set by a literal or by arithmetic of literals (`N = 2048 * 2`), that only `get_inputs()`
     reads (directly or through constants derived from them): changing one changes the inputs' sizes and nothing the
     model or its init arguments depend on."""
-    tree = ast.parse(source)
+    tree = pysource.parse(source)
     nodes = _constant_nodes(tree)
     uses: dict[str, set[str]] = {}  # constant -> the constants its expression reads, transitively below
     for name, node in nodes.items():
@@ -144,7 +146,7 @@ def _module_reads(source: str) -> Callable[[ast.stmt], set[str]]:
     what a definition evaluates at module level (decorators, defaults, bases), count every name they load."""
     scopes: dict[tuple[str, int], symtable.SymbolTable] = {}
     try:
-        for child in symtable.symtable(source, "<reference>", "exec").get_children():
+        for child in pysource.symbols(source, "<reference>").get_children():
             scopes.setdefault((child.get_name(), child.get_lineno()), child)
     except SyntaxError:
         pass
@@ -197,7 +199,7 @@ def _moved(value: Size, move: Callable[[int], int]) -> Size:
 
 def _size_values(source: str, names: list[str]) -> dict[str, Size]:
     """The literal values of the size constants `names` (each one qualified by `input_size_constants`)."""
-    nodes = _constant_nodes(ast.parse(source))
+    nodes = _constant_nodes(pysource.parse(source))
     return {n: v for n in names if (v := _literal_size(nodes[n])) is not None}
 
 
@@ -309,7 +311,7 @@ def small_model_shapes(source: str) -> dict[str, Size]:
     GEMM whose weights keep KernelBench's 8192 x 8192 takes minutes under racecheck even with a sixteenth of its
     batch. Empty when nothing beyond `small_shapes` shrinks or the source does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = pysource.parse(source)
         inputs = small_shapes(source)
     except SyntaxError:
         return {}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernelmosaic import pysource
 from kernelmosaic.tasks.errors import TaskFormatError, located
 from kernelmosaic.tasks.schema import Task
 from kernelmosaic.tasks.shapes import ShapeOverrideError, apply_shape_overrides, module_constants
@@ -71,7 +72,7 @@ def _file(task: Task, name: str) -> str:
 def _check_reference(task: Task, req: Requirements) -> list[Issue]:
     file = _file(task, "reference.py")
     try:
-        tree = ast.parse(task.forms.reference)
+        tree = pysource.parse(task.forms.reference)
     except SyntaxError as exc:
         return [Issue(file=file, line=exc.lineno or 0, col=exc.offset or 0, task_id=task.id,
                       message=f"reference does not parse: {exc.msg}")]

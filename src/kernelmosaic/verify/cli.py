@@ -6,7 +6,6 @@ The verifier itself (torch, workers) is imported inside the commands, only when 
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kernelmosaic import pysource
 from kernelmosaic.commands import Console, Device, fail
 from kernelmosaic.config import DEFAULT_FILE, WORKDIR, ConfigError, read_config
 from kernelmosaic.contracts.speedup import MAX_SPREAD, WALL_AGREEMENT, timing_speedups
@@ -89,7 +89,7 @@ def cli_settings(config_file: Path | None, sets: list[str], **flags) -> VerifyCo
 def _check_problem_parses(problem: Path) -> None:
     """A problem that is not Python is unusable input (exit 2), found before any worker starts."""
     try:
-        ast.parse(problem.read_text(encoding="utf-8"), filename=str(problem))
+        pysource.parse(problem.read_text(encoding="utf-8"), filename=str(problem))
     except SyntaxError as exc:
         raise fail(f"problem {problem}:{exc.lineno or 0}: {exc.msg} (not valid Python)") from None
     except (OSError, UnicodeDecodeError) as exc:

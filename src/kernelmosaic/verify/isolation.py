@@ -1,8 +1,10 @@
 """OS-level isolation of every process that runs candidate code: what this host supports, what each device type
 uses, and whether a set of active layers meets the minimum a *verified* verdict needs.
 
-Two halves. Namespaces are entered by the `unshare` tool in front of the worker's command (Python 3.11 has no
-`os.unshare`, and a preexec hook cannot enter a PID namespace itself). Landlock, the child subreaper and the
+Two halves. Namespaces are entered by a worker forked from the fork server itself (`kmworker/zygote.py`:
+`unshare(2)` through ctypes, as Python 3.11 has no `os.unshare`, and a second fork for the PID namespace's init), or
+by the `unshare` tool in front of a freshly started worker's command (`Plan.prefix`; a preexec hook cannot enter a PID
+namespace itself). Landlock, the child subreaper and the
 reference's non-dumpable flag are applied by the worker to itself before it imports torch
 (`kmworker/confine.py`), because Landlock binds the calling thread and the threads it starts later.
 

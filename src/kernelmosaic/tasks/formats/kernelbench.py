@@ -8,6 +8,7 @@ import ast
 import re
 from pathlib import Path
 
+from kernelmosaic import pysource
 from kernelmosaic.tasks.errors import TaskFormatError
 from kernelmosaic.tasks.schema import Forms, Provenance, Review, Task
 
@@ -55,7 +56,7 @@ def _describe(code: str, name: str, level: int) -> str:
     """An nl form from the module's docstrings (KernelBench problems rarely carry more text than that)."""
     docs: list[str] = []
     try:
-        tree = ast.parse(code)
+        tree = pysource.parse(code)
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name in ("Model", "forward"):
                 doc = ast.get_docstring(node)

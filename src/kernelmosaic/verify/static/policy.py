@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kernelmosaic import pysource
 from kernelmosaic.verify.static.rules import RULES
 
 __all__ = ["StaticPolicy", "Action", "LIBRARY_COMPUTE"]
@@ -58,7 +59,7 @@ class StaticPolicy(BaseModel):
         keeps the reference's code keeps the import). Modules some rule owns (ctypes, subprocess, ...) stay that
         rule's; what the imported code computes is judged where it runs (PyTorch compute, under `strict`)."""
         try:
-            tree = ast.parse(problem_src)
+            tree = pysource.parse(problem_src)
         except (SyntaxError, ValueError):
             return self
         mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}

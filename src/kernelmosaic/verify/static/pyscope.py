@@ -10,6 +10,7 @@ import ast
 import builtins
 from dataclasses import dataclass, field
 
+from kernelmosaic import pysource
 from kernelmosaic.verify.static.unroll import constant_loops_unrolled
 
 __all__ = ["ModuleIndex", "Hit", "literal_getattr_to_attribute"]
@@ -194,7 +195,7 @@ class ModuleIndex:
     @classmethod
     def build(cls, source: str, filename: str) -> ModuleIndex:
         tree = class_attributes_through_self(literal_getattr_to_attribute(
-            constant_loops_unrolled(without_main_block(ast.parse(source, filename=filename)))))
+            constant_loops_unrolled(without_main_block(pysource.parse(source, filename=filename)))))
         assert isinstance(tree, ast.Module)
         idx = cls(tree=tree, filename=filename, lines=source.splitlines())
         for node in ast.walk(tree):
