@@ -152,3 +152,31 @@ def test_the_server_refuses_a_request_it_does_not_know():
         assert server.status(os.getpid()) == -signal.SIGKILL  # not its child: reported gone, never waited on
     finally:
         server.close()
+
+
+def test_servers_are_few_and_one_whose_fork_still_runs_is_kept(monkeypatch):
+    """Each server holds torch's import: a process whose workers' environment keeps changing keeps at most
+    `MAX_SERVERS`, dropping the least recently used, but never one whose fork may still run (only it can report that
+    fork's exit status)."""
+    command = [sys.executable, *SAFE_PATH, "-m", "kmworker.zygote"]
+    monkeypatch.setattr(forkserver, "MAX_SERVERS", 2)
+    env = worker_env({"PYTHONDONTWRITEBYTECODE": "1", "KM_FORK_VARIANT": "0"})
+    first = forkserver.server_for(command, env, ())
+    assert first is not None
+    ours, theirs = socket.socketpair()
+    scratch = os.path.realpath(os.environ.get("TMPDIR", "/tmp"))
+    with open(os.devnull, "wb") as out:
+        proc = first.spawn(["--role", "compile", "--device", "cpu"], env, scratch, theirs.fileno(), out.fileno())
+    theirs.close()
+    try:
+        others = [forkserver.server_for(command, worker_env({"PYTHONDONTWRITEBYTECODE": "1",
+                                                             "KM_FORK_VARIANT": str(k)}), ()) for k in (1, 2, 3)]
+        assert all(s is not None for s in others)
+        assert first.alive and proc.poll() is None  # kept: its fork runs
+        assert not others[0].alive and not others[1].alive and others[2].alive  # dropped, least recently used first
+        assert sum(not s.forks_alive() for s in forkserver._SERVERS.values()) <= 2
+        assert forkserver.server_for(command, env, ()) is first  # found again, not started again
+    finally:
+        proc.kill()
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+        ours.close()

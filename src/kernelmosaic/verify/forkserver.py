@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from kernelmosaic.verify.scratch import forget_scratch, make_scratch, record_worker
@@ -62,6 +63,7 @@ class ForkServer:
     def __init__(self, command: list[str], env: dict[str, str], spaces: tuple[str, ...]) -> None:
         self.spaces = spaces
         self._lock = threading.RLock()
+        self._forks: weakref.WeakSet[ForkedProcess] = weakref.WeakSet()
         self._next = 0
         self._kept: dict[int, dict] = {}
         # what its imports may cache as the temporary folder (a fork reads TMPDIR again), removed with it
@@ -131,7 +133,13 @@ class ForkServer:
 
     def spawn(self, argv: list[str], env: dict[str, str], cwd: Path, sock_fd: int, log_fd: int) -> ForkedProcess:
         reply = self._ask({"op": "spawn", "argv": argv, "env": env, "cwd": str(cwd)}, [sock_fd, log_fd])
-        return ForkedProcess(int(reply["pid"]), self)
+        forked = ForkedProcess(int(reply["pid"]), self)
+        self._forks.add(forked)
+        return forked
+
+    def forks_alive(self) -> bool:
+        """Whether a fork of this server may still be running (its status not yet taken)."""
+        return any(f.returncode is None for f in list(self._forks))
 
     def status(self, pid: int) -> int | None:
         code = self._ask({"op": "status", "pid": pid})["code"]
@@ -220,6 +228,9 @@ class ForkedProcess:
         return self.returncode  # type: ignore[return-value]
 
 
+MAX_SERVERS = 4
+"""Servers kept at once (each holds torch's import, ~350 MB resident): a process whose workers' start-time environment
+keeps changing (tests that set variables) does not gather one per variant."""
 _SERVERS: dict[tuple, ForkServer] = {}
 _REFUSED: set[tuple] = set()
 _GUARD = threading.Lock()
@@ -231,13 +242,15 @@ def server_for(command: list[str], env: dict[str, str], spaces: tuple[str, ...])
     base = {k: v for k, v in env.items() if k not in PER_WORKER_ENV}
     key = (tuple(command), tuple(sorted(base.items())), spaces)
     with _GUARD:
-        server = _SERVERS.get(key)
+        server = _SERVERS.pop(key, None)
         if server is not None and server.alive:
+            _SERVERS[key] = server  # the most recently used last
             return server
         if key in _REFUSED:
             return None
         if server is not None:
             server.close()
+        _make_room()
         try:
             server = ForkServer(command, base, spaces)
         except (ForkServerError, OSError) as exc:
@@ -246,6 +259,17 @@ def server_for(command: list[str], env: dict[str, str], spaces: tuple[str, ...])
             return None
         _SERVERS[key] = server
         return server
+
+
+def _make_room() -> None:
+    """At most `MAX_SERVERS` servers: the least recently used without a live fork goes (one with a live fork stays,
+    as only it can report that fork's exit status)."""
+    for key, server in list(_SERVERS.items()):
+        if len(_SERVERS) < MAX_SERVERS:
+            return
+        if not server.forks_alive():
+            del _SERVERS[key]
+            server.close()
 
 
 @atexit.register
