@@ -180,3 +180,22 @@ def test_servers_are_few_and_one_whose_fork_still_runs_is_kept(monkeypatch):
         proc.kill()
         assert proc.wait(timeout=30) == -signal.SIGKILL
         ours.close()
+
+
+def test_a_fork_of_the_verifiers_process_does_not_use_its_parents_servers():
+    command = [sys.executable, *SAFE_PATH, "-m", "kmworker.zygote"]
+    env = worker_env({"PYTHONDONTWRITEBYTECODE": "1"})
+    parent = forkserver.server_for(command, env, ())
+    assert parent is not None
+    read, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no server of its parent's is offered to it
+        os.close(read)
+        os.write(write_end, b"none" if not forkserver._SERVERS else b"inherited")
+        os._exit(0)
+    os.close(write_end)
+    got = os.read(read, 16)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert got == b"none"
+    assert parent.alive and forkserver.server_for(command, env, ()) is parent  # the parent's own still serves it

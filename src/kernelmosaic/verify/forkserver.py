@@ -272,6 +272,17 @@ def _make_room() -> None:
             server.close()
 
 
+def _forget_in_child() -> None:
+    """A fork of this process (multiprocessing, a library's worker pool) must not talk to its parent's servers: their
+    replies would go to whichever process reads first. It forgets them, unclosed (they are its parent's), and starts its
+    own when it needs one."""
+    _SERVERS.clear()
+    _REFUSED.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 @atexit.register
 def close_all() -> None:
     """End every server. Takes no lock: it runs in a stop's signal handler (verify/stopping.py), which may interrupt
