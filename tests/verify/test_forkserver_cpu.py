@@ -123,7 +123,7 @@ def test_a_forked_worker_killed_is_reported_killed_and_its_pid_stays_until_asked
         ours, theirs = socket.socketpair()
         scratch = os.path.realpath(os.environ.get("TMPDIR", "/tmp"))
         with open(os.devnull, "wb") as out:
-            proc = server.spawn(["--role", "compile", "--device", "cpu"], env, scratch, theirs.fileno(), out.fileno())
+            proc = server.spawn(["--role", "compile", "--device", "cpu"], env, scratch, theirs, ours, out.fileno())
         theirs.close()
         assert proc.poll() is None
         proc.kill()
@@ -166,7 +166,7 @@ def test_servers_are_few_and_one_whose_fork_still_runs_is_kept(monkeypatch):
     ours, theirs = socket.socketpair()
     scratch = os.path.realpath(os.environ.get("TMPDIR", "/tmp"))
     with open(os.devnull, "wb") as out:
-        proc = first.spawn(["--role", "compile", "--device", "cpu"], env, scratch, theirs.fileno(), out.fileno())
+        proc = first.spawn(["--role", "compile", "--device", "cpu"], env, scratch, theirs, ours, out.fileno())
     theirs.close()
     try:
         others = [forkserver.server_for(command, worker_env({"PYTHONDONTWRITEBYTECODE": "1",
@@ -199,3 +199,50 @@ def test_a_fork_of_the_verifiers_process_does_not_use_its_parents_servers():
     os.waitpid(pid, 0)
     assert got == b"none"
     assert parent.alive and forkserver.server_for(command, env, ()) is parent  # the parent's own still serves it
+
+
+SCANS_ITS_MEMORY = r'''
+import json
+import os
+import re
+
+import torch
+import torch.nn as nn
+
+own = os.path.basename(os.getcwd())
+found = set()
+with open("/proc/self/maps") as f:
+    maps = f.read().splitlines()
+fd = os.open("/proc/self/mem", os.O_RDONLY)
+for line in maps:
+    parts = line.split()
+    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+    if "rw" not in parts[1] or (len(parts) > 5 and parts[5] != "[heap]") or hi - lo > 1 << 28:
+        continue  # the heap and anonymous writable memory: where freed strings stay
+    try:
+        data = os.pread(fd, hi - lo, lo)
+    except OSError:
+        continue
+    found.update(m.group().decode() for m in re.finditer(rb"km-(?:candidate|compile|reference)-[A-Za-z0-9_]{6,}", data))
+print("SCRATCH_NAMES " + json.dumps(sorted(found - {own})), flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return torch.relu(a + b) + 1.0  # wrong on purpose: a rejected verdict keeps the output tail
+'''
+
+
+def test_no_other_workers_scratch_folder_is_in_a_forked_candidates_memory(cpu_verifier, tmp_path):
+    """The server never receives a worker's environment or folder (they go on the worker's own socket), so a fork
+    cannot find an earlier or a concurrent worker's scratch folder in the memory it inherits."""
+    problem = write(tmp_path, "problem.py", PROBLEM_ADD_RELU)
+    earlier = write(tmp_path, "earlier.py", LOOKS_AROUND)
+    scanner = write(tmp_path, "scanner.py", SCANS_ITS_MEMORY)
+    with Verifier(cpu_verifier.config.model_copy(update={"static_checks": False})) as verifier:
+        for _ in range(2):  # earlier candidates forked from the same server, each with its own scratch folder
+            verifier.verify(problem, earlier, timing=False)
+        verdict = verifier.verify(problem, scanner, timing=False)
+    line = next((x for x in verdict.candidate_output_tail.splitlines() if x.startswith("SCRATCH_NAMES ")), None)
+    assert line is not None, (verdict.status, verdict.message, verdict.candidate_output_tail)
+    assert json.loads(line[len("SCRATCH_NAMES "):]) == []

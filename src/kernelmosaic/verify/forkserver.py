@@ -24,6 +24,7 @@ import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -131,8 +132,13 @@ class ForkServer:
     def alive(self) -> bool:
         return self.proc.poll() is None and self._sock.fileno() >= 0
 
-    def spawn(self, argv: list[str], env: dict[str, str], cwd: Path, sock_fd: int, log_fd: int) -> ForkedProcess:
-        reply = self._ask({"op": "spawn", "argv": argv, "env": env, "cwd": str(cwd)}, [sock_fd, log_fd])
+    def spawn(self, argv: list[str], env: dict[str, str], cwd: Path, worker_end: socket.socket,
+              parent_end: socket.socket, log_fd: int) -> ForkedProcess:
+        """Fork a worker on the socket pair (`worker_end` is handed over, `parent_end` stays here). Its arguments,
+        environment and folder go on the pair itself, ahead of everything else, never through the server."""
+        setup = json.dumps({"argv": argv, "env": env, "cwd": str(cwd)}).encode()
+        parent_end.sendall(struct.pack(">I", len(setup)) + setup)
+        reply = self._ask({"op": "spawn"}, [worker_end.fileno(), log_fd])
         forked = ForkedProcess(int(reply["pid"]), self)
         self._forks.add(forked)
         return forked

@@ -307,9 +307,12 @@ class Worker:
                 if forkserver.enabled(self.plan.device_type) else None
             if server is not None:  # a fork of a process that has imported torch: the same worker, ~15 ms to start
                 try:
-                    self.proc = server.spawn(args, env, self.scratch, child_sock.fileno(), out.fileno())
+                    self.proc = server.spawn(args, env, self.scratch, child_sock, parent_sock, out.fileno())
                 except forkserver.ForkServerError as exc:
                     log.warning("%s worker started without the fork server: %s", self.role, exc)
+                    parent_sock.close()  # its setup may be in the pair already: a fresh worker gets a clean one
+                    child_sock.close()
+                    parent_sock, child_sock = socket.socketpair()
             if self.proc is None:
                 self.proc = subprocess.Popen(
                     [*prefix, sys.executable, *SAFE_PATH, "-m", "kmworker", "--fd", str(child_sock.fileno()), *args],

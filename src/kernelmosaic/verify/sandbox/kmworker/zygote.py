@@ -25,7 +25,9 @@ Children are reaped only when the parent asks for a status (`status`), so a work
 while the parent may still signal it.
 
 Requests (one JSON object per SOCK_SEQPACKET message; `spawn` carries the worker's socket and log descriptors):
-`{"op": "spawn", "argv": [...], "env": {...}, "cwd": path}` -> `{"pid": n}` (the first fork; `argv` without `--fd`);
+`{"op": "spawn"}` -> `{"pid": n}` (the first fork). What the worker is to be (its arguments without `--fd`, its
+environment, its folder) the fork reads from the worker's own socket, where the verifier wrote it: this server holds
+no scratch path or environment of any worker, so no later fork inherits one in its memory.
 `{"op": "status", "pid": n}` -> `{"code": None | int}` (None: running; negative: killed by that signal).
 """
 
@@ -36,6 +38,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import sys
 import traceback
 
@@ -106,8 +109,25 @@ def _relay(child: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
-def _become_worker(server: socket.socket, request: dict, sock_fd: int, log_fd: int, spaces: list[str],
-                   ready: int) -> None:
+def _read_setup(fd: int) -> dict:
+    """The worker's arguments, environment and folder, sent by the verifier on the worker's own socket (a 4-byte
+    big-endian length, then JSON) ahead of the worker's first message: this server never sees them."""
+    def exactly(n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = os.read(fd, n - len(data))
+            if not chunk:
+                raise EOFError("the verifier closed the worker's socket before its setup")
+            data += chunk
+        return data
+
+    (size,) = struct.unpack(">I", exactly(4))
+    if size > _MAX_MESSAGE:
+        raise ValueError(f"a setup of {size} bytes")
+    return json.loads(exactly(size))
+
+
+def _become_worker(server: socket.socket, sock_fd: int, log_fd: int, spaces: list[str], ready: int) -> None:
     """In the first fork: never returns. `ready` is closed once this process leads its own session."""
     try:
         os.close(server.detach())  # first: nothing after this can reach the server
@@ -124,6 +144,7 @@ def _become_worker(server: socket.socket, request: dict, sock_fd: int, log_fd: i
                     os.close(int(fd))
                 except OSError:
                     pass
+        request = _read_setup(keep)
         os.chdir(request["cwd"])
         try:
             inner = enter_namespaces(spaces)
@@ -227,7 +248,7 @@ def main() -> None:
                 pid = os.fork()
                 if pid == 0:
                     os.close(session)
-                    _become_worker(server, request, fds[0], fds[1], spaces, ready)
+                    _become_worker(server, fds[0], fds[1], spaces, ready)
                 os.close(ready)
                 os.read(session, 1)  # its end closes once it leads its own session: a kill of its group reaches it
                 os.close(session)
