@@ -33,6 +33,7 @@ import time
 import weakref
 from pathlib import Path
 
+from kernelmosaic.verify import isolation
 from kernelmosaic.verify.scratch import forget_scratch, make_scratch, record_worker
 
 __all__ = ["ForkServer", "ForkedProcess", "server_for", "enabled", "close_all", "SWITCH"]
@@ -43,8 +44,7 @@ SWITCH = "KERNELMOSAIC_FORK_SERVER"
 _START_TIMEOUT_S = 180.0
 _REPLY_TIMEOUT_S = 60.0
 _POLL_S = 0.2
-PER_WORKER_ENV = ("TMPDIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH", "CUPY_CACHE_DIR",
-                  "TORCH_EXTENSIONS_DIR")
+PER_WORKER_ENV = ("TMPDIR", *isolation.candidate_caches("/"))
 """Variables each worker gets its own value of, read by libraries when used (not at import): not part of a
 server's key."""
 
@@ -53,7 +53,8 @@ def enabled(device_type: str) -> bool:
     raw = os.environ.get(SWITCH, "cpu").strip().lower()
     if raw not in ("cpu", "all", "off"):
         raise ValueError(f"{SWITCH}={raw!r}: expected cpu, all or off")
-    return raw == "all" or (raw == "cpu" and device_type == "cpu")
+    # os.fork, unshare(2) and SOCK_SEQPACKET: Linux only
+    return sys.platform == "linux" and (raw == "all" or (raw == "cpu" and device_type == "cpu"))
 
 
 class ForkServerError(Exception):
@@ -298,7 +299,3 @@ def close_all() -> None:
     for server in servers:
         server.close()
 
-
-if sys.platform != "linux":  # os.fork, unshare(2) and SOCK_SEQPACKET: Linux only
-    def enabled(device_type: str) -> bool:  # noqa: F811
-        return False
